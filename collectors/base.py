@@ -1,0 +1,190 @@
+"""The collector contract: the price record, the collector interface and the error tree.
+
+A collector does two things apart: `fetch` (the only I/O: every page followed, the raw answers
+returned) and `parse` (pure: raw answers in, `PriceRecord`s out). Keeping them apart is what
+lets the same bytes be archived, replayed by the offline demo and re-parsed after a fix.
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Any, ClassVar, Literal
+
+PriceKind = Literal["on_demand", "spot", "reserved"]
+PRICE_KINDS: tuple[PriceKind, ...] = ("on_demand", "spot", "reserved")
+PAYMENT_OPTIONS = ("no_upfront", "partial_upfront", "all_upfront")
+OFFERING_CLASSES = ("standard", "convertible")
+
+# CONTRACT.md: a month is 730 h, a year 8760 h, three years 26280 h.
+HOURS_PER_MONTH = 730
+HOURS_PER_YEAR = 8760
+
+# Money is exact end to end: Decimals quantized once, here, to six places (DECIMAL(18,6) in the
+# store), half-even so that repeated collections of the same API numbers never drift.
+MONEY_PLACES = Decimal("0.000001")
+
+# Payloads are what the API returned, keyed by request ("<region>/<call>/page-<n>" or similar).
+# JSON-able so they can be archived and replayed as they are.
+Payloads = dict[str, Any]
+
+# Progress reporter: called by fetch after every page with (pages fetched, items so far).
+Progress = Callable[[int, int], None]
+
+
+def money(value: Decimal | str | int) -> Decimal:
+    """An exact amount, rounded once to the store's six decimal places."""
+    return Decimal(value).quantize(MONEY_PLACES, rounding=ROUND_HALF_EVEN)
+
+
+def hours_in_term(term_months: int) -> int:
+    """Hours in a reserved term as CONTRACT.md counts them (12 months = 8760 h, not 12 x 730)."""
+    if term_months % 12 == 0:
+        return term_months // 12 * HOURS_PER_YEAR
+    return term_months * HOURS_PER_MONTH
+
+
+def effective_hourly(recurring: Decimal, upfront: Decimal, term_months: int) -> Decimal:
+    """Reserved price per hour: the recurring hourly part plus the upfront fee spread over the term."""
+    return money(recurring + upfront / hours_in_term(term_months))
+
+
+@dataclass(frozen=True, slots=True)
+class PriceRecord:
+    """One price of one offer, in the provider's own currency."""
+
+    provider: str
+    region: str
+    zone: str | None
+    instance_type: str
+    price_kind: PriceKind
+    term_months: int | None
+    payment_option: str | None
+    offering_class: str | None
+    currency: str
+    price_per_hour: Decimal  # the whole instance, effective (reserved: recurring + upfront / term)
+    upfront_total: Decimal | None
+    gpu_model: str
+    gpu_count: float
+    gpu_memory_gib: float
+    vcpus: float | None = None
+    memory_gib: float | None = None
+    # The provider's own "took effect at" timestamp (spot history); None means "first seen now".
+    effective_at: datetime | None = None
+
+    def key(self) -> tuple[Any, ...]:
+        """What makes two records the same offer (and, with effective_at, the same price point)."""
+        return (
+            self.provider,
+            self.region,
+            self.zone,
+            self.instance_type,
+            self.price_kind,
+            self.term_months,
+            self.payment_option,
+            self.offering_class,
+            self.currency,
+        )
+
+
+@dataclass
+class ParseResult:
+    """What `parse` found: the records, and what it could not place (for the run summary)."""
+
+    records: list[PriceRecord] = field(default_factory=list)
+    unknown_instance_types: set[str] = field(default_factory=set)
+    skipped_rows: int = 0
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """Everything a collector needs, resolved by `tracker` from config.toml and the environment."""
+
+    endpoint: str | None = None
+    regions: tuple[str, ...] = ()
+    credentials: dict[str, str] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    timeout: float = 30.0
+    max_retries: int = 4
+
+
+class Collector(ABC):
+    """One provider: `fetch` does the I/O, `parse` turns the raw answers into records."""
+
+    name: ClassVar[str]
+    # Environment variables `tracker` resolves into settings.credentials (name -> default variable).
+    credential_env: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, settings: ProviderSettings, progress: Progress | None = None) -> None:
+        self.settings = settings
+        self.progress = progress or (lambda pages, items: None)
+        self.log = logging.LoggerAdapter(
+            logging.getLogger(f"collectors.{self.name}"), {"provider": self.name}
+        )
+
+    @property
+    def regions(self) -> tuple[str, ...]:
+        """The regions this collection covers: the configured ones, else the provider's GPU regions."""
+        return self.settings.regions or self.default_regions()
+
+    def default_regions(self) -> tuple[str, ...]:
+        return ()
+
+    def check_credentials(self) -> None:
+        """Raise MissingCredentials (naming the variable to set) when the provider cannot be asked."""
+        missing = [env for key, env in self.credential_env.items() if key not in self.settings.credentials]
+        if missing:
+            raise MissingCredentials(self.name, " and ".join(missing))
+
+    @abstractmethod
+    def fetch(self) -> Payloads:
+        """Every page of every request this collection needs, as the API returned it."""
+
+    @abstractmethod
+    def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
+        """Pure: the raw answers to records. Unknown rows are logged and skipped; a changed
+        overall shape raises PayloadShapeError."""
+
+
+class TrackerError(Exception):
+    """Root of every error this project raises on purpose."""
+
+
+class ConfigError(TrackerError):
+    """config.toml (or a command-line value) is wrong; the message names the key."""
+
+
+class CollectorError(TrackerError):
+    """A provider could not be collected; the message names the provider."""
+
+    def __init__(self, provider: str, message: str) -> None:
+        super().__init__(f"{provider}: {message}")
+        self.provider = provider
+
+
+class MissingCredentials(CollectorError):
+    """Credentials are absent: the provider is skipped, not failed."""
+
+    def __init__(self, provider: str, variable: str) -> None:
+        super().__init__(provider, f"no credentials; set {variable}")
+        self.variable = variable
+
+
+class FetchError(CollectorError):
+    """The API could not be reached or kept failing after retries."""
+
+
+class PayloadShapeError(CollectorError):
+    """The API answered, but not in the shape the parser knows: fail loudly, store nothing."""
+
+
+class StoreError(TrackerError):
+    """The DuckDB store could not be read or written."""
+
+
+class NotifyError(TrackerError):
+    """An alert channel refused or could not be reached."""

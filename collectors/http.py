@@ -1,0 +1,74 @@
+"""The shared `requests` session for plain JSON APIs: retries, backoff and timeouts in one place.
+
+Retries belong to well-kept code: urllib3's `Retry` already honours `Retry-After` on 429/503 and
+backs off exponentially on 5xx, so collectors only build a session here and call `get`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+from collectors.base import FetchError
+
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+# A provider asking us to wait longer than this is treated as down for this run: the daemon
+# will come back on its next interval, which beats blocking every other provider's write.
+MAX_RETRY_AFTER_S = 60.0
+USER_AGENT = "gpu-price-tracker/0.1 (+https://github.com/gpu-price-tracker)"
+
+
+class _CappedRetry(Retry):
+    """urllib3 Retry whose Retry-After wait is capped (older urllib3 has no retry_after_max)."""
+
+    def get_retry_after(self, response: Any) -> float | None:
+        value = super().get_retry_after(response)
+        return None if value is None else min(value, MAX_RETRY_AFTER_S)
+
+
+def make_session(*, max_retries: int = 4, backoff_factor: float = 0.5) -> requests.Session:
+    """A session that retries connection errors, 429 (with Retry-After) and 5xx with backoff."""
+    retry = _CappedRetry(
+        total=max_retries,
+        connect=max_retries,
+        read=max_retries,
+        status=max_retries,
+        status_forcelist=RETRY_STATUSES,
+        allowed_methods=frozenset({"GET", "POST"}),
+        backoff_factor=backoff_factor,
+        respect_retry_after_header=True,
+        raise_on_status=False,
+    )
+    session = requests.Session()
+    adapter = HTTPAdapter(max_retries=retry)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    session.headers["User-Agent"] = USER_AGENT
+    return session
+
+
+def get_json(
+    session: requests.Session,
+    provider: str,
+    url: str,
+    *,
+    timeout: float,
+    what: str,
+    **kwargs: Any,
+) -> Any:
+    """GET a JSON document; any failure becomes a FetchError that names the provider and `what`."""
+    try:
+        response = session.get(url, timeout=timeout, **kwargs)
+    except requests.RequestException as exc:
+        raise FetchError(provider, f"{what}: {type(exc).__name__}: {exc}") from exc
+    if response.status_code != 200:
+        raise FetchError(
+            provider, f"{what}: HTTP {response.status_code}: {response.text[:300].strip()}"
+        )
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise FetchError(provider, f"{what}: answer is not JSON: {response.text[:200]!r}") from exc

@@ -1,27 +1,57 @@
 """Per-provider price collectors, registered by their one name.
 
-The registry maps a provider name to the module and class that collect it. Modules are imported
-only when their provider runs, so `gpu-tracker collect --provider azure` never pays for boto3.
+The registry says, per provider, which class collects it and which config keys and credential
+variables it takes, without importing it: a provider's module (and its SDK) is imported only
+when that provider runs, so `gpu-tracker collect --provider azure` never pays for boto3.
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass, field
+from typing import Any
 
 from collectors.base import Collector
 
+
+@dataclass(frozen=True)
+class ProviderInfo:
+    target: str  # "module:Class"; the class knows its real endpoint, used when none is configured
+    # Extra config keys of [providers.<name>] and the type each takes.
+    options: dict[str, Any] = field(default_factory=dict)
+    # Credential name -> default environment variable; `<name>_env` in the config overrides it.
+    credential_env: dict[str, str] = field(default_factory=dict)
+    # Credentials passed on when set, but not required (the SDK has its own chain).
+    optional_credential_env: dict[str, str] = field(default_factory=dict)
+    default_interval: str = "1h"
+
+
 # One name per provider, used everywhere: module, registry key, config section, fixtures folder
 # and the `provider` column.
-REGISTRY: dict[str, str] = {
-    "aws": "collectors.aws:AwsCollector",
-    "azure": "collectors.azure:AzureCollector",
+REGISTRY: dict[str, ProviderInfo] = {
+    "aws": ProviderInfo(
+        "collectors.aws:AwsCollector",
+        options={"pricing_endpoint": str, "ec2_endpoint": str, "instance_types": list},
+        # Absent keys are fine: boto3's own chain (profiles, SSO, instance roles) still applies.
+        optional_credential_env={
+            "aws_access_key_id": "AWS_ACCESS_KEY_ID",
+            "aws_secret_access_key": "AWS_SECRET_ACCESS_KEY",
+            "aws_session_token": "AWS_SESSION_TOKEN",
+        },
+        # Spot prices move all the time; list prices rarely.
+        default_interval="1h",
+    ),
+    "azure": ProviderInfo(
+        "collectors.azure:AzureCollector",
+        default_interval="6h",
+    ),
 }
 
 
 def collector_class(name: str) -> type[Collector]:
     """The collector class registered for `name` (imports its module on first use)."""
     try:
-        target = REGISTRY[name]
+        target = REGISTRY[name].target
     except KeyError:
         raise KeyError(f"unknown provider {name!r}; known: {', '.join(sorted(REGISTRY))}") from None
     module_name, _, class_name = target.partition(":")

@@ -49,7 +49,7 @@ def hours_in_term(term_months: int) -> int:
 
 
 def effective_hourly(recurring: Decimal, upfront: Decimal, term_months: int) -> Decimal:
-    """Reserved price per hour: the recurring hourly part plus the upfront fee spread over the term."""
+    """Reserved price per hour: the recurring hourly part plus the upfront fee over the term."""
     return money(recurring + upfront / hours_in_term(term_months))
 
 
@@ -116,8 +116,6 @@ class Collector(ABC):
     """One provider: `fetch` does the I/O, `parse` turns the raw answers into records."""
 
     name: ClassVar[str]
-    # Environment variables `tracker` resolves into settings.credentials (name -> default variable).
-    credential_env: ClassVar[dict[str, str]] = {}
 
     def __init__(self, settings: ProviderSettings, progress: Progress | None = None) -> None:
         self.settings = settings
@@ -128,17 +126,18 @@ class Collector(ABC):
 
     @property
     def regions(self) -> tuple[str, ...]:
-        """The regions this collection covers: the configured ones, else the provider's GPU regions."""
+        """The regions this collection covers: the configured ones, else the provider's own."""
         return self.settings.regions or self.default_regions()
 
     def default_regions(self) -> tuple[str, ...]:
         return ()
 
     def check_credentials(self) -> None:
-        """Raise MissingCredentials (naming the variable to set) when the provider cannot be asked."""
-        missing = [env for key, env in self.credential_env.items() if key not in self.settings.credentials]
-        if missing:
-            raise MissingCredentials(self.name, " and ".join(missing))
+        """Raise MissingCredentials (naming the variable to set) when the provider cannot be asked.
+
+        `tracker` has already checked the variables the registry declares; this hook is for
+        credential chains only the SDK can see (AWS profiles, instance roles)."""
+        return None
 
     @abstractmethod
     def fetch(self) -> Payloads:

@@ -24,7 +24,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -111,9 +111,7 @@ def _subset(pattern: Any, actual: Any) -> bool:
                 return False
         return True
     if isinstance(pattern, list):
-        return isinstance(actual, list) and all(
-            any(_subset(p, a) for a in actual) for p in pattern
-        )
+        return isinstance(actual, list) and all(any(_subset(p, a) for a in actual) for p in pattern)
     return bool(pattern == actual)
 
 
@@ -122,7 +120,7 @@ def _matches(match: dict[str, Any], req: _Request) -> bool:
         return False
     if match.get("path", req.path) != req.path:
         return False
-    checks = {
+    checks: dict[str, Callable[[], Any]] = {
         "query": lambda: req.query,
         "form": req.form,
         "json": req.json,
@@ -198,7 +196,9 @@ class ReplayServer:
                 req = _Request(
                     method=self.command,
                     path=parts.path,
-                    query={k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()},
+                    query={
+                        k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()
+                    },
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=self.rfile.read(length) if length else b"",
                 )

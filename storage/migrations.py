@@ -1,0 +1,138 @@
+"""Schema migrations, recorded in `schema_migrations` and applied in order, once each.
+
+The views (`prices`, `latest_prices`, `collection_runs`) are the public SQL surface
+(CONTRACT.md); the tables behind them are internal and may change here, with a new migration,
+never by editing an applied one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Each migration: (version, name, statements). Append only.
+MIGRATIONS: list[tuple[int, str, list[str]]] = [
+    (
+        1,
+        "price history, runs, public views",
+        [
+            "CREATE SEQUENCE run_ids START 1",
+            """
+            CREATE TABLE runs (
+                run_id BIGINT PRIMARY KEY,
+                provider VARCHAR NOT NULL,
+                started_at TIMESTAMPTZ NOT NULL,
+                finished_at TIMESTAMPTZ,
+                status VARCHAR NOT NULL CHECK (status IN ('ok', 'failed', 'skipped')),
+                records INTEGER NOT NULL DEFAULT 0,
+                changed INTEGER NOT NULL DEFAULT 0,
+                error VARCHAR,
+                interval_seconds INTEGER
+            )
+            """,
+            # No primary key or index on purpose: DuckDB's ART indexes slow bulk inserts and the
+            # change-only merge joins on offer_key with hash joins anyway. offer_key is the
+            # offer's identity as one string, so NULL-able parts (zone, term) compare as values.
+            """
+            CREATE TABLE price_intervals (
+                offer_key VARCHAR NOT NULL,
+                provider VARCHAR NOT NULL,
+                region VARCHAR NOT NULL,
+                zone VARCHAR,
+                instance_type VARCHAR NOT NULL,
+                price_kind VARCHAR NOT NULL,
+                term_months INTEGER,
+                payment_option VARCHAR,
+                offering_class VARCHAR,
+                currency VARCHAR NOT NULL,
+                price_per_hour DECIMAL(18, 6) NOT NULL,
+                upfront_total DECIMAL(18, 6),
+                gpu_model VARCHAR NOT NULL,
+                gpu_count DOUBLE NOT NULL,
+                gpu_memory_gib DOUBLE NOT NULL,
+                vcpus DOUBLE,
+                memory_gib DOUBLE,
+                valid_from TIMESTAMPTZ NOT NULL,
+                valid_to TIMESTAMPTZ,
+                last_seen TIMESTAMPTZ NOT NULL,
+                run_id BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE VIEW prices AS
+            SELECT provider, region, zone, instance_type, price_kind, term_months,
+                   payment_option, offering_class, currency,
+                   CAST(price_per_hour AS DOUBLE) AS price_per_hour,
+                   CAST(upfront_total AS DOUBLE) AS upfront_total,
+                   round(CAST(price_per_hour AS DOUBLE) / gpu_count, 6) AS price_per_gpu_hour,
+                   gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib,
+                   valid_from, valid_to, last_seen
+            FROM price_intervals
+            """,
+            # stale: the provider's last successful collection is older than twice its interval
+            # (the interval the last run was scheduled with; 1 h when none was recorded).
+            """
+            CREATE VIEW latest_prices AS
+            WITH last_ok AS (
+                SELECT provider, max(finished_at) AS finished_at
+                FROM runs WHERE status = 'ok' GROUP BY provider
+            ), intervals AS (
+                SELECT provider, arg_max(interval_seconds, run_id) AS interval_seconds
+                FROM runs WHERE interval_seconds IS NOT NULL GROUP BY provider
+            )
+            SELECT p.*,
+                   coalesce(
+                       epoch(now()) - epoch(l.finished_at)
+                           > 2 * coalesce(i.interval_seconds, 3600),
+                       true
+                   ) AS stale
+            FROM prices p
+            LEFT JOIN last_ok l USING (provider)
+            LEFT JOIN intervals i USING (provider)
+            WHERE p.valid_to IS NULL
+            """,
+            """
+            CREATE VIEW collection_runs AS
+            SELECT run_id, provider, started_at, finished_at, status, records, changed, error
+            FROM runs
+            """,
+        ],
+    ),
+]
+
+LATEST_VERSION = MIGRATIONS[-1][0]
+
+
+def migrate(con: Any) -> list[int]:
+    """Apply every migration not yet recorded, each in its own transaction; return those applied."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
+    )
+    done = {row[0] for row in con.execute("SELECT version FROM schema_migrations").fetchall()}
+    applied = []
+    for version, name, statements in MIGRATIONS:
+        if version in done:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for statement in statements:
+                con.execute(statement)
+            con.execute("INSERT INTO schema_migrations VALUES (?, ?, now())", [version, name])
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(version)
+    return applied
+
+
+def current_version(con: Any) -> int:
+    """The newest migration recorded in the store (0 for an empty file)."""
+    exists = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
+    ).fetchall()[0][0]
+    if not exists:
+        return 0
+    return int(
+        con.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchall()[0][0]
+    )

@@ -1,0 +1,232 @@
+"""The change-only price history: one provider's collection merged in one transaction.
+
+A price confirmed again extends `last_seen`; a changed price closes the open interval and opens
+a new one; an offer missing from a collection that covered its region is closed; a provider's
+own timestamp (spot history) starts its interval. Everything is set-based SQL over an Arrow
+table of the run's records: no row-by-row statements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from collectors.base import PriceRecord, StoreError
+from storage.connection import connect, scalar
+from storage.migrations import migrate
+
+DEFAULT_PATH = Path("prices.duckdb")
+
+_MONEY = pa.decimal128(18, 6)
+_TS = pa.timestamp("us", tz="UTC")
+ARROW_SCHEMA = pa.schema(
+    [
+        ("provider", pa.string()),
+        ("region", pa.string()),
+        ("zone", pa.string()),
+        ("instance_type", pa.string()),
+        ("price_kind", pa.string()),
+        ("term_months", pa.int32()),
+        ("payment_option", pa.string()),
+        ("offering_class", pa.string()),
+        ("currency", pa.string()),
+        ("price_per_hour", _MONEY),
+        ("upfront_total", _MONEY),
+        ("gpu_model", pa.string()),
+        ("gpu_count", pa.float64()),
+        ("gpu_memory_gib", pa.float64()),
+        ("vcpus", pa.float64()),
+        ("memory_gib", pa.float64()),
+        ("effective_at", _TS),
+    ]
+)
+_COLUMNS = [f.name for f in ARROW_SCHEMA]
+
+# The offer's identity as one string: NULL parts become '' so they compare as values.
+_OFFER_KEY = """concat_ws('|', provider, region, coalesce(zone, ''), instance_type, price_kind,
+    coalesce(CAST(term_months AS VARCHAR), ''), coalesce(payment_option, ''),
+    coalesce(offering_class, ''), currency)"""
+
+# Incoming price points, one per offer and timestamp (no provider timestamp = observed now).
+_STAGE_INCOMING = f"""
+CREATE TEMP TABLE incoming AS
+SELECT DISTINCT ON (offer_key, ts) *
+FROM (SELECT *, {_OFFER_KEY} AS offer_key, coalesce(effective_at, $observed) AS ts FROM batch)
+ORDER BY offer_key, ts, price_per_hour
+"""
+
+# The open interval of every offer this run saw.
+_STAGE_OPEN = """
+CREATE TEMP TABLE open_now AS
+SELECT p.offer_key, p.price_per_hour, p.upfront_total, p.valid_from
+FROM price_intervals p SEMI JOIN incoming i ON p.offer_key = i.offer_key
+WHERE p.provider = $provider AND p.valid_to IS NULL
+"""
+
+# The sequence of prices per offer: the open interval first, then incoming points after it.
+# Points at or before the open interval's start are history already recorded, except when the
+# newest of them contradicts the open price: then the change is dated to this observation.
+# Consecutive equal prices collapse; each kept point ends where the next one starts.
+_STAGE_SEQUENCE = """
+CREATE TEMP TABLE sequence AS
+WITH latest AS (
+    SELECT DISTINCT ON (offer_key) * FROM incoming ORDER BY offer_key, ts DESC
+), points AS (
+    SELECT offer_key, price_per_hour, upfront_total, valid_from AS ts, true AS existing
+    FROM open_now
+    UNION ALL
+    SELECT i.offer_key, i.price_per_hour, i.upfront_total, i.ts, false
+    FROM incoming i LEFT JOIN open_now o USING (offer_key)
+    WHERE o.valid_from IS NULL OR i.ts > o.valid_from
+    UNION ALL
+    SELECT l.offer_key, l.price_per_hour, l.upfront_total, $observed, false
+    FROM latest l JOIN open_now o USING (offer_key)
+    WHERE l.ts <= o.valid_from
+      AND (l.price_per_hour, l.upfront_total) IS DISTINCT FROM (o.price_per_hour, o.upfront_total)
+      AND NOT EXISTS (
+          SELECT 1 FROM incoming n WHERE n.offer_key = l.offer_key AND n.ts > o.valid_from)
+), marked AS (
+    SELECT *, existing OR (price_per_hour, upfront_total) IS DISTINCT FROM lag(
+        (price_per_hour, upfront_total)) OVER (PARTITION BY offer_key ORDER BY ts, existing DESC
+    ) AS keep
+    FROM points
+)
+SELECT offer_key, price_per_hour, upfront_total, ts, existing,
+       lead(ts) OVER (PARTITION BY offer_key ORDER BY ts, existing DESC) AS next_ts
+FROM marked WHERE keep
+"""
+
+_EXTEND_OR_CLOSE = """
+UPDATE price_intervals AS p
+SET valid_to = s.next_ts,
+    last_seen = CASE WHEN s.next_ts IS NULL THEN $observed ELSE p.last_seen END
+FROM sequence s
+WHERE s.existing AND p.offer_key = s.offer_key AND p.provider = $provider AND p.valid_to IS NULL
+"""
+
+_INSERT_NEW = """
+INSERT INTO price_intervals
+SELECT i.offer_key, i.provider, i.region, i.zone, i.instance_type, i.price_kind, i.term_months,
+       i.payment_option, i.offering_class, i.currency, s.price_per_hour, s.upfront_total,
+       i.gpu_model, i.gpu_count, i.gpu_memory_gib, i.vcpus, i.memory_gib,
+       s.ts, s.next_ts, $observed, $run_id
+FROM sequence s
+JOIN (SELECT DISTINCT ON (offer_key) * FROM incoming ORDER BY offer_key, ts DESC) i
+  USING (offer_key)
+WHERE NOT s.existing
+"""
+
+_CLOSE_WITHDRAWN = """
+UPDATE price_intervals AS p
+SET valid_to = $observed
+WHERE p.provider = $provider AND p.valid_to IS NULL
+  AND ($all_regions OR list_contains($regions, p.region))
+  AND NOT EXISTS (SELECT 1 FROM incoming i WHERE i.offer_key = p.offer_key)
+"""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: int
+    records: int
+    changed: int  # intervals opened plus offers withdrawn
+
+
+def to_arrow(records: Sequence[PriceRecord]) -> pa.Table:
+    """The records as an Arrow table in the store's column order and types."""
+    columns: dict[str, list[Any]] = {name: [] for name in _COLUMNS}
+    for record in records:
+        for name in _COLUMNS:
+            columns[name].append(getattr(record, name))
+    return pa.table(columns, schema=ARROW_SCHEMA)
+
+
+class Store:
+    """The DuckDB price store. Opens the file for each write and closes it at once."""
+
+    def __init__(self, path: Path | str = DEFAULT_PATH) -> None:
+        self.path = Path(path)
+
+    def migrate(self) -> list[int]:
+        with connect(self.path, read_only=False) as con:
+            return migrate(con)
+
+    def write_run(
+        self,
+        provider: str,
+        records: Sequence[PriceRecord],
+        *,
+        started_at: datetime,
+        observed_at: datetime,
+        regions: Sequence[str] | None,
+        interval_seconds: int | None = None,
+    ) -> RunResult:
+        """Merge one provider's collection into the history: all of it lands, or none does.
+
+        `regions` are the regions the collection covered (None: all of the provider's), so an
+        offer is closed as withdrawn only where the collection looked for it.
+        """
+        batch = to_arrow(records)
+        params = {"provider": provider, "observed": observed_at}
+        with connect(self.path, read_only=False) as con:
+            migrate(con)
+            con.execute("BEGIN TRANSACTION")
+            try:
+                run_id = int(scalar(con, "SELECT nextval('run_ids')"))
+                con.register("batch", batch)
+                changed = self._merge(con, params, run_id, regions)
+                con.execute(
+                    "INSERT INTO runs VALUES (?, ?, ?, now(), 'ok', ?, ?, NULL, ?)",
+                    [run_id, provider, started_at, len(records), changed, interval_seconds],
+                )
+                con.execute("COMMIT")
+            except (duckdb.Error, StoreError) as exc:
+                con.execute("ROLLBACK")
+                raise StoreError(f"{provider}: could not store the collection: {exc}") from exc
+            finally:
+                con.unregister("batch")
+        return RunResult(run_id, len(records), changed)
+
+    def _merge(
+        self, con: Any, params: dict[str, Any], run_id: int, regions: Sequence[str] | None
+    ) -> int:
+        observed = {"observed": params["observed"]}
+        con.execute(_STAGE_INCOMING, observed)
+        con.execute(_STAGE_OPEN, {"provider": params["provider"]})
+        con.execute(_STAGE_SEQUENCE, observed)
+        con.execute(_EXTEND_OR_CLOSE, params)
+        opened = scalar(con, _INSERT_NEW, {**observed, "run_id": run_id})
+        withdrawn = scalar(
+            con,
+            _CLOSE_WITHDRAWN,
+            {**params, "all_regions": regions is None, "regions": list(regions or [])},
+        )
+        for table in ("incoming", "open_now", "sequence"):
+            con.execute(f"DROP TABLE {table}")
+        return int(opened) + int(withdrawn)
+
+    def record_run(
+        self,
+        provider: str,
+        status: str,
+        *,
+        started_at: datetime,
+        error: str | None = None,
+        records: int = 0,
+        interval_seconds: int | None = None,
+    ) -> int:
+        """Record a failed or skipped run (nothing of its prices is stored)."""
+        with connect(self.path, read_only=False) as con:
+            migrate(con)
+            run_id = int(scalar(con, "SELECT nextval('run_ids')"))
+            con.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, now(), ?, ?, 0, ?, ?)",
+                [run_id, provider, started_at, status, records, error, interval_seconds],
+            )
+        return run_id

@@ -1,0 +1,5 @@
+"""`python -m tracker` does what `gpu-tracker` does."""
+
+from tracker.cli import main
+
+main()

@@ -1,0 +1,204 @@
+"""The `gpu-tracker` command: a thin click layer over the pipeline, the store and the demo.
+
+Exit codes (CONTRACT.md): 0 all asked work succeeded; 1 some provider failed (what succeeded is
+stored); 2 usage or configuration error (nothing written).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+
+from collectors.base import ConfigError, StoreError
+from storage.query import QueryRefused, query
+from tracker import config as config_mod
+from tracker import latest as latest_mod
+from tracker import pipeline, render
+from tracker.demo import demo_setup
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class RichReporter(pipeline.Reporter):
+    """Per-provider progress (pages fetched, records) while collecting."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.bar = progress
+        self.tasks: dict[str, TaskID] = {}
+
+    def started(self, provider: str) -> None:
+        self.tasks[provider] = self.bar.add_task(provider, total=None, pages=0, items=0)
+
+    def progress(self, provider: str, pages: int, items: int) -> None:
+        self.bar.update(self.tasks[provider], pages=pages, items=items)
+
+    def finished(self, outcome: pipeline.Outcome) -> None:
+        task = self.tasks[outcome.provider]
+        self.bar.update(
+            task, total=1, completed=1, description=f"{outcome.provider} {outcome.status}"
+        )
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description:<16}"),
+        BarColumn(),
+        TextColumn("{task.fields[pages]} pages, {task.fields[items]} items"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+def _fail(console: Console, message: str, code: int) -> NoReturn:
+    console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    sys.exit(code)
+
+
+def _config(ctx: click.Context) -> config_mod.Config:
+    try:
+        return config_mod.load(ctx.obj["config_path"])
+    except ConfigError as exc:
+        _fail(ctx.obj["err"], str(exc), EXIT_USAGE)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="config.toml to use (default: ./config.toml, else built-in defaults).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Log what each provider does.")
+@click.pass_context
+def cli(ctx: click.Context, config_path: Path | None, verbose: bool) -> None:
+    """Track cloud GPU prices (on-demand, spot, reserved) in a change-only DuckDB history."""
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    ctx.obj = {"config_path": config_path, "out": Console(), "err": Console(stderr=True)}
+
+
+def _run_collection(
+    console: Console, config: config_mod.Config, names: tuple[str, ...], env: Any
+) -> list[pipeline.Outcome]:
+    with _progress(console) as bar:
+        outcomes = pipeline.collect(config, names, env=env, reporter=RichReporter(bar))
+    console.print(render.summary(outcomes))
+    for outcome in outcomes:
+        if outcome.status == "skipped":
+            console.print(f"[yellow]{outcome.provider} skipped:[/] {outcome.error}")
+    return outcomes
+
+
+@cli.command()
+@click.option(
+    "--provider",
+    "providers",
+    multiple=True,
+    metavar="NAME",
+    help="Collect only this provider (repeatable). Default: every enabled one.",
+)
+@click.pass_context
+def collect(ctx: click.Context, providers: tuple[str, ...]) -> None:
+    """Collect current prices from every enabled provider into the store."""
+    config = _config(ctx)
+    try:
+        config.enabled(providers)
+        outcomes = _run_collection(ctx.obj["err"], config, providers, config_mod.environment())
+    except ConfigError as exc:
+        _fail(ctx.obj["err"], str(exc), EXIT_USAGE)
+    except StoreError as exc:
+        _fail(ctx.obj["err"], str(exc), EXIT_FAILED)
+    sys.exit(pipeline.exit_code(outcomes))
+
+
+@cli.command()
+@click.argument("sql")
+@click.option(
+    "--format", "fmt", type=click.Choice(render.FORMATS), default="table", show_default=True
+)
+@click.pass_context
+def sql(ctx: click.Context, sql: str, fmt: str) -> None:
+    """Run a read-only SQL query over the store (views: prices, latest_prices, collection_runs)."""
+    config = _config(ctx)
+    try:
+        result = query(config.store_path, sql)
+    except QueryRefused as exc:
+        _fail(ctx.obj["err"], str(exc), EXIT_USAGE)
+    except StoreError as exc:
+        _fail(ctx.obj["err"], str(exc), EXIT_FAILED)
+    render.print_result(ctx.obj["out"], result, fmt)
+
+
+@cli.command()
+@click.option("--gpu", help="GPU model, e.g. H100, A100, L4 (case-insensitive).")
+@click.option("--kind", type=click.Choice(latest_mod.KINDS), help="Price kind.")
+@click.option("--provider", help="Provider name, e.g. aws, azure.")
+@click.option("--region", help="Provider-native region code, e.g. us-east-1, eastus.")
+@click.option("--instance-type", help="Provider-native instance type.")
+@click.option(
+    "--sort", type=click.Choice(list(latest_mod.SORTS)), default="gpu-hour", show_default=True
+)
+@click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(render.FORMATS), default="table", show_default=True
+)
+@click.pass_context
+def latest(ctx: click.Context, /, sort: str, limit: int, fmt: str, **filters: Any) -> None:
+    """The cheapest current offers, one table per currency."""
+    config = _config(ctx)
+    _print_latest(ctx, config.store_path, latest_mod.Filters(**filters), sort, limit, fmt)
+
+
+def _print_latest(
+    ctx: click.Context, store: Path, filters: latest_mod.Filters, sort: str, limit: int, fmt: str
+) -> None:
+    out: Console = ctx.obj["out"]
+    try:
+        tables = latest_mod.cheapest(store, filters, sort=sort, limit=limit)
+    except StoreError as exc:
+        _fail(ctx.obj["err"], str(exc), EXIT_FAILED)
+    if not tables:
+        ctx.obj["err"].print("no current prices match (run `gpu-tracker collect` first?)")
+    for currency, result in tables.items():
+        if fmt == "table":
+            out.print(render.to_table(result, title=f"Cheapest current offers ({currency})"))
+        else:
+            render.print_result(out, result, fmt)
+
+
+@cli.command()
+@click.option(
+    "--keep",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Keep the demo store at this path instead of throwing it away.",
+)
+@click.pass_context
+def demo(ctx: click.Context, keep: Path | None) -> None:
+    """Run the whole pipeline offline on bundled recorded API answers."""
+    err: Console = ctx.obj["err"]
+    with tempfile.TemporaryDirectory(prefix="gpu-tracker-demo-") as tmp:
+        store = keep or Path(tmp) / "demo.duckdb"
+        with demo_setup(store) as setup:
+            err.print(
+                f"demo: replaying {', '.join(setup.servers)} from loopback servers into {store}"
+            )
+            outcomes = _run_collection(err, setup.config, (), setup.env)
+        _print_latest(ctx, store, latest_mod.Filters(), "gpu-hour", 25, "table")
+    sys.exit(pipeline.exit_code(outcomes))
+
+
+def main() -> None:
+    cli(prog_name="gpu-tracker")

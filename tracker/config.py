@@ -1,0 +1,195 @@
+"""config.toml: read, validated and resolved against the environment. Only `tracker` reads it.
+
+Unknown keys and bad values are ConfigErrors naming the key (`providers.aws.regions`). Secrets
+never live in the file: it names the environment variable that holds each one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from collectors import REGISTRY, ProviderInfo
+from collectors.base import ConfigError, ProviderSettings
+
+DEFAULT_CONFIG = Path("config.toml")
+DEFAULT_STORE = "prices.duckdb"
+_TOP_KEYS = {"storage", "providers", "alerts"}
+_STORAGE_KEYS = {"path"}
+_COMMON_KEYS = {"enabled", "endpoint", "regions", "interval", "timeout"}
+_INTERVAL = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    name: str
+    enabled: bool = True
+    endpoint: str | None = None
+    regions: tuple[str, ...] = ()
+    interval_s: int = 3600
+    timeout: float = 30.0
+    options: dict[str, Any] = field(default_factory=dict)
+    credential_vars: dict[str, str] = field(default_factory=dict)  # name -> env variable
+    optional_credential_vars: dict[str, str] = field(default_factory=dict)
+
+    def settings(self, env: Mapping[str, str]) -> tuple[ProviderSettings, list[str]]:
+        """Collector settings with credentials resolved from `env`, and the variables missing."""
+        wanted = {**self.optional_credential_vars, **self.credential_vars}
+        credentials = {k: env[v] for k, v in wanted.items() if env.get(v)}
+        missing = [v for k, v in self.credential_vars.items() if k not in credentials]
+        settings = ProviderSettings(
+            endpoint=self.endpoint,
+            regions=self.regions,
+            credentials=credentials,
+            options=dict(self.options),
+            timeout=self.timeout,
+        )
+        return settings, missing
+
+
+@dataclass(frozen=True)
+class Config:
+    source: Path | None
+    store_path: Path
+    providers: dict[str, ProviderConfig]
+    alerts: dict[str, Any] = field(default_factory=dict)
+
+    def enabled(self, names: tuple[str, ...] = ()) -> list[ProviderConfig]:
+        """The providers to collect: the named ones (even if disabled), else every enabled one."""
+        for name in names:
+            if name not in self.providers:
+                raise ConfigError(f"--provider {name}: unknown provider; known: {_known()}")
+        if names:
+            return [self.providers[n] for n in names]
+        return [p for p in self.providers.values() if p.enabled]
+
+
+def parse_interval(value: Any, key: str) -> int:
+    """'30s', '15m', '1h', '1d' -> seconds."""
+    match = _INTERVAL.match(value) if isinstance(value, str) else None
+    if not match or int(match.group(1)) == 0:
+        raise ConfigError(f'{key}: {value!r} is not an interval like "30s", "15m", "1h"')
+    return int(match.group(1)) * _UNIT_S[match.group(2)]
+
+
+def load(path: Path | str | None = None) -> Config:
+    """Load `path`, or ./config.toml when it exists, else the built-in defaults."""
+    if path is None:
+        path = DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else None
+    if path is None:
+        return from_dict({}, source=None)
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"--config {path}: no such file") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    return from_dict(data, source=path)
+
+
+def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
+    _no_unknown(data, _TOP_KEYS, "")
+    storage = _table(data, "storage")
+    _no_unknown(storage, _STORAGE_KEYS, "storage.")
+    store_path = Path(_str(storage.get("path", DEFAULT_STORE), "storage.path"))
+    if not store_path.is_absolute() and source is not None:
+        # A daemon's working directory is rarely the config's: resolve beside the file.
+        store_path = source.parent / store_path
+    providers_raw = _table(data, "providers")
+    _no_unknown(providers_raw, set(REGISTRY), "providers.")
+    providers = {
+        name: _provider(name, info, _table(providers_raw, name, prefix="providers."))
+        for name, info in REGISTRY.items()
+    }
+    return Config(source, store_path, providers, dict(_table(data, "alerts")))
+
+
+def environment() -> Mapping[str, str]:
+    return os.environ
+
+
+def _provider(name: str, info: ProviderInfo, raw: Mapping[str, Any]) -> ProviderConfig:
+    prefix = f"providers.{name}."
+    cred_keys = {f"{k}_env" for k in info.credential_env}
+    _no_unknown(raw, _COMMON_KEYS | set(info.options) | cred_keys, prefix)
+    options = {}
+    for key, kind in info.options.items():
+        if key in raw:
+            options[key] = _typed(raw[key], kind, prefix + key)
+            if key.endswith("_endpoint"):
+                _url(options[key], prefix + key)
+    endpoint = raw.get("endpoint")
+    if endpoint is not None:
+        _url(_str(endpoint, prefix + "endpoint"), prefix + "endpoint")
+    enabled = raw.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{prefix}enabled: expected true or false, got {enabled!r}")
+    timeout = raw.get("timeout", 30)
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+        raise ConfigError(f"{prefix}timeout: expected a number of seconds > 0, got {timeout!r}")
+    return ProviderConfig(
+        name=name,
+        enabled=enabled,
+        endpoint=endpoint,
+        regions=tuple(_str_list(raw.get("regions", []), prefix + "regions")),
+        interval_s=parse_interval(raw.get("interval", info.default_interval), prefix + "interval"),
+        timeout=float(timeout),
+        options=options,
+        credential_vars={
+            k: _str(raw.get(f"{k}_env", v), f"{prefix}{k}_env")
+            for k, v in info.credential_env.items()
+        },
+        optional_credential_vars=dict(info.optional_credential_env),
+    )
+
+
+def _known() -> str:
+    return ", ".join(sorted(REGISTRY))
+
+
+def _table(data: Mapping[str, Any], key: str, prefix: str = "") -> Mapping[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{prefix}{key}: expected a table ([{prefix}{key}]), got {value!r}")
+    return value
+
+
+def _no_unknown(data: Mapping[str, Any], allowed: set[str], prefix: str) -> None:
+    for key in data:
+        if key not in allowed:
+            choices = ", ".join(sorted(allowed)) or "none"
+            raise ConfigError(f"{prefix}{key}: unknown key (allowed here: {choices})")
+
+
+def _str(value: Any, key: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{key}: expected a non-empty string, got {value!r}")
+    return value
+
+
+def _str_list(value: Any, key: str) -> list[str]:
+    if not isinstance(value, list):
+        raise ConfigError(f"{key}: expected a list of strings, got {value!r}")
+    return [_str(v, f"{key}[{i}]") for i, v in enumerate(value)]
+
+
+def _typed(value: Any, kind: Any, key: str) -> Any:
+    if kind is list:
+        return _str_list(value, key)
+    if kind is str:
+        return _str(value, key)
+    raise ConfigError(f"{key}: unsupported option type {kind!r}")  # a registry mistake
+
+
+def _url(value: str, key: str) -> None:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"{key}: {value!r} is not an http(s) URL with a host")

@@ -1,0 +1,163 @@
+"""One collection: every selected provider fetched and parsed in parallel, stored one by one.
+
+Providers are independent: one that fails (or lacks credentials) is recorded as such and the
+others land. Each provider's prices are written in one transaction by the store, so a provider
+whose fetch breaks halfway leaves nothing of that run behind but a `failed` row.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from collectors import collector_class
+from collectors.base import CollectorError, MissingCredentials, StoreError
+from storage.store import Store
+from tracker.config import Config, ProviderConfig
+
+log = logging.getLogger("tracker.pipeline")
+
+
+@dataclass
+class Outcome:
+    """What happened to one provider in one collection (the run summary's row)."""
+
+    provider: str
+    status: str = "ok"  # ok | failed | skipped
+    records: int = 0
+    changed: int = 0
+    pages: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+    unknown_instance_types: set[str] = field(default_factory=set)
+    skipped_rows: int = 0
+
+
+class Reporter:
+    """Receives progress; the CLI draws it, the daemon logs it. Does nothing by default."""
+
+    def started(self, provider: str) -> None:
+        pass
+
+    def progress(self, provider: str, pages: int, items: int) -> None:
+        pass
+
+    def finished(self, outcome: Outcome) -> None:
+        pass
+
+
+def collect(
+    config: Config,
+    names: tuple[str, ...] = (),
+    *,
+    env: Mapping[str, str],
+    reporter: Reporter | None = None,
+    store: Store | None = None,
+) -> list[Outcome]:
+    """Collect every enabled provider (or the named ones) into the store."""
+    providers = config.enabled(names)
+    reporter = reporter or Reporter()
+    store = store or Store(config.store_path)
+    store.migrate()
+    write_lock = threading.Lock()  # one DuckDB writer at a time, even within this process
+
+    def run(provider: ProviderConfig) -> Outcome:
+        return _collect_one(provider, env, reporter, store, write_lock)
+
+    if not providers:
+        return []
+    with ThreadPoolExecutor(max_workers=len(providers), thread_name_prefix="collect") as pool:
+        return list(pool.map(run, providers))
+
+
+def _collect_one(
+    provider: ProviderConfig,
+    env: Mapping[str, str],
+    reporter: Reporter,
+    store: Store,
+    write_lock: threading.Lock,
+) -> Outcome:
+    outcome = Outcome(provider.name)
+    started_at = datetime.now(UTC)
+    clock = time.monotonic()
+    reporter.started(provider.name)
+    try:
+        _fetch_parse_store(provider, env, reporter, store, write_lock, outcome, started_at)
+    except MissingCredentials as exc:
+        outcome.status, outcome.error = "skipped", str(exc)
+    except (CollectorError, StoreError) as exc:
+        outcome.status, outcome.error = "failed", str(exc)
+    except Exception as exc:  # a bug in one collector must not stop the others
+        log.exception("%s: unexpected error", provider.name)
+        outcome.status, outcome.error = "failed", f"{provider.name}: {type(exc).__name__}: {exc}"
+    outcome.seconds = time.monotonic() - clock
+    if outcome.status != "ok":
+        _record_unsuccessful(store, write_lock, outcome, started_at, provider.interval_s)
+    reporter.finished(outcome)
+    return outcome
+
+
+def _fetch_parse_store(
+    provider: ProviderConfig,
+    env: Mapping[str, str],
+    reporter: Reporter,
+    store: Store,
+    write_lock: threading.Lock,
+    outcome: Outcome,
+    started_at: datetime,
+) -> None:
+    settings, missing = provider.settings(env)
+    if missing:
+        raise MissingCredentials(provider.name, " and ".join(missing))
+
+    def progress(pages: int, items: int) -> None:
+        outcome.pages = pages
+        reporter.progress(provider.name, pages, items)
+
+    collector = collector_class(provider.name)(settings, progress)
+    collector.check_credentials()
+    payloads = collector.fetch()
+    parsed = collector.parse(payloads, observed_at=started_at)
+    outcome.unknown_instance_types = parsed.unknown_instance_types
+    outcome.skipped_rows = parsed.skipped_rows
+    if not parsed.records:
+        # An empty answer is far likelier a changed API or a bad filter than every GPU offer
+        # withdrawn at once: storing it would close the whole history of this provider.
+        raise CollectorError(provider.name, "the API answered but no GPU price was found in it")
+    with write_lock:
+        result = store.write_run(
+            provider.name,
+            parsed.records,
+            started_at=started_at,
+            observed_at=started_at,
+            regions=provider.regions or collector.regions or None,
+            interval_seconds=provider.interval_s,
+        )
+    outcome.records, outcome.changed = result.records, result.changed
+
+
+def _record_unsuccessful(
+    store: Store, write_lock: threading.Lock, outcome: Outcome, started_at: datetime, interval: int
+) -> None:
+    try:
+        with write_lock:
+            store.record_run(
+                outcome.provider,
+                outcome.status,
+                started_at=started_at,
+                error=outcome.error,
+                interval_seconds=interval,
+            )
+    except StoreError as exc:
+        outcome.status = "failed"
+        outcome.error = f"{outcome.error}; and the run could not be recorded: {exc}"
+
+
+def exit_code(outcomes: list[Outcome]) -> int:
+    """CONTRACT.md: 0 all asked work succeeded (skips included), 1 some provider failed."""
+    return 1 if any(o.status == "failed" for o in outcomes) else 0

@@ -1,0 +1,93 @@
+"""Turning results into what a person or a script reads: rich tables, CSV, JSON, the run summary."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from storage.query import QueryResult
+from tracker.pipeline import Outcome
+
+FORMATS = ("table", "csv", "json")
+_STATUS_STYLE = {"ok": "green", "failed": "bold red", "skipped": "yellow"}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    return value
+
+
+def to_json(result: QueryResult) -> str:
+    """One JSON array of objects (CONTRACT.md), timestamps as ISO-8601."""
+    rows = [{c: _plain(v) for c, v in zip(result.columns, row, strict=True)} for row in result.rows]
+    return json.dumps(rows, indent=2, default=str)
+
+
+def to_csv(result: QueryResult) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(result.columns)
+    writer.writerows([[_plain(v) for v in row] for row in result.rows])
+    return out.getvalue()
+
+
+def to_table(result: QueryResult, title: str | None = None) -> Table:
+    table = Table(title=title, show_lines=False)
+    for column, kind in zip(result.columns, result.types, strict=True):
+        numeric = kind in ("DOUBLE", "INTEGER", "BIGINT", "HUGEINT", "FLOAT") or "DECIMAL" in kind
+        table.add_column(column, justify="right" if numeric else "left")
+    for row in result.rows:
+        table.add_row(*("" if v is None else str(_plain(v)) for v in row))
+    return table
+
+
+def print_result(console: Console, result: QueryResult, fmt: str) -> None:
+    if fmt == "json":
+        console.print(to_json(result), markup=False, highlight=False, soft_wrap=True)
+    elif fmt == "csv":
+        console.print(to_csv(result), markup=False, highlight=False, soft_wrap=True, end="")
+    else:
+        console.print(to_table(result))
+
+
+def summary(outcomes: list[Outcome]) -> Table:
+    """The one-screen summary after a collection."""
+    table = Table(title="Collection summary")
+    for column in ("provider", "status", "records", "changed", "pages", "time"):
+        table.add_column(column, justify="left" if column in ("provider", "status") else "right")
+    table.add_column("notes")
+    for o in outcomes:
+        style = _STATUS_STYLE.get(o.status, "")
+        table.add_row(
+            o.provider,
+            f"[{style}]{o.status}[/]",
+            str(o.records),
+            str(o.changed),
+            str(o.pages),
+            f"{o.seconds:.1f}s",
+            _notes(o),
+        )
+    return table
+
+
+def _notes(o: Outcome) -> str:
+    notes = []
+    if o.error:
+        notes.append(o.error)
+    if o.unknown_instance_types:
+        names = sorted(o.unknown_instance_types)
+        shown = ", ".join(names[:6]) + (f" (+{len(names) - 6} more)" if len(names) > 6 else "")
+        notes.append(f"unknown GPU instance types, not stored: {shown}")
+    if o.skipped_rows:
+        notes.append(f"{o.skipped_rows} rows skipped (non-Linux, zero, duplicate ...)")
+    return "; ".join(notes)

@@ -1,0 +1,117 @@
+"""config.toml: defaults, validation errors that name the key, credentials from the environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from collectors import REGISTRY
+from collectors.base import ConfigError
+from tracker import config as config_mod
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def load_text(tmp_path: Path, text: str) -> config_mod.Config:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    return config_mod.load(path)
+
+
+def test_the_shipped_config_toml_loads() -> None:
+    config = config_mod.load(REPO / "config.toml")
+    assert config.store_path == REPO / "prices.duckdb"
+    assert config.providers["aws"].interval_s == 3600
+    assert config.providers["azure"].interval_s == 6 * 3600
+    assert set(config.providers) == set(REGISTRY)
+
+
+def test_defaults_without_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = config_mod.load(None)
+    assert config.source is None
+    assert config.store_path == Path("prices.duckdb")
+    assert [p.name for p in config.enabled()] == sorted(REGISTRY)
+
+
+def test_relative_store_path_is_beside_the_config(tmp_path: Path) -> None:
+    config = load_text(tmp_path, '[storage]\npath = "data/p.duckdb"\n')
+    assert config.store_path == tmp_path / "data/p.duckdb"
+
+
+def test_provider_settings(tmp_path: Path) -> None:
+    config = load_text(
+        tmp_path,
+        """
+        [providers.aws]
+        regions = ["us-east-1", "eu-west-1"]
+        interval = "15m"
+        instance_types = ["p5.48xlarge"]
+        ec2_endpoint = "http://127.0.0.1:4566"
+        [providers.azure]
+        enabled = false
+        """,
+    )
+    aws = config.providers["aws"]
+    assert aws.regions == ("us-east-1", "eu-west-1")
+    assert aws.interval_s == 900
+    assert aws.options == {
+        "instance_types": ["p5.48xlarge"],
+        "ec2_endpoint": "http://127.0.0.1:4566",
+    }
+    assert [p.name for p in config.enabled()] == ["aws"]
+    assert [p.name for p in config.enabled(("azure",))] == ["azure"]  # named: even if disabled
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[storage]\npaht = 'x'\n", "storage.paht: unknown key"),
+        ("[providers.aws]\nregion = ['us-east-1']\n", "providers.aws.region: unknown key"),
+        ("[providers.oracle]\n", "providers.oracle: unknown key"),
+        ("[providers.aws]\ninterval = 'hourly'\n", "providers.aws.interval: 'hourly'"),
+        ("[providers.aws]\ninterval = '0m'\n", "providers.aws.interval"),
+        ("[providers.azure]\nendpoint = 'prices.azure.com'\n", "providers.azure.endpoint"),
+        ("[providers.aws]\nregions = 'us-east-1'\n", "providers.aws.regions: expected a list"),
+        ("[providers.aws]\nregions = ['']\n", r"providers.aws.regions\[0\]"),
+        ("[providers.aws]\nenabled = 'yes'\n", "providers.aws.enabled"),
+        ("[providers.aws]\ninstance_types = 'p5'\n", "providers.aws.instance_types"),
+        ("[providers.aws]\ntimeout = -1\n", "providers.aws.timeout"),
+        ("providers = 3\n", "providers: expected a table"),
+        ("[sorage]\n", "sorage: unknown key"),
+        ("[storage\n", "not valid TOML"),
+    ],
+)
+def test_bad_config_names_the_key(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_text(tmp_path, text)
+
+
+def test_missing_config_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such file"):
+        config_mod.load(tmp_path / "missing.toml")
+
+
+def test_unknown_provider_on_the_command_line() -> None:
+    config = config_mod.from_dict({}, source=None)
+    with pytest.raises(ConfigError, match="--provider oracle: unknown provider"):
+        config.enabled(("oracle",))
+
+
+def test_intervals() -> None:
+    assert [config_mod.parse_interval(v, "k") for v in ("30s", "15m", "1h", "2d")] == [
+        30,
+        900,
+        3600,
+        172800,
+    ]
+
+
+def test_optional_credentials_are_passed_on_when_set() -> None:
+    aws = config_mod.from_dict({}, source=None).providers["aws"]
+    settings, missing = aws.settings({"AWS_ACCESS_KEY_ID": "AKIA", "AWS_SECRET_ACCESS_KEY": "s"})
+    assert missing == []
+    assert settings.credentials == {"aws_access_key_id": "AKIA", "aws_secret_access_key": "s"}
+    settings, missing = aws.settings({})
+    assert (settings.credentials, missing) == ({}, [])

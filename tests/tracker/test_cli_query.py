@@ -1,0 +1,195 @@
+"""`gpu-tracker sql` and `gpu-tracker latest` through the real CLI, on a real store."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from collectors.base import PriceRecord
+from storage.store import Store
+from tracker.cli import cli
+
+T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+
+
+def offer(
+    provider: str, itype: str, price: str, *, currency: str = "USD", **kw: object
+) -> PriceRecord:
+    fields: dict[str, object] = {
+        "provider": provider,
+        "region": "us-east-1",
+        "zone": None,
+        "instance_type": itype,
+        "price_kind": "on_demand",
+        "term_months": None,
+        "payment_option": None,
+        "offering_class": None,
+        "currency": currency,
+        "price_per_hour": Decimal(price),
+        "upfront_total": None,
+        "gpu_model": "H100",
+        "gpu_count": 8.0,
+        "gpu_memory_gib": 80.0,
+    }
+    fields.update(kw)
+    return PriceRecord(**fields)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def config_path(tmp_path: Path) -> Path:
+    store = Store(tmp_path / "prices.duckdb")
+    store.write_run(
+        "aws",
+        [
+            offer("aws", "p5.48xlarge", "55.04"),
+            offer("aws", "p5.48xlarge", "13.2182", price_kind="spot", zone="use1-az1"),
+            offer("aws", "g6.xlarge", "0.8048", gpu_model="L4", gpu_count=1.0, gpu_memory_gib=24.0),
+        ],
+        started_at=T0,
+        observed_at=T0,
+        regions=None,
+    )
+    store.write_run(
+        "azure",
+        [offer("azure", "Standard_ND96isr_H100_v5", "98.32", region="eastus")],
+        started_at=T0,
+        observed_at=T0,
+        regions=None,
+    )
+    # A CNY price that is numerically the smallest: it must never be ranked among USD prices.
+    store.write_run(
+        "tencent",
+        [offer("tencent", "GT4.41XLARGE948", "1.5", currency="CNY", gpu_model="A100")],
+        started_at=T0,
+        observed_at=T0,
+        regions=None,
+    )
+    path = tmp_path / "config.toml"
+    path.write_text('[storage]\npath = "prices.duckdb"\n')
+    return path
+
+
+def run(config_path: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["--config", str(config_path), *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_sql_json_is_one_array_of_objects(config_path: Path) -> None:
+    code, out, _ = run(
+        config_path,
+        "sql",
+        "SELECT provider, instance_type, price_per_hour, valid_from FROM latest_prices "
+        "WHERE price_kind = 'on_demand' AND currency = 'USD' ORDER BY price_per_hour",
+        "--format",
+        "json",
+    )
+    assert code == 0
+    assert json.loads(out) == [
+        {
+            "provider": "aws",
+            "instance_type": "g6.xlarge",
+            "price_per_hour": 0.8048,
+            "valid_from": "2026-11-30T06:00:00+00:00",
+        },
+        {
+            "provider": "aws",
+            "instance_type": "p5.48xlarge",
+            "price_per_hour": 55.04,
+            "valid_from": "2026-11-30T06:00:00+00:00",
+        },
+        {
+            "provider": "azure",
+            "instance_type": "Standard_ND96isr_H100_v5",
+            "price_per_hour": 98.32,
+            "valid_from": "2026-11-30T06:00:00+00:00",
+        },
+    ]
+
+
+def test_sql_csv(config_path: Path) -> None:
+    code, out, _ = run(
+        config_path,
+        "sql",
+        "SELECT provider, status, records FROM collection_runs ORDER BY run_id",
+        "--format",
+        "csv",
+    )
+    assert code == 0
+    assert out == "provider,status,records\naws,ok,3\nazure,ok,1\ntencent,ok,1\n"
+
+
+def test_sql_table(config_path: Path) -> None:
+    code, out, _ = run(config_path, "sql", "SELECT count(*) AS offers FROM prices")
+    assert code == 0
+    assert "offers" in out and "5" in out
+
+
+def test_sql_refuses_writes_with_exit_2(config_path: Path) -> None:
+    code, _, err = run(config_path, "sql", "DELETE FROM price_intervals")
+    assert code == 2
+    assert "read-only" in err
+    code, out, _ = run(config_path, "sql", "SELECT count(*) FROM prices", "--format", "csv")
+    assert out.splitlines()[1] == "5"
+
+
+def test_sql_bad_query_is_a_clear_error(config_path: Path) -> None:
+    code, _, err = run(config_path, "sql", "SELECT nope FROM prices")
+    assert code == 1
+    assert "query failed" in err and "nope" in err
+
+
+def test_latest_never_ranks_currencies_together(config_path: Path) -> None:
+    code, out, _ = run(config_path, "latest", "--format", "csv")
+    assert code == 0
+    usd, cny = out.split("provider,region", 2)[1:]
+    assert "CNY" not in usd and "tencent" in cny
+    # USD offers sorted by price per GPU-hour: the L4 (0.8048) first, then the H100 spot.
+    usd_rows = [line.split(",") for line in usd.strip().splitlines()[1:]]
+    assert [r[3] for r in usd_rows] == [
+        "g6.xlarge",
+        "p5.48xlarge",
+        "p5.48xlarge",
+        "Standard_ND96isr_H100_v5",
+    ]
+    assert usd_rows[1][4] == "spot" and usd_rows[1][7] == "1.6523"  # 13.2182 / 8
+
+
+def test_latest_filters(config_path: Path) -> None:
+    code, out, _ = run(
+        config_path, "latest", "--gpu", "h100", "--kind", "on_demand", "--format", "json"
+    )
+    assert code == 0
+    rows = json.loads(out)
+    assert [(r["provider"], r["per_hour"], r["gpus"]) for r in rows] == [
+        ("aws", 55.04, "8x H100 80GB"),
+        ("azure", 98.32, "8x H100 80GB"),
+    ]
+    code, out, _ = run(config_path, "latest", "--provider", "azure", "--format", "json")
+    assert code == 0
+    assert [r["instance_type"] for r in json.loads(out)] == ["Standard_ND96isr_H100_v5"]
+
+
+def test_latest_table_titles_each_currency(config_path: Path) -> None:
+    code, out, _ = run(config_path, "latest")
+    assert code == 0
+    assert "Cheapest current offers (USD)" in out and "Cheapest current offers (CNY)" in out
+
+
+def test_commands_without_a_store_say_what_to_do(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("")
+    code, _, err = run(path, "latest")
+    assert code == 1 and "gpu-tracker collect" in err
+
+
+def test_bad_config_exits_2_naming_the_key(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("[providers.aws]\nintervall = '1h'\n")
+    code, _, err = run(path, "sql", "SELECT 1")
+    assert code == 2
+    assert "providers.aws.intervall" in err

@@ -1,0 +1,318 @@
+"""Azure: GPU VM prices from the public Retail Prices API (no credentials).
+
+`fetch` asks once with an OData `$filter` for the NC/ND/NV series and follows `NextPageLink`
+until it is null. `parse` turns each row into at most one price: `Consumption` rows are
+on-demand (spot when the sku or meter name ends in " Spot"), `Reservation` rows are 1 or 3 year
+reservations. The API names no GPU, so GPU and host facts come from `collectors.gpus`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, ClassVar
+
+from collectors import gpus
+from collectors.base import (
+    Collector,
+    ParseResult,
+    Payloads,
+    PayloadShapeError,
+    PriceKind,
+    PriceRecord,
+    effective_hourly,
+    money,
+)
+from collectors.http import get_json, make_session
+
+DEFAULT_ENDPOINT = "https://prices.azure.com/api/retail/prices"
+# 2023-01-01-preview adds `savingsPlan` and makes filter values case-sensitive ('Standard_NC'
+# matches, 'standard_nc' does not).
+API_VERSION = "2023-01-01-preview"
+GPU_SERIES = ("Standard_NC", "Standard_ND", "Standard_NV")
+# Reservation rows say "1 Hour" but price the whole term: these are the terms we can spread.
+RESERVATION_TERMS = {"1 Year": 12, "3 Years": 36}
+# A NextPageLink that never ends (or loops) must not hang the daemon.
+MAX_PAGES = 2000
+REQUIRED_FIELDS = (
+    "armRegionName",
+    "armSkuName",
+    "currencyCode",
+    "meterName",
+    "productName",
+    "retailPrice",
+    "skuName",
+    "type",
+    "unitOfMeasure",
+)
+TEXT_FIELDS = tuple(f for f in REQUIRED_FIELDS if f != "retailPrice")
+# Skip reasons that are not policy but rows we did not expect: each one is logged as a warning.
+ODDITIES = frozenset(
+    {
+        "unknown price type",
+        "no armSkuName",
+        "no region",
+        "unit is not 1 Hour",
+        "no price",
+        "unknown reservation term",
+    }
+)
+_PAGE_KEY = re.compile(r"page-(\d+)")
+
+
+class AzureCollector(Collector):
+    """Azure Retail Prices for the GPU series, every region or the configured ones."""
+
+    name = "azure"
+    default_endpoint: ClassVar[str] = DEFAULT_ENDPOINT
+
+    def fetch(self) -> Payloads:
+        payloads: Payloads = {}
+        items = 0
+        url: str | None = self.settings.endpoint or DEFAULT_ENDPOINT
+        params: dict[str, str] | None = {"api-version": API_VERSION, "$filter": self.odata_filter()}
+        with make_session(max_retries=self.settings.max_retries) as session:
+            while url is not None:
+                number = len(payloads) + 1
+                if number > MAX_PAGES:
+                    raise PayloadShapeError(self.name, f"more than {MAX_PAGES} pages; giving up")
+                page = get_json(
+                    session,
+                    self.name,
+                    url,
+                    timeout=self.settings.timeout,
+                    what=f"page {number}",
+                    params=params,
+                )
+                items += len(_page_items(page, f"page {number}"))
+                payloads[f"page-{number}"] = page
+                self.progress(number, items)
+                # The link already carries api-version, $filter and $skip (with ":443" in the
+                # host): follow it as given rather than rebuilding it.
+                url, params = _next_link(page, f"page {number}"), None
+        self.log.debug("%s: fetched %d pages, %d items", self.name, len(payloads), items)
+        return payloads
+
+    def odata_filter(self) -> str:
+        """The `$filter` sent: Virtual Machines of the GPU series, in the asked regions only."""
+        series = " or ".join(f"contains(armSkuName, {_quote(s)})" for s in GPU_SERIES)
+        # Windows rows are half of every GPU series' rows: leave them at the server (the syntax
+        # gpuhunt uses). The parser still drops any that come back.
+        clause = (
+            f"serviceName eq 'Virtual Machines' and ({series})"
+            " and contains(productName, 'Windows') eq false"
+        )
+        if self.regions:
+            regions = " or ".join(f"armRegionName eq {_quote(r)}" for r in self.regions)
+            clause += f" and ({regions})"
+        return clause
+
+    def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
+        """Rows to records; every row not stored is counted in `skipped_rows`.
+
+        Never stored: Windows, Low Priority, dev/test and dedicated-host rows, zero prices,
+        rows without a SKU or priced per something other than the hour, and duplicates.
+        """
+        result = ParseResult()
+        offers: dict[tuple[Any, ...], PriceRecord] = {}
+        seen: set[str] = set()
+        skipped: Counter[str] = Counter()
+        for where, item in _rows(payloads):
+            reason = self._place(item, where, seen, offers, result)
+            if reason is not None:
+                skipped[reason] += 1
+        result.records = list(offers.values())
+        result.skipped_rows = sum(skipped.values())
+        for sku in sorted(result.unknown_instance_types):
+            self.log.warning(
+                "%s: %s is not in the GPU table; its prices are not stored", self.name, sku
+            )
+        if skipped:
+            self.log.info(
+                "%s: %d records, %d rows skipped (%s)",
+                self.name,
+                len(offers),
+                result.skipped_rows,
+                ", ".join(f"{k}: {n}" for k, n in skipped.items()),
+            )
+        return result
+
+    def _place(
+        self,
+        item: dict[str, Any],
+        where: str,
+        seen: set[str],
+        offers: dict[tuple[Any, ...], PriceRecord],
+        result: ParseResult,
+    ) -> str | None:
+        """Add the row's record to `offers`, or say why it was skipped."""
+        # The API repeats rows; Consumption and Reservation rows can share a meterId, so only
+        # the whole row identifies a duplicate.
+        fingerprint = json.dumps(item, sort_keys=True, default=str)
+        if fingerprint in seen:
+            return "duplicate"
+        seen.add(fingerprint)
+        reason = self._skip_reason(item)
+        if reason is not None:
+            if reason in ODDITIES:
+                self.log.warning(
+                    "%s: %s: skipped (%s): %s", self.name, where, reason, _describe(item)
+                )
+            return reason
+        gpu = gpus.lookup(self.name, item["armSkuName"])
+        if gpu is None:
+            result.unknown_instance_types.add(item["armSkuName"])
+            return "unknown instance type"
+        record = _record(item, gpu)
+        kept = offers.setdefault(record.key(), record)
+        if kept is record:
+            return None
+        # Two rows pricing the same offer differently: which one Azure bills is not knowable
+        # from the payload, so keep the first seen (pages are read in order: deterministic)
+        # and say so, rather than guess that the lower one is right.
+        if (kept.price_per_hour, kept.upfront_total) != (
+            record.price_per_hour,
+            record.upfront_total,
+        ):
+            self.log.warning(
+                "%s: %s: second price %s for %s; keeping the first, %s",
+                self.name,
+                where,
+                record.price_per_hour,
+                _describe(item),
+                kept.price_per_hour,
+            )
+            return "conflicting price"
+        return "same offer"
+
+    def _skip_reason(self, item: dict[str, Any]) -> str | None:
+        """Why a row must not be stored, or None when it is a price we keep."""
+        kind = item["type"]
+        if kind == "DevTestConsumption":  # dev/test subscription pricing, not the list price
+            return "dev/test price"
+        if kind not in ("Consumption", "Reservation"):
+            return "unknown price type"
+        if "Windows" in item["productName"]:  # the only marker of a Windows (licensed) row
+            return "windows"
+        if _name_ends(item, " Low Priority"):  # the retiring Batch price: not spot
+            return "low priority"
+        if "Dedicated" in item["productName"]:  # a whole dedicated host, not a VM
+            return "dedicated host"
+        if not item["armSkuName"]:
+            return "no armSkuName"
+        if not item["armRegionName"]:
+            return "no region"
+        if self.regions and item["armRegionName"] not in self.regions:
+            return "region not asked"
+        if item["unitOfMeasure"] != "1 Hour":
+            return "unit is not 1 Hour"
+        price = _decimal(item["retailPrice"])
+        if price is None or price <= 0:
+            return "no price"
+        if kind == "Reservation" and item.get("reservationTerm") not in RESERVATION_TERMS:
+            return "unknown reservation term"
+        return None
+
+
+def _record(item: dict[str, Any], gpu: gpus.InstanceGpu) -> PriceRecord:
+    price = _decimal(item["retailPrice"])
+    assert price is not None  # _skip_reason has rejected rows without one
+    kind: PriceKind
+    term: int | None = None
+    upfront: Decimal | None = None
+    if item["type"] == "Reservation":
+        # Reservation rows say "1 Hour" but retailPrice is the TOTAL for the term. Azure lets
+        # it be paid up front or monthly for the same total; the price list does not tell the
+        # two apart, so the total is the upfront part and payment_option stays None.
+        kind, term = "reserved", RESERVATION_TERMS[item["reservationTerm"]]
+        upfront, hourly = money(price), effective_hourly(Decimal(0), price, term)
+    else:
+        # Spot is the same `type` as on-demand; only the name suffix tells them apart.
+        kind = "spot" if _name_ends(item, " Spot") else "on_demand"
+        hourly = money(price)
+    return PriceRecord(
+        provider=AzureCollector.name,
+        region=item["armRegionName"],
+        zone=None,
+        instance_type=item["armSkuName"],
+        price_kind=kind,
+        term_months=term,
+        payment_option=None,
+        offering_class=None,
+        currency=item["currencyCode"],
+        price_per_hour=hourly,
+        upfront_total=upfront,
+        gpu_model=gpu.gpu_model,
+        gpu_count=gpu.gpu_count,
+        gpu_memory_gib=gpu.gpu_memory_gib,
+        vcpus=gpu.vcpus,
+        memory_gib=gpu.memory_gib,
+    )
+
+
+def _rows(payloads: Payloads) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every row of every page, in page order, checked for the fields the parser reads."""
+    for key in sorted(payloads, key=lambda k: _page_number(str(k))):
+        for index, item in enumerate(_page_items(payloads[key], key)):
+            where = f"{key} item {index}"
+            if not isinstance(item, dict):
+                raise PayloadShapeError(AzureCollector.name, f"{where} is not an object")
+            missing = [f for f in REQUIRED_FIELDS if f not in item]
+            if missing:
+                raise PayloadShapeError(AzureCollector.name, f"{where} lacks {', '.join(missing)}")
+            not_text = [f for f in TEXT_FIELDS if not isinstance(item[f], str)]
+            if not_text:
+                raise PayloadShapeError(
+                    AzureCollector.name, f"{where}: {', '.join(not_text)} not a string"
+                )
+            yield where, item
+
+
+def _page_number(key: str) -> int:
+    found = _PAGE_KEY.fullmatch(key)
+    if found is None:
+        raise PayloadShapeError(AzureCollector.name, f"unexpected payload key {key!r}")
+    return int(found.group(1))
+
+
+def _page_items(page: Any, where: str) -> list[Any]:
+    items = page.get("Items") if isinstance(page, dict) else None
+    if not isinstance(items, list):
+        raise PayloadShapeError(AzureCollector.name, f"{where}: answer has no Items list")
+    return items
+
+
+def _next_link(page: dict[str, Any], where: str) -> str | None:
+    link = page.get("NextPageLink")
+    if link is not None and not (isinstance(link, str) and link):
+        raise PayloadShapeError(AzureCollector.name, f"{where}: NextPageLink is {link!r}")
+    return link
+
+
+def _decimal(value: Any) -> Decimal | None:
+    """The JSON number exactly as written: str() of a float is its shortest repr, not its
+    binary expansion, so 27.197 stays 27.197."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+        return None
+    number = Decimal(str(value))
+    return number if number.is_finite() else None
+
+
+def _name_ends(item: dict[str, Any], suffix: str) -> bool:
+    return bool(item["skuName"].endswith(suffix) or item["meterName"].endswith(suffix))
+
+
+def _quote(value: str) -> str:
+    """An OData string literal (a quote inside is doubled)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _describe(item: dict[str, Any]) -> str:
+    return (
+        f"{item['armSkuName'] or '?'} {item['armRegionName'] or '?'} {item['type']} "
+        f"{item['skuName']!r} {item['retailPrice']} {item['unitOfMeasure']!r}"
+    )

@@ -1,0 +1,698 @@
+"""Azure collector: parse on authored wire-format pages, fetch through the real requests stack.
+
+Fetch paths run against `responses` (request shape, pagination, error mapping; it emulates
+urllib3 Retry's counting but not its waits) and against the loopback replay server, where the
+real urllib3 Retry sleeps for Retry-After and times out for real.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+import responses
+from responses import matchers
+
+from collectors import azure
+from collectors.azure import AzureCollector
+from collectors.base import (
+    FetchError,
+    ParseResult,
+    PayloadShapeError,
+    PriceRecord,
+    ProviderSettings,
+)
+from tracker.replay import Exchange, Recording, ReplayServer
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "azure"
+DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "azure"
+ENDPOINT = "https://prices.azure.com/api/retail/prices"
+UPSTREAM = "https://prices.azure.com:443"
+SERIES_FILTER = (
+    "serviceName eq 'Virtual Machines' and (contains(armSkuName, 'Standard_NC') or "
+    "contains(armSkuName, 'Standard_ND') or contains(armSkuName, 'Standard_NV'))"
+    " and contains(productName, 'Windows') eq false"
+)
+
+
+def load_pages(folder: Path = FIXTURES, **json_kwargs: Any) -> dict[str, Any]:
+    """The payloads fetch would return for a recording folder: {"page-1": ..., "page-2": ...}."""
+    spec = json.loads((folder / "exchanges.json").read_text())
+    return {
+        f"page-{n}": json.loads((folder / ex["body_file"]).read_text(), **json_kwargs)
+        for n, ex in enumerate(spec["exchanges"], 1)
+    }
+
+
+def collector(**settings: Any) -> AzureCollector:
+    settings.setdefault("max_retries", 2)
+    return AzureCollector(ProviderSettings(**settings))
+
+
+def parse(payloads: dict[str, Any], observed_at: datetime, **settings: Any) -> ParseResult:
+    return collector(**settings).parse(payloads, observed_at=observed_at)
+
+
+def by_offer(result: ParseResult) -> dict[tuple[Any, ...], PriceRecord]:
+    """Records keyed (region, instance_type, price_kind, term_months); fails on a repeat."""
+    out = {(r.region, r.instance_type, r.price_kind, r.term_months): r for r in result.records}
+    assert len(out) == len(result.records)
+    return out
+
+
+def page(items: list[Any], next_link: str | None = None) -> dict[str, Any]:
+    return {
+        "BillingCurrency": "USD",
+        "CustomerEntityId": "Default",
+        "CustomerEntityType": "Retail",
+        "Items": items,
+        "NextPageLink": next_link,
+        "Count": len(items),
+    }
+
+
+def row(**changes: Any) -> dict[str, Any]:
+    """A Linux on-demand row (NC24ads A100 v4, eastus, the real 3.673) with fields changed."""
+    item: dict[str, Any] = {
+        "currencyCode": "USD",
+        "tierMinimumUnits": 0.0,
+        "retailPrice": 3.673,
+        "unitPrice": 3.673,
+        "armRegionName": "eastus",
+        "location": "US East",
+        "effectiveStartDate": "2024-05-01T00:00:00Z",
+        "meterId": "3c5a5d1e-9a43-5e7f-8a7a-0b8f7d2e1c11",
+        "meterName": "NC24ads A100 v4",
+        "productId": "DZH318Z0CSHN",
+        "skuId": "DZH318Z0CSHN/00J3",
+        "productName": "Virtual Machines NCadsA100v4 Series",
+        "skuName": "NC24ads A100 v4",
+        "serviceName": "Virtual Machines",
+        "serviceId": "DZH313Z7MMC8",
+        "serviceFamily": "Compute",
+        "unitOfMeasure": "1 Hour",
+        "type": "Consumption",
+        "isPrimaryMeterRegion": True,
+        "armSkuName": "Standard_NC24ads_A100_v4",
+        "savingsPlan": [
+            {"unitPrice": 2.2658737, "retailPrice": 2.2658737, "term": "3 Years"},
+            {"unitPrice": 2.9384, "retailPrice": 2.9384, "term": "1 Year"},
+        ],
+    }
+    item.update(changes)
+    return item
+
+
+# ---------------------------------------------------------------------------------------------
+# parse: the fixture pages
+
+
+def test_records_in_full(observed_at: datetime) -> None:
+    offers = by_offer(parse(load_pages(), observed_at))
+
+    assert offers["eastus", "Standard_ND96asr_v4", "on_demand", None] == PriceRecord(
+        provider="azure",
+        region="eastus",
+        zone=None,
+        instance_type="Standard_ND96asr_v4",
+        price_kind="on_demand",
+        term_months=None,
+        payment_option=None,
+        offering_class=None,
+        currency="USD",
+        price_per_hour=Decimal("27.197"),
+        upfront_total=None,
+        gpu_model="A100",
+        gpu_count=8,
+        gpu_memory_gib=40,
+        vcpus=96,
+        memory_gib=900,
+        effective_at=None,
+    )
+    assert offers["eastus", "Standard_ND96asr_v4", "spot", None] == PriceRecord(
+        provider="azure",
+        region="eastus",
+        zone=None,
+        instance_type="Standard_ND96asr_v4",
+        price_kind="spot",
+        term_months=None,
+        payment_option=None,
+        offering_class=None,
+        currency="USD",
+        price_per_hour=Decimal("2.99167"),
+        upfront_total=None,
+        gpu_model="A100",
+        gpu_count=8,
+        gpu_memory_gib=40,
+        vcpus=96,
+        memory_gib=900,
+        effective_at=None,
+    )
+    # 551221 / 8760 = 62.92477168... -> 62.924772
+    assert offers["eastus", "Standard_ND96isr_H100_v5", "reserved", 12] == PriceRecord(
+        provider="azure",
+        region="eastus",
+        zone=None,
+        instance_type="Standard_ND96isr_H100_v5",
+        price_kind="reserved",
+        term_months=12,
+        payment_option=None,
+        offering_class=None,
+        currency="USD",
+        price_per_hour=Decimal("62.924772"),
+        upfront_total=Decimal("551221"),
+        gpu_model="H100",
+        gpu_count=8,
+        gpu_memory_gib=80,
+        vcpus=96,
+        memory_gib=1900,
+        effective_at=None,
+    )
+    # 1033582 / 26280 = 39.32960426... -> 39.329604
+    assert offers["eastus", "Standard_ND96isr_H100_v5", "reserved", 36] == PriceRecord(
+        provider="azure",
+        region="eastus",
+        zone=None,
+        instance_type="Standard_ND96isr_H100_v5",
+        price_kind="reserved",
+        term_months=36,
+        payment_option=None,
+        offering_class=None,
+        currency="USD",
+        price_per_hour=Decimal("39.329604"),
+        upfront_total=Decimal("1033582"),
+        gpu_model="H100",
+        gpu_count=8,
+        gpu_memory_gib=80,
+        vcpus=96,
+        memory_gib=1900,
+        effective_at=None,
+    )
+    assert offers["eastus", "Standard_NC4as_T4_v3", "spot", None] == PriceRecord(
+        provider="azure",
+        region="eastus",
+        zone=None,
+        instance_type="Standard_NC4as_T4_v3",
+        price_kind="spot",
+        term_months=None,
+        payment_option=None,
+        offering_class=None,
+        currency="USD",
+        price_per_hour=Decimal("0.062699"),
+        upfront_total=None,
+        gpu_model="T4",
+        gpu_count=1,
+        gpu_memory_gib=16,
+        vcpus=4,
+        memory_gib=28,
+        effective_at=None,
+    )
+    assert offers["eastus2", "Standard_ND96amsr_A100_v4", "spot", None] == PriceRecord(
+        provider="azure",
+        region="eastus2",
+        zone=None,
+        instance_type="Standard_ND96amsr_A100_v4",
+        price_kind="spot",
+        term_months=None,
+        payment_option=None,
+        offering_class=None,
+        currency="USD",
+        price_per_hour=Decimal("14.4188"),
+        upfront_total=None,
+        gpu_model="A100",
+        gpu_count=8,
+        gpu_memory_gib=80,
+        vcpus=96,
+        memory_gib=1900,
+        effective_at=None,
+    )
+
+
+def test_every_offer_and_price(observed_at: datetime) -> None:
+    """The whole result: every trap row is absent because nothing else is present."""
+    result = parse(load_pages(), observed_at)
+    prices = {key: (r.price_per_hour, r.upfront_total) for key, r in by_offer(result).items()}
+    assert prices == {
+        ("eastus", "Standard_ND96asr_v4", "on_demand", None): (Decimal("27.197"), None),
+        ("eastus", "Standard_ND96asr_v4", "spot", None): (Decimal("2.99167"), None),
+        ("eastus", "Standard_NC24ads_A100_v4", "on_demand", None): (Decimal("3.673"), None),
+        ("eastus", "Standard_NC24ads_A100_v4", "spot", None): (Decimal("0.444433"), None),
+        ("eastus", "Standard_ND96isr_H100_v5", "on_demand", None): (Decimal("98.32"), None),
+        ("eastus", "Standard_ND96isr_H100_v5", "reserved", 12): (
+            Decimal("62.924772"),
+            Decimal("551221"),
+        ),
+        ("eastus", "Standard_ND96isr_H100_v5", "reserved", 36): (
+            Decimal("39.329604"),
+            Decimal("1033582"),
+        ),
+        ("eastus", "Standard_NC4as_T4_v3", "on_demand", None): (Decimal("0.526"), None),
+        ("eastus", "Standard_NC4as_T4_v3", "spot", None): (Decimal("0.062699"), None),
+        ("eastus2", "Standard_ND96amsr_A100_v4", "on_demand", None): (Decimal("32.77"), None),
+        ("eastus2", "Standard_ND96amsr_A100_v4", "spot", None): (Decimal("14.4188"), None),
+        ("westeurope", "Standard_NC24ads_A100_v4", "on_demand", None): (Decimal("4.039"), None),
+        ("westeurope", "Standard_NC24ads_A100_v4", "spot", None): (Decimal("0.488886"), None),
+    }
+    # money() quantizes once to six places, never via float arithmetic
+    assert {r.price_per_hour.as_tuple().exponent for r in result.records} == {-6}
+    assert {r.currency for r in result.records} == {"USD"}
+    assert {r.zone for r in result.records} == {None}
+
+
+def test_reservation_total_is_spread_over_the_term() -> None:
+    # Reservation rows say "1 Hour" but carry the term total; hand-checked against api-notes §7.
+    assert (Decimal("551221") / 8760).quantize(Decimal("0.000001")) == Decimal("62.924772")
+    assert (Decimal("1033582") / 26280).quantize(Decimal("0.000001")) == Decimal("39.329604")
+
+
+def test_trap_rows_are_not_stored(observed_at: datetime) -> None:
+    result = parse(load_pages(), observed_at)
+    stored = {r.price_per_hour for r in result.records} | {r.upfront_total for r in result.records}
+    assert Decimal("31.613") not in stored  # Windows ND96asr_v4 (listed before the Linux row)
+    assert Decimal("3.3057") not in stored  # DevTestConsumption NC24ads (listed first)
+    assert Decimal("6.554") not in stored  # ND96amsr Low Priority (listed first): not spot
+    assert Decimal("29.917") not in stored  # Dedicated host
+    assert "Standard_NC8as_T4_v3" not in {r.instance_type for r in result.records}  # $0 row
+    # the Dedicated host row is dropped before the GPU table is asked about it
+    assert result.unknown_instance_types == {"Standard_ND40rs_v2"}
+    items = sum(len(p["Items"]) for p in load_pages().values())
+    # dedicated, windows, dev/test, $0, duplicate, low priority, unknown SKU
+    assert result.skipped_rows == 7
+    assert len(result.records) + result.skipped_rows == items == 20
+
+
+def test_skips_are_logged_with_the_provider_name(
+    observed_at: datetime, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="collectors.azure"):
+        result = parse(load_pages(), observed_at)
+    assert result.unknown_instance_types == {"Standard_ND40rs_v2"}
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    # oddities only: the policy skips (Windows, dev/test, ...) are counted, not warned about
+    assert warnings == [
+        "azure: page-1 item 12: skipped (no price): Standard_NC8as_T4_v3 eastus Consumption "
+        "'NC8as T4 v3' 0.0 '1 Hour'",
+        "azure: Standard_ND40rs_v2 is not in the GPU table; its prices are not stored",
+    ]
+    assert caplog.records[-1].getMessage() == (
+        "azure: 13 records, 7 rows skipped (dedicated host: 1, windows: 1, dev/test price: 1, "
+        "no price: 1, duplicate: 1, low priority: 1, unknown instance type: 1)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("regions", "expected"),
+    [
+        (("westeurope",), {"westeurope"}),
+        (("eastus2", "westeurope"), {"eastus2", "westeurope"}),
+        ((), {"eastus", "eastus2", "westeurope"}),
+    ],
+)
+def test_parse_keeps_only_the_asked_regions(
+    observed_at: datetime, regions: tuple[str, ...], expected: set[str]
+) -> None:
+    result = parse(load_pages(), observed_at, regions=regions)
+    assert {r.region for r in result.records} == expected
+
+
+def test_decimal_and_float_json_give_the_same_records(observed_at: datetime) -> None:
+    as_floats = parse(load_pages(), observed_at)
+    as_decimals = parse(load_pages(parse_float=Decimal), observed_at)
+    assert as_decimals.records == as_floats.records
+    assert as_decimals.skipped_rows == as_floats.skipped_rows
+
+
+def test_pages_are_read_in_page_number_order(observed_at: datetime) -> None:
+    pages = load_pages()
+    shuffled = {"page-2": pages["page-2"], "page-1": pages["page-1"]}
+    assert parse(shuffled, observed_at).records == parse(pages, observed_at).records
+    # numeric, not lexical: page-10 comes after page-9
+    many = {f"page-{n}": page([row(retailPrice=float(n))]) for n in (10, 9, 2, 1)}
+    [kept] = parse(many, observed_at).records
+    assert kept.price_per_hour == Decimal("1")
+
+
+# ---------------------------------------------------------------------------------------------
+# parse: single rows
+
+
+def parse_rows(observed_at: datetime, *items: dict[str, Any], **settings: Any) -> ParseResult:
+    return parse({"page-1": page(list(items))}, observed_at, **settings)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"productName": "Virtual Machines NCadsA100v4 Series Windows"},
+        {"skuName": "NC24ads A100 v4 Low Priority", "meterName": "NC24ads A100 v4 Low Priority"},
+        {"meterName": "NC24ads A100 v4 Low Priority"},
+        {"type": "DevTestConsumption"},
+        {"type": "SavingsPlanConsumption"},
+        {"productName": "Virtual Machines NCadsA100v4 Series Dedicated Host"},
+        {"armSkuName": ""},
+        {"armRegionName": ""},
+        {"unitOfMeasure": "1/Month"},
+        {"retailPrice": 0},
+        {"retailPrice": 0.0},
+        {"retailPrice": -1.5},
+        {"retailPrice": "3.673"},
+        {"retailPrice": None},
+        {"type": "Reservation", "reservationTerm": "5 Years", "retailPrice": 40000.0},
+        {"type": "Reservation", "retailPrice": 20000.0},  # no reservationTerm at all
+    ],
+)
+def test_rows_never_stored(observed_at: datetime, changes: dict[str, Any]) -> None:
+    assert parse_rows(observed_at, row()).records  # the base row itself is stored
+    result = parse_rows(observed_at, row(**changes))
+    assert result.records == []
+    assert result.skipped_rows == 1
+    assert result.unknown_instance_types == set()
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"skuName": "NC24ads A100 v4 Spot", "meterName": "NC24ads A100 v4 Spot"},
+        {"meterName": "NC24ads A100 v4 Spot"},
+        {"skuName": "NC24ads A100 v4 Spot"},
+    ],
+)
+def test_spot_is_the_name_suffix(observed_at: datetime, changes: dict[str, Any]) -> None:
+    [record] = parse_rows(observed_at, row(**changes)).records
+    assert (record.price_kind, record.term_months) == ("spot", None)
+
+
+def test_currency_is_the_rows_own(observed_at: datetime) -> None:
+    [record] = parse_rows(observed_at, row(currencyCode="EUR", retailPrice=3.4071)).records
+    assert (record.currency, record.price_per_hour) == ("EUR", Decimal("3.4071"))
+
+
+def test_reservation_and_consumption_rows_sharing_a_meter_id(observed_at: datetime) -> None:
+    on_demand = row()
+    reserved = row(type="Reservation", reservationTerm="1 Year", retailPrice=20288.0)
+    del reserved["savingsPlan"]
+    offers = by_offer(parse_rows(observed_at, on_demand, reserved))
+    assert offers["eastus", "Standard_NC24ads_A100_v4", "on_demand", None].price_per_hour == (
+        Decimal("3.673")
+    )
+    reservation = offers["eastus", "Standard_NC24ads_A100_v4", "reserved", 12]
+    assert reservation.price_per_hour == Decimal("2.315982")  # 20288 / 8760
+    assert reservation.upfront_total == Decimal("20288")
+
+
+def test_exact_duplicate_is_skipped_quietly(
+    observed_at: datetime, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="collectors.azure"):
+        result = parse_rows(observed_at, row(), copy.deepcopy(row()))
+    assert len(result.records) == 1
+    assert result.skipped_rows == 1
+    assert caplog.messages == []
+
+
+@pytest.mark.parametrize(("first", "second"), [(3.673, 3.5), (3.5, 3.673)])
+def test_two_prices_for_one_offer_keep_the_first(
+    observed_at: datetime, caplog: pytest.LogCaptureFixture, first: float, second: float
+) -> None:
+    rows = (row(retailPrice=first), row(retailPrice=second, meterId="another-meter"))
+    with caplog.at_level(logging.WARNING, logger="collectors.azure"):
+        result = parse_rows(observed_at, *rows)
+    [record] = result.records
+    assert record.price_per_hour == Decimal(str(first))  # first seen, not the lower one
+    assert result.skipped_rows == 1
+    [message] = caplog.messages
+    assert message.startswith("azure: page-1 item 1: second price")
+
+
+@pytest.mark.parametrize(
+    ("payloads", "message"),
+    [
+        ({"page-1": {"error": "gone"}}, "page-1: answer has no Items list"),
+        ({"page-1": page([]), "page-2": {"Items": None}}, "page-2: answer has no Items list"),
+        ({"page-1": page(["not an object"])}, "page-1 item 0 is not an object"),
+        ({"page-1": page([{"retailPrice": 1.0}])}, "page-1 item 0 lacks armRegionName"),
+        ({"page-1": page([row(armSkuName=None)])}, "page-1 item 0: armSkuName not a string"),
+        ({"eastus": page([row()])}, "unexpected payload key 'eastus'"),
+    ],
+)
+def test_changed_shape_fails_loudly(
+    observed_at: datetime, payloads: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(PayloadShapeError, match=r"^azure: ") as caught:
+        parse(payloads, observed_at)
+    assert message in str(caught.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# fetch through `responses`
+
+
+@pytest.fixture
+def rsps() -> Iterator[responses.RequestsMock]:
+    with responses.RequestsMock(assert_all_requests_are_fired=True) as mock:
+        yield mock
+
+
+def first_page_params(filter_: str = SERIES_FILTER) -> Any:
+    """Exactly these query parameters, nothing more (no $skip on the first page)."""
+    return matchers.query_param_matcher({"api-version": "2023-01-01-preview", "$filter": filter_})
+
+
+def next_link(n: int = 1000, base: str = UPSTREAM) -> str:
+    return (
+        f"{base}/api/retail/prices?api-version=2023-01-01-preview"
+        f"&$filter=serviceName%20eq%20%27Virtual%20Machines%27&$skip={n}"
+    )
+
+
+def test_fetch_sends_the_filter_and_follows_next_page_link(
+    rsps: responses.RequestsMock,
+) -> None:
+    pages = load_pages()
+    rsps.get(ENDPOINT, json=pages["page-1"], match=[first_page_params()])
+    link = pages["page-1"]["NextPageLink"]
+    rsps.get(link, json=pages["page-2"])
+    progress: list[tuple[int, int]] = []
+
+    got = AzureCollector(ProviderSettings(), progress=lambda *a: progress.append(a)).fetch()
+
+    assert got == pages
+    assert [c.request.url for c in rsps.calls][1] == link  # followed as given, ":443" and all
+    assert progress == [(1, 13), (2, 20)]
+    assert rsps.calls[0].request.headers["User-Agent"].startswith("gpu-price-tracker/")
+
+
+def test_fetch_asks_only_the_configured_regions(rsps: responses.RequestsMock) -> None:
+    regional = SERIES_FILTER + " and (armRegionName eq 'eastus' or armRegionName eq 'westus2')"
+    rsps.get(ENDPOINT, json=page([row()]), match=[first_page_params(regional)])
+    got = collector(regions=("eastus", "westus2")).fetch()
+    assert list(got) == ["page-1"]
+
+
+def test_fetch_uses_the_configured_endpoint(rsps: responses.RequestsMock) -> None:
+    mirror = "http://mirror.internal:8080/azure/prices"
+    rsps.get(mirror, json=page([]), match=[first_page_params()])
+    assert collector(endpoint=mirror).fetch() == {"page-1": page([])}
+
+
+def test_fetch_follows_several_pages_until_the_link_is_null(
+    rsps: responses.RequestsMock,
+) -> None:
+    rsps.get(ENDPOINT, json=page([row()], next_link(1000)), match=[first_page_params()])
+    rsps.get(next_link(1000), json=page([row(), row()], next_link(2000)))
+    rsps.get(next_link(2000), json=page([row()]))
+    progress: list[tuple[int, int]] = []
+    got = AzureCollector(ProviderSettings(), progress=lambda *a: progress.append(a)).fetch()
+    assert list(got) == ["page-1", "page-2", "page-3"]
+    assert progress == [(1, 1), (2, 3), (3, 4)]
+
+
+@pytest.mark.parametrize(
+    ("status", "headers"), [(429, {"Retry-After": "0"}), (503, {}), (500, {}), (502, {})]
+)
+def test_fetch_retries_then_succeeds(
+    rsps: responses.RequestsMock, status: int, headers: dict[str, str]
+) -> None:
+    rsps.get(ENDPOINT, status=status, headers=headers, json={"error": {"code": "x"}})
+    rsps.get(ENDPOINT, json=page([row()]))
+    assert collector(max_retries=2).fetch() == {"page-1": page([row()])}
+    assert len(rsps.calls) == 2
+
+
+def test_fetch_fails_naming_the_page_that_keeps_failing(rsps: responses.RequestsMock) -> None:
+    rsps.get(ENDPOINT, json=page([row()], next_link()))
+    rsps.get(next_link(), status=503, body="upstream unavailable")
+    with pytest.raises(FetchError, match=r"^azure: page 2: HTTP 503: upstream unavailable"):
+        collector(max_retries=2).fetch()
+    assert len(rsps.calls) == 1 + 3  # page 1, then page 2 tried once and retried twice
+
+
+def test_fetch_fails_when_429_persists(rsps: responses.RequestsMock) -> None:
+    rsps.get(ENDPOINT, status=429, headers={"Retry-After": "0"}, body="Too Many Requests")
+    with pytest.raises(FetchError, match=r"^azure: page 1: HTTP 429"):
+        collector(max_retries=1).fetch()
+
+
+@pytest.mark.parametrize(
+    "error", [requests.exceptions.ReadTimeout("read timed out"), requests.ConnectionError("reset")]
+)
+def test_fetch_network_errors_become_fetch_error(
+    rsps: responses.RequestsMock, error: Exception
+) -> None:
+    rsps.get(ENDPOINT, body=error)
+    with pytest.raises(FetchError, match=rf"^azure: page 1: {type(error).__name__}"):
+        collector().fetch()
+
+
+def test_fetch_non_json_answer(rsps: responses.RequestsMock) -> None:
+    rsps.get(ENDPOINT, json=page([row()], next_link()))
+    rsps.get(next_link(), body="<html>Service Unavailable</html>", content_type="text/html")
+    with pytest.raises(FetchError, match=r"^azure: page 2: answer is not JSON"):
+        collector().fetch()
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"error": {"code": "InvalidFilter"}}, "page 1: answer has no Items list"),
+        ([], "page 1: answer has no Items list"),
+        (page([], next_link=""), "page 1: NextPageLink is ''"),
+        ({**page([]), "NextPageLink": 7}, "page 1: NextPageLink is 7"),
+    ],
+)
+def test_fetch_changed_shape(rsps: responses.RequestsMock, body: Any, message: str) -> None:
+    rsps.get(ENDPOINT, json=body)
+    with pytest.raises(PayloadShapeError, match=r"^azure: ") as caught:
+        collector().fetch()
+    assert message in str(caught.value)
+
+
+def test_fetch_gives_up_on_a_link_that_never_ends(
+    rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(azure, "MAX_PAGES", 3)
+    rsps.get(ENDPOINT, json=page([row()], next_link()))
+    rsps.get(next_link(), json=page([row()], next_link()))  # links to itself
+    with pytest.raises(PayloadShapeError, match="more than 3 pages"):
+        collector().fetch()
+
+
+# ---------------------------------------------------------------------------------------------
+# fetch through the real urllib3 stack (loopback replay server)
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., ReplayServer]]:
+    servers: list[ReplayServer] = []
+
+    def start(*exchanges: Exchange) -> ReplayServer:
+        server = ReplayServer(Recording(list(exchanges), rewrite=[UPSTREAM])).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def answer(skip: str | None, body: Any = None, *, status: int = 200, **kwargs: Any) -> Exchange:
+    text = json.dumps(body) if body is not None else "busy"
+    return Exchange(
+        match={"method": "GET", "path": "/api/retail/prices", "query": {"$skip": skip}},
+        status=status,
+        body=text.encode(),
+        **kwargs,
+    )
+
+
+def at(server: ReplayServer, **settings: Any) -> AzureCollector:
+    return collector(endpoint=server.url + "/api/retail/prices", **settings)
+
+
+def test_replay_retry_after_is_honoured(serve: Callable[..., ReplayServer]) -> None:
+    server = serve(
+        answer(None, status=429, headers={"Retry-After": "1"}, times=1),
+        answer(None, page([row()])),
+    )
+    started = time.monotonic()
+    got = at(server, max_retries=2).fetch()
+    assert time.monotonic() - started >= 0.9  # urllib3 slept as asked
+    assert got == {"page-1": page([row()])}
+    assert len(server.requests) == 2
+
+
+def test_replay_5xx_then_success_on_page_2(serve: Callable[..., ReplayServer]) -> None:
+    server = serve(
+        answer(None, page([row()], next_link())),
+        answer("1000", status=503, times=1),
+        answer("1000", page([row(retailPrice=3.5)])),
+    )
+    got = at(server, max_retries=2).fetch()
+    assert [p["Items"][0]["retailPrice"] for p in got.values()] == [3.673, 3.5]
+    assert [r.query.get("$skip") for r in server.requests] == [None, "1000", "1000"]
+    assert server.unmatched == []
+
+
+def test_replay_page_that_keeps_failing(serve: Callable[..., ReplayServer]) -> None:
+    server = serve(answer(None, page([row()], next_link())), answer("1000", status=500))
+    with pytest.raises(FetchError, match=r"^azure: page 2: HTTP 500: busy"):
+        at(server, max_retries=1).fetch()
+    assert len(server.requests) == 1 + 2
+
+
+def test_replay_timeout(serve: Callable[..., ReplayServer]) -> None:
+    server = serve(answer(None, page([row()]), delay=1.0))
+    with pytest.raises(FetchError, match=r"^azure: page 1: ConnectionError: ") as caught:
+        at(server, max_retries=1, timeout=0.2).fetch()
+    assert "Read timed out" in str(caught.value)
+    assert len(server.requests) == 2  # a read timeout is retried once, then given up
+
+
+def test_replay_fixture_fetch_then_parse(
+    replay: Callable[..., ReplayServer], fixtures_dir: Path, observed_at: datetime
+) -> None:
+    server = replay(fixtures_dir / "azure")
+    azure_collector = at(server)
+    payloads = azure_collector.fetch()
+    assert server.unmatched == []
+    assert [r.query.get("$skip") for r in server.requests] == [None, "1000"]
+    assert payloads["page-1"]["NextPageLink"].startswith(server.url + "/api/retail/prices?")
+    fetched = azure_collector.parse(payloads, observed_at=observed_at)
+    assert fetched.records == parse(load_pages(), observed_at).records
+    assert len(fetched.records) == 13
+
+
+def test_demo_recording_replays_cleanly(
+    replay: Callable[..., ReplayServer], observed_at: datetime
+) -> None:
+    server = replay(DEMO)
+    demo = at(server, regions=("eastus", "westus2", "westeurope"))
+    result = demo.parse(demo.fetch(), observed_at=observed_at)
+    assert server.unmatched == []
+    assert len(server.requests) == 2
+    assert result.unknown_instance_types == set()
+    assert {r.region for r in result.records} == {"eastus", "westus2", "westeurope"}
+    assert {(r.price_kind, r.term_months) for r in result.records} == {
+        ("on_demand", None),
+        ("spot", None),
+        ("reserved", 12),
+        ("reserved", 36),
+    }
+    assert {r.gpu_model for r in result.records} == {"T4", "A100", "H100", "H200", "A10"}
+    assert 40 <= len(result.records) <= 60
+    eastus = by_offer(result)
+    assert eastus["eastus", "Standard_ND96isr_H100_v5", "reserved", 12].price_per_hour == (
+        Decimal("62.924772")
+    )
+    assert eastus["eastus", "Standard_NC24ads_A100_v4", "spot", None].price_per_hour == (
+        Decimal("0.444433")
+    )

@@ -8,12 +8,12 @@ reservations. The API names no GPU, so GPU and host facts come from `collectors.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any, ClassVar
 
 from collectors import gpus
@@ -50,6 +50,8 @@ REQUIRED_FIELDS = (
     "unitOfMeasure",
 )
 TEXT_FIELDS = tuple(f for f in REQUIRED_FIELDS if f != "retailPrice")
+_REQUIRED = frozenset(REQUIRED_FIELDS)
+_TEXT_VALUES = itemgetter(*TEXT_FIELDS)
 # Skip reasons that are not policy but rows we did not expect: each one is logged as a warning.
 ODDITIES = frozenset(
     {
@@ -69,6 +71,7 @@ class AzureCollector(Collector):
 
     name = "azure"
     default_endpoint: ClassVar[str] = DEFAULT_ENDPOINT
+    _asked: frozenset[str] = frozenset()  # the regions parse keeps (empty: all)
 
     def fetch(self) -> Payloads:
         payloads: Payloads = {}
@@ -119,10 +122,10 @@ class AzureCollector(Collector):
         """
         result = ParseResult()
         offers: dict[tuple[Any, ...], PriceRecord] = {}
-        seen: set[str] = set()
         skipped: Counter[str] = Counter()
-        for where, item in _rows(payloads):
-            reason = self._place(item, where, seen, offers, result)
+        self._asked = frozenset(self.regions)
+        for key, index, item in _rows(payloads):
+            reason = self._place(item, (key, index), offers, result)
             if reason is not None:
                 skipped[reason] += 1
         result.records = list(offers.values())
@@ -144,30 +147,26 @@ class AzureCollector(Collector):
     def _place(
         self,
         item: dict[str, Any],
-        where: str,
-        seen: set[str],
+        where: tuple[str, int],
         offers: dict[tuple[Any, ...], PriceRecord],
         result: ParseResult,
     ) -> str | None:
         """Add the row's record to `offers`, or say why it was skipped."""
-        # The API repeats rows; Consumption and Reservation rows can share a meterId, so only
-        # the whole row identifies a duplicate.
-        fingerprint = json.dumps(item, sort_keys=True, default=str)
-        if fingerprint in seen:
-            return "duplicate"
-        seen.add(fingerprint)
         reason = self._skip_reason(item)
-        if reason is not None:
-            if reason in ODDITIES:
-                self.log.warning(
-                    "%s: %s: skipped (%s): %s", self.name, where, reason, _describe(item)
-                )
-            return reason
-        gpu = gpus.lookup(self.name, item["armSkuName"])
-        if gpu is None:
+        gpu = None if reason else gpus.lookup(self.name, item["armSkuName"])
+        if gpu is None and reason is None:
             result.unknown_instance_types.add(item["armSkuName"])
             return "unknown instance type"
-        record = _record(item, gpu)
+        # The price is read last: most rows of a full answer are skipped before it is needed.
+        price = None if reason else _decimal(item["retailPrice"])
+        reason = reason or _price_reason(item, price)
+        if reason is not None or gpu is None or price is None:
+            if reason in ODDITIES:
+                self.log.warning(
+                    "%s: %s item %d: skipped (%s): %s", self.name, *where, reason, _describe(item)
+                )
+            return reason
+        record = _record(item, gpu, price)
         kept = offers.setdefault(record.key(), record)
         if kept is record:
             return None
@@ -179,15 +178,17 @@ class AzureCollector(Collector):
             record.upfront_total,
         ):
             self.log.warning(
-                "%s: %s: second price %s for %s; keeping the first, %s",
+                "%s: %s item %d: second price %s for %s; keeping the first, %s",
                 self.name,
-                where,
+                *where,
                 record.price_per_hour,
                 _describe(item),
                 kept.price_per_hour,
             )
             return "conflicting price"
-        return "same offer"
+        # The API repeats rows. Consumption and Reservation rows can share a meterId, so the
+        # offer key (kind and term included), not the meter, tells a repeat from a new price.
+        return "duplicate"
 
     def _skip_reason(self, item: dict[str, Any]) -> str | None:
         """Why a row must not be stored, or None when it is a price we keep."""
@@ -206,21 +207,23 @@ class AzureCollector(Collector):
             return "no armSkuName"
         if not item["armRegionName"]:
             return "no region"
-        if self.regions and item["armRegionName"] not in self.regions:
+        if self._asked and item["armRegionName"] not in self._asked:
             return "region not asked"
         if item["unitOfMeasure"] != "1 Hour":
             return "unit is not 1 Hour"
-        price = _decimal(item["retailPrice"])
-        if price is None or price <= 0:
-            return "no price"
-        if kind == "Reservation" and item.get("reservationTerm") not in RESERVATION_TERMS:
-            return "unknown reservation term"
         return None
 
 
-def _record(item: dict[str, Any], gpu: gpus.InstanceGpu) -> PriceRecord:
-    price = _decimal(item["retailPrice"])
-    assert price is not None  # _skip_reason has rejected rows without one
+def _price_reason(item: dict[str, Any], price: Decimal | None) -> str | None:
+    """Why a row of a known instance type carries no price we can store."""
+    if price is None or price <= 0:
+        return "no price"
+    if item["type"] == "Reservation" and item.get("reservationTerm") not in RESERVATION_TERMS:
+        return "unknown reservation term"
+    return None
+
+
+def _record(item: dict[str, Any], gpu: gpus.InstanceGpu, price: Decimal) -> PriceRecord:
     kind: PriceKind
     term: int | None = None
     upfront: Decimal | None = None
@@ -254,22 +257,29 @@ def _record(item: dict[str, Any], gpu: gpus.InstanceGpu) -> PriceRecord:
     )
 
 
-def _rows(payloads: Payloads) -> Iterator[tuple[str, dict[str, Any]]]:
+def _rows(payloads: Payloads) -> Iterator[tuple[str, int, dict[str, Any]]]:
     """Every row of every page, in page order, checked for the fields the parser reads."""
     for key in sorted(payloads, key=lambda k: _page_number(str(k))):
         for index, item in enumerate(_page_items(payloads[key], key)):
-            where = f"{key} item {index}"
-            if not isinstance(item, dict):
-                raise PayloadShapeError(AzureCollector.name, f"{where} is not an object")
-            missing = [f for f in REQUIRED_FIELDS if f not in item]
-            if missing:
-                raise PayloadShapeError(AzureCollector.name, f"{where} lacks {', '.join(missing)}")
-            not_text = [f for f in TEXT_FIELDS if not isinstance(item[f], str)]
-            if not_text:
-                raise PayloadShapeError(
-                    AzureCollector.name, f"{where}: {', '.join(not_text)} not a string"
-                )
-            yield where, item
+            # One C-level check per row (60,000 in a full answer); the slow path only to
+            # explain a failure.
+            if not (
+                isinstance(item, dict)
+                and _REQUIRED.issubset(item)
+                and {*map(type, _TEXT_VALUES(item))} == {str}
+            ):
+                _explain_bad_row(item, f"{key} item {index}")
+            yield key, index, item
+
+
+def _explain_bad_row(item: Any, where: str) -> None:
+    if not isinstance(item, dict):
+        raise PayloadShapeError(AzureCollector.name, f"{where} is not an object")
+    missing = [f for f in REQUIRED_FIELDS if f not in item]
+    if missing:
+        raise PayloadShapeError(AzureCollector.name, f"{where} lacks {', '.join(missing)}")
+    not_text = [f for f in TEXT_FIELDS if not isinstance(item[f], str)]
+    raise PayloadShapeError(AzureCollector.name, f"{where}: {', '.join(not_text)} not a string")
 
 
 def _page_number(key: str) -> int:

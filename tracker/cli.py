@@ -21,7 +21,6 @@ from storage.query import QueryRefused, query
 from tracker import config as config_mod
 from tracker import latest as latest_mod
 from tracker import pipeline, render
-from tracker.demo import demo_setup
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -188,6 +187,8 @@ def _print_latest(
 @click.pass_context
 def demo(ctx: click.Context, keep: Path | None) -> None:
     """Run the whole pipeline offline on bundled recorded API answers."""
+    from tracker.demo import demo_setup  # the loopback server is needed by this command only
+
     err: Console = ctx.obj["err"]
     with tempfile.TemporaryDirectory(prefix="gpu-tracker-demo-") as tmp:
         store = keep or Path(tmp) / "demo.duckdb"

@@ -63,7 +63,6 @@ def collect(
     providers = config.enabled(names)
     reporter = reporter or Reporter()
     store = store or Store(config.store_path)
-    store.migrate()
     write_lock = threading.Lock()  # one DuckDB writer at a time, even within this process
 
     def run(provider: ProviderConfig) -> Outcome:

@@ -1,0 +1,192 @@
+"""Synthetic full-size collections in the providers' wire formats, for the benchmarks.
+
+Azure: Retail Prices pages (1,000 items each) over 40 regions, every GPU SKU of the GPU table
+with its Linux, Spot, Windows, Low Priority, DevTest and 1/3-year Reservation rows, plus unknown
+GPU SKUs, as the real filter returns them. AWS: Price List products (on-demand + 12 reserved
+terms each) for every GPU type in 25 regions, and spot history per availability zone, in the
+shape boto3 hands to the collector. Prices are seeded-random around real list prices.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+from pathlib import Path
+from typing import Any
+
+from collectors.gpus import instance_types
+
+AZURE_REGIONS = [
+    "eastus",
+    "eastus2",
+    "westus",
+    "westus2",
+    "westus3",
+    "centralus",
+    "northcentralus",
+    "southcentralus",
+    "westcentralus",
+    "canadacentral",
+    "canadaeast",
+    "brazilsouth",
+    "northeurope",
+    "westeurope",
+    "uksouth",
+    "ukwest",
+    "francecentral",
+    "germanywestcentral",
+    "norwayeast",
+    "swedencentral",
+    "switzerlandnorth",
+    "italynorth",
+    "polandcentral",
+    "spaincentral",
+    "uaenorth",
+    "qatarcentral",
+    "israelcentral",
+    "southafricanorth",
+    "centralindia",
+    "southindia",
+    "westindia",
+    "japaneast",
+    "japanwest",
+    "koreacentral",
+    "koreasouth",
+    "southeastasia",
+    "eastasia",
+    "australiaeast",
+    "australiasoutheast",
+    "newzealandnorth",
+]
+AZURE_BASE = "https://prices.azure.com:443/api/retail/prices"
+AZURE_FILTER = "serviceName eq 'Virtual Machines'"
+# Real NC/ND/NV/NG SKUs the GPU table does not map (yet): the series filter returns them too.
+UNKNOWN_AZURE = [
+    "Standard_NC6",
+    "Standard_NC12",
+    "Standard_NC24",
+    "Standard_NC24r",
+    "Standard_NC6s_v2",
+    "Standard_NC12s_v2",
+    "Standard_NC24s_v2",
+    "Standard_NC24rs_v2",
+    "Standard_ND6s",
+    "Standard_ND12s",
+    "Standard_ND24s",
+    "Standard_ND24rs",
+    "Standard_ND40rs_v2",
+    "Standard_NV6",
+    "Standard_NV12",
+    "Standard_NV24",
+    "Standard_NV12s_v3",
+    "Standard_NV24s_v3",
+    "Standard_NV48s_v3",
+    "Standard_NV4as_v4",
+    "Standard_NV8as_v4",
+    "Standard_NV16as_v4",
+    "Standard_NV32as_v4",
+    "Standard_NCC40ads_H100_v5",
+    "Standard_NG8ads_V620_v1",
+    "Standard_NG16ads_V620_v1",
+    "Standard_NG32ads_V620_v1",
+    "Standard_NG32adms_V620_v1",
+    "Standard_NC8ads_A10_v4",
+    "Standard_NC16ads_A10_v4",
+    "Standard_NC32ads_A10_v4",
+]
+
+
+def _azure_item(
+    rng: random.Random, sku: str, region: str, kind: str, price: float
+) -> dict[str, Any]:
+    meter = sku.removeprefix("Standard_").replace("_", " ")
+    sku_name, product, item_type, term = meter, "Virtual Machines Series", "Consumption", None
+    if kind == "spot":
+        sku_name, meter = sku_name + " Spot", meter + " Spot"
+    elif kind == "low":
+        sku_name, meter = sku_name + " Low Priority", meter + " Low Priority"
+    elif kind == "windows":
+        product += " Windows"
+    elif kind == "devtest":
+        item_type = "DevTestConsumption"
+    elif kind.startswith("reserved"):
+        item_type, term = "Reservation", "1 Year" if kind.endswith("1") else "3 Years"
+        price = round(price * (8760 * 0.62 if term == "1 Year" else 26280 * 0.41), 2)
+    item = {
+        "currencyCode": "USD",
+        "tierMinimumUnits": 0.0,
+        "retailPrice": price,
+        "unitPrice": price,
+        "armRegionName": region,
+        "location": region,
+        "effectiveStartDate": "2025-06-01T00:00:00Z",
+        "meterId": str(uuid.UUID(int=rng.getrandbits(128))),
+        "meterName": meter,
+        "productId": "DZH318Z0BQPS",
+        "skuId": "DZH318Z0BQPS/00TG",
+        "productName": product,
+        "skuName": sku_name,
+        "serviceName": "Virtual Machines",
+        "serviceId": "DZH313Z7MMC8",
+        "serviceFamily": "Compute",
+        "unitOfMeasure": "1 Hour",
+        "type": item_type,
+        "isPrimaryMeterRegion": True,
+        "armSkuName": sku,
+    }
+    if term:
+        item["reservationTerm"] = term
+    return item
+
+
+def azure_items(n_items: int, seed: int = 7) -> list[dict[str, Any]]:
+    """`n_items` Retail Prices items: every SKU x region x row kind once, then the API's
+    exact duplicate rows (it returns some; the collector drops them) up to the page count."""
+    rng = random.Random(seed)
+    kinds = ["linux", "spot", "windows", "low", "devtest", "reserved1", "reserved3"]
+    items: list[dict[str, Any]] = []
+    for region in AZURE_REGIONS:
+        for sku in [*instance_types("azure"), *UNKNOWN_AZURE]:
+            base = round(rng.uniform(0.5, 100.0), 4)
+            for kind in kinds:
+                price = round(base * (0.1 if kind in ("spot", "low") else 1.0), 6)
+                items.append(_azure_item(rng, sku, region, kind, price))
+    unique = len(items)
+    while len(items) < n_items:
+        items.append(dict(items[rng.randrange(unique)]))
+    rng.shuffle(items)
+    return items[:n_items]
+
+
+def write_azure_recording(folder: Path, pages: int = 60, per_page: int = 1000) -> int:
+    """Write `pages` Retail Prices pages and an exchanges.json for the replay server."""
+    folder.mkdir(parents=True, exist_ok=True)
+    items = azure_items(pages * per_page)
+    exchanges = []
+    for n in range(pages):
+        skip = n * per_page
+        nxt = (
+            None
+            if n == pages - 1
+            else (
+                f"{AZURE_BASE}?api-version=2023-01-01-preview&$filter={AZURE_FILTER}"
+                f"&$skip={skip + per_page}"
+            )
+        )
+        page = {
+            "BillingCurrency": "USD",
+            "CustomerEntityId": "Default",
+            "CustomerEntityType": "Retail",
+            "Items": items[skip : skip + per_page],
+            "NextPageLink": nxt,
+            "Count": per_page,
+        }
+        (folder / f"page{n + 1}.json").write_text(json.dumps(page))
+        query: dict[str, Any] = {"$skip": str(skip) if n else None}
+        exchanges.append(
+            {"match": {"method": "GET", "query": query}, "body_file": f"page{n + 1}.json"}
+        )
+    spec = {"rewrite": ["https://prices.azure.com:443"], "exchanges": exchanges}
+    (folder / "exchanges.json").write_text(json.dumps(spec, indent=1))
+    return len(items)

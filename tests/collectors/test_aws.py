@@ -1,0 +1,577 @@
+"""AwsCollector: boto3 against the loopback replay server, then parse of what it fetched.
+
+The fixtures (tests/fixtures/aws/README.md) are recorded-format Price List and EC2 answers; the
+expected numbers below are worked out by hand from the API strings in those files.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Callable
+from datetime import UTC, datetime
+from decimal import ROUND_HALF_EVEN, Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
+
+import tracker
+from collectors import gpus
+from collectors.aws import GPU_REGIONS, AwsCollector
+from collectors.base import (
+    FetchError,
+    MissingCredentials,
+    ParseResult,
+    Payloads,
+    PayloadShapeError,
+    PriceRecord,
+    ProviderSettings,
+)
+from tracker.replay import ReplayServer
+
+KEYS = {"aws_access_key_id": "x", "aws_secret_access_key": "x"}
+TYPES = ["p4d.24xlarge", "g4dn.xlarge", "p5.48xlarge", "p3.2xlarge", "g5g.xlarge"]
+REGIONS = ("us-east-1", "us-west-2")
+DEMO = Path(tracker.__file__).parent / "demo_data" / "aws"
+GET_PRODUCTS = {"X-Amz-Target": "AWSPriceListService.GetProducts"}
+INTERNAL_ERROR = {"__type": "InternalErrorException", "Message": "An internal error occurred"}
+EC2_THROTTLED = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error>'
+    "<Code>RequestLimitExceeded</Code><Message>Request limit exceeded.</Message>"
+    "</Error></Errors><RequestID>0f2bc2bd-4e2d-4f16-9b3a-3c8bd1a3e0f1</RequestID></Response>"
+)
+
+Replay = Callable[..., ReplayServer]
+
+
+def make(
+    endpoint: str | None,
+    *,
+    regions: tuple[str, ...] = REGIONS,
+    types: list[str] | None = TYPES,
+    retries: int = 1,
+    timeout: float = 2.0,
+    options: dict[str, Any] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> AwsCollector:
+    options = dict(options or {})
+    if types:
+        options["instance_types"] = types
+    settings = ProviderSettings(
+        endpoint=endpoint,
+        regions=regions,
+        credentials=dict(KEYS),
+        options=options,
+        max_retries=retries,
+        timeout=timeout,
+    )
+    return AwsCollector(settings, progress)
+
+
+def six(value: Decimal) -> Decimal:
+    return value.quantize(Decimal("0.000001"), rounding=ROUND_HALF_EVEN)
+
+
+def find(result: ParseResult, **fields: Any) -> list[PriceRecord]:
+    return [r for r in result.records if all(getattr(r, k) == v for k, v in fields.items())]
+
+
+def page_file(name: str, fixtures_dir: Path) -> Any:
+    return json.loads((fixtures_dir / "aws" / name).read_text())
+
+
+def recording(folder: Path, *exchanges: dict[str, Any]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "exchanges.json").write_text(json.dumps({"exchanges": list(exchanges)}))
+    return folder
+
+
+def pricing_answer(
+    status: int, body: dict[str, Any], *, match: dict[str, Any] | None = None, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "match": {"method": "POST", "headers": GET_PRODUCTS, **(match or {})},
+        "status": status,
+        "content_type": "application/x-amz-json-1.1",
+        "body": json.dumps(body),
+        **extra,
+    }
+
+
+def ec2_throttled(region: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "match": {
+            "method": "POST",
+            "form": {"Action": "DescribeSpotPriceHistory"},
+            "region": region,
+        },
+        "status": 503,
+        "content_type": "text/xml;charset=UTF-8",
+        "body": EC2_THROTTLED,
+        **extra,
+    }
+
+
+@pytest.fixture
+def fetched(replay: Replay, fixtures_dir: Path) -> Payloads:
+    server = replay(fixtures_dir / "aws")
+    payloads = make(server.url).fetch()
+    assert server.unmatched == []
+    return payloads
+
+
+@pytest.fixture
+def result(fetched: Payloads, observed_at: datetime) -> ParseResult:
+    return make(None).parse(fetched, observed_at=observed_at)
+
+
+# -- parse, through the real fetch path --------------------------------------------------------
+
+
+def test_reserved_partial_upfront_1yr_in_full(result: ParseResult) -> None:
+    # 1382 upfront over 8760 h plus the 0.158/h recurring part: AWS publishes 0.315763.
+    expected = six(Decimal("0.158") + Decimal("1382") / 8760)
+    assert expected == Decimal("0.315763")
+    assert find(
+        result, instance_type="g4dn.xlarge", payment_option="partial_upfront", term_months=12
+    ) == [
+        PriceRecord(
+            provider="aws",
+            region="us-east-1",
+            zone=None,
+            instance_type="g4dn.xlarge",
+            price_kind="reserved",
+            term_months=12,
+            payment_option="partial_upfront",
+            offering_class="standard",
+            currency="USD",
+            price_per_hour=expected,
+            upfront_total=Decimal("1382"),
+            gpu_model="T4",
+            gpu_count=1,
+            gpu_memory_gib=16,
+            vcpus=4.0,
+            memory_gib=16.0,
+            effective_at=None,
+        )
+    ]
+
+
+def test_reserved_all_upfront_3yr_in_full(result: ParseResult) -> None:
+    # All Upfront: the Hrs dimension is 0.0000000000 and the whole price is the Upfront Fee.
+    expected = six(Decimal("5198") / 26280)
+    assert expected == Decimal("0.197793")
+    [record] = find(
+        result, instance_type="g4dn.xlarge", payment_option="all_upfront", term_months=36
+    )
+    assert record == PriceRecord(
+        provider="aws",
+        region="us-east-1",
+        zone=None,
+        instance_type="g4dn.xlarge",
+        price_kind="reserved",
+        term_months=36,
+        payment_option="all_upfront",
+        offering_class="standard",
+        currency="USD",
+        price_per_hour=expected,
+        upfront_total=Decimal("5198"),
+        gpu_model="T4",
+        gpu_count=1,
+        gpu_memory_gib=16,
+        vcpus=4.0,
+        memory_gib=16.0,
+    )
+
+
+def test_on_demand_p4d_in_full(result: ParseResult) -> None:
+    [record] = find(
+        result, instance_type="p4d.24xlarge", region="us-east-1", price_kind="on_demand"
+    )
+    assert record == PriceRecord(
+        provider="aws",
+        region="us-east-1",
+        zone=None,
+        instance_type="p4d.24xlarge",
+        price_kind="on_demand",
+        term_months=None,
+        payment_option=None,
+        offering_class=None,
+        currency="USD",
+        price_per_hour=Decimal("21.957642"),
+        upfront_total=None,
+        gpu_model="A100",
+        gpu_count=8,
+        gpu_memory_gib=40,
+        vcpus=96.0,
+        memory_gib=1152.0,
+        effective_at=None,
+    )
+
+
+def test_spot_record_in_full_keyed_by_zone_id(result: ParseResult) -> None:
+    # The same item is on both spot pages; it is kept once.
+    [record] = find(result, price_kind="spot", zone="use1-az6")
+    assert record == PriceRecord(
+        provider="aws",
+        region="us-east-1",
+        zone="use1-az6",
+        instance_type="p4d.24xlarge",
+        price_kind="spot",
+        term_months=None,
+        payment_option=None,
+        offering_class=None,
+        currency="USD",
+        price_per_hour=Decimal("8.0468"),
+        upfront_total=None,
+        gpu_model="A100",
+        gpu_count=8,
+        gpu_memory_gib=40,
+        vcpus=96.0,  # spot answers have no host size: taken from the price list
+        memory_gib=1152.0,
+        effective_at=datetime(2026, 11, 30, 3, 17, 41, tzinfo=UTC),
+    )
+
+
+def test_spot_without_zone_id_uses_zone_name(result: ParseResult) -> None:
+    [record] = find(result, price_kind="spot", zone="us-east-1b")
+    assert (record.instance_type, record.price_per_hour) == ("p4d.24xlarge", Decimal("9.1506"))
+    assert record.effective_at == datetime(2026, 11, 29, 22, 5, 12, tzinfo=UTC)
+
+
+def test_spot_history_keeps_each_timestamp_of_one_zone(result: ParseResult) -> None:
+    found = find(result, price_kind="spot", zone="use1-az4", instance_type="g4dn.xlarge")
+    assert sorted((r.effective_at, r.price_per_hour) for r in found) == [
+        (datetime(2026, 11, 29, 16, 20, 44, tzinfo=UTC), Decimal("0.1812")),
+        (datetime(2026, 11, 30, 4, 41, 9, tzinfo=UTC), Decimal("0.1733")),
+    ]
+
+
+def test_every_expected_offer_and_nothing_else(result: ParseResult) -> None:
+    offers = sorted(
+        (
+            r.region,
+            r.instance_type,
+            r.price_kind,
+            r.term_months or 0,
+            r.payment_option or "",
+            r.offering_class or "",
+            str(r.price_per_hour),
+        )
+        for r in result.records
+        if r.price_kind != "spot"
+    )
+    assert offers == sorted(
+        [
+            ("us-east-1", "g4dn.xlarge", "on_demand", 0, "", "", "0.526000"),
+            ("us-east-1", "g4dn.xlarge", "reserved", 12, "no_upfront", "standard", "0.331000"),
+            ("us-east-1", "g4dn.xlarge", "reserved", 12, "partial_upfront", "standard", "0.315763"),
+            ("us-east-1", "g4dn.xlarge", "reserved", 12, "all_upfront", "standard", "0.309247"),
+            ("us-east-1", "g4dn.xlarge", "reserved", 36, "no_upfront", "standard", "0.227000"),
+            ("us-east-1", "g4dn.xlarge", "reserved", 36, "partial_upfront", "standard", "0.210213"),
+            ("us-east-1", "g4dn.xlarge", "reserved", 36, "all_upfront", "standard", "0.197793"),
+            ("us-east-1", "p3.2xlarge", "on_demand", 0, "", "", "3.060000"),
+            ("us-east-1", "p4d.24xlarge", "on_demand", 0, "", "", "21.957642"),
+            ("us-east-1", "p4d.24xlarge", "reserved", 12, "no_upfront", "standard", "13.921094"),
+            ("us-east-1", "p4d.24xlarge", "reserved", 12, "all_upfront", "standard", "12.993037"),
+            ("us-east-1", "p4d.24xlarge", "reserved", 36, "no_upfront", "standard", "9.374219"),
+            ("us-east-1", "p4d.24xlarge", "reserved", 36, "all_upfront", "standard", "8.159056"),
+            ("us-east-1", "p5.48xlarge", "on_demand", 0, "", "", "55.040000"),
+            ("us-east-1", "p5.48xlarge", "reserved", 12, "no_upfront", "convertible", "43.344000"),
+            ("us-east-1", "p5.48xlarge", "reserved", 12, "all_upfront", "convertible", "40.454452"),
+            ("us-east-1", "p5.48xlarge", "reserved", 36, "no_upfront", "standard", "23.777280"),
+            ("us-east-1", "p5.48xlarge", "reserved", 36, "all_upfront", "standard", "20.695053"),
+            # the second page of the p4d answer
+            ("us-west-2", "p4d.24xlarge", "on_demand", 0, "", "", "21.957640"),
+        ]
+    )
+    spot = sorted(
+        (r.region, r.zone, r.instance_type, str(r.price_per_hour))
+        for r in result.records
+        if r.price_kind == "spot"
+    )
+    assert spot == [
+        ("us-east-1", "us-east-1b", "p4d.24xlarge", "9.150600"),
+        ("us-east-1", "use1-az2", "p5.48xlarge", "13.218200"),
+        ("us-east-1", "use1-az4", "g4dn.xlarge", "0.173300"),
+        ("us-east-1", "use1-az4", "g4dn.xlarge", "0.181200"),
+        ("us-east-1", "use1-az6", "p4d.24xlarge", "8.046800"),
+        ("us-west-2", "usw2-az1", "g4dn.xlarge", "0.176400"),
+        ("us-west-2", "usw2-az2", "p4d.24xlarge", "8.421900"),
+    ]
+    assert result.unknown_instance_types == {"g5g.xlarge"}
+    assert result.skipped_rows == 0
+
+
+def test_traps_are_absent(result: ParseResult) -> None:
+    prices = {r.price_per_hour for r in result.records}
+    assert Decimal("26.373642") not in prices  # the Windows p4d product
+    assert Decimal("0.3573") not in prices  # the Windows spot item
+    assert all(r.price_per_hour > 0 for r in result.records)  # the $0 capacity block
+    # Capacity block, UnusedCapacityReservation: one on-demand price per (region, type).
+    on_demand = [(r.region, r.instance_type) for r in result.records if r.price_kind == "on_demand"]
+    assert len(on_demand) == len(set(on_demand)) == 5
+    assert all(r.instance_type and r.region in REGIONS for r in result.records)  # free tier
+    assert not find(result, region="eu-west-1")  # outside the configured regions
+    assert len(result.records) == len(set(result.records)) == 26
+
+
+def test_parse_keeps_only_the_configured_regions(fetched: Payloads, observed_at: datetime) -> None:
+    result = make(None, regions=("us-west-2",)).parse(fetched, observed_at=observed_at)
+    assert sorted((r.instance_type, r.price_kind, r.zone or "") for r in result.records) == [
+        ("g4dn.xlarge", "spot", "usw2-az1"),
+        ("p4d.24xlarge", "on_demand", ""),
+        ("p4d.24xlarge", "spot", "usw2-az2"),
+    ]
+
+
+def test_payloads_are_json_and_reparse_the_same(
+    fetched: Payloads, result: ParseResult, observed_at: datetime
+) -> None:
+    assert list(fetched) == [
+        "pricing/p4d.24xlarge/page-1",
+        "pricing/p4d.24xlarge/page-2",
+        "pricing/g4dn.xlarge/page-1",
+        "pricing/p5.48xlarge/page-1",
+        "pricing/p3.2xlarge/page-1",
+        "pricing/g5g.xlarge/page-1",
+        "spot/us-east-1/page-1",
+        "spot/us-east-1/page-2",
+        "spot/us-west-2/page-1",
+    ]
+    archived = json.loads(json.dumps(fetched))
+    assert archived == fetched
+    assert archived["spot/us-east-1/page-1"]["SpotPriceHistory"][0]["Timestamp"] == (
+        "2026-11-30T03:17:41+00:00"
+    )
+    assert make(None).parse(archived, observed_at=observed_at) == result
+
+
+def test_zero_price_is_skipped_and_counted(fixtures_dir: Path, observed_at: datetime) -> None:
+    page = page_file("pricing-p4d.24xlarge-page1.json", fixtures_dir)
+    page["PriceList"] = [
+        p.replace('"USD":"21.9576420000"', '"USD":"0.0000000000"') for p in page["PriceList"]
+    ]
+    result = make(None).parse({"pricing/p4d.24xlarge/page-1": page}, observed_at=observed_at)
+    assert not find(result, price_kind="on_demand")
+    assert len(find(result, price_kind="reserved")) == 4
+    assert result.skipped_rows == 1
+
+
+def test_only_box_usage_is_an_instance_price(fixtures_dir: Path, observed_at: datetime) -> None:
+    # The capacity-reservation row marked "Used": its UnusedBox usage type still rules it out.
+    page = page_file("pricing-p4d.24xlarge-page1.json", fixtures_dir)
+    [row] = [p for p in page["PriceList"] if "UnusedBox:" in p]
+    marked_used = row.replace("UnusedCapacityReservation", "Used").replace("21.957642", "1.5")
+    page["PriceList"].append(marked_used)
+    result = make(None).parse({"pricing/p4d.24xlarge/page-1": page}, observed_at=observed_at)
+    assert [r.price_per_hour for r in find(result, price_kind="on_demand")] == [
+        Decimal("21.957642")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("key", "page"),
+    [
+        ("pricing/p4d.24xlarge/page-1", {"FormatVersion": "aws_v1"}),
+        ("pricing/p4d.24xlarge/page-1", {"FormatVersion": "aws_v1", "PriceList": [{"a": 1}]}),
+        ("spot/us-east-1/page-1", {"NextToken": ""}),
+        ("spot/us-east-1/page-1", ["not", "a", "page"]),
+        ("on-demand/p4d.24xlarge", {"PriceList": []}),
+    ],
+)
+def test_changed_shape_raises(key: str, page: Any, observed_at: datetime) -> None:
+    with pytest.raises(PayloadShapeError, match=key):
+        make(None).parse({key: page}, observed_at=observed_at)
+
+
+# -- fetch: requests, settings, progress -------------------------------------------------------
+
+
+def test_requests_use_the_configured_types_and_filters(replay: Replay, fixtures_dir: Path) -> None:
+    server = replay(fixtures_dir / "aws")
+    # Per-API endpoints win over `endpoint` (a closed port here: using it would fail).
+    options = {"pricing_endpoint": server.url, "ec2_endpoint": server.url}
+    make("http://127.0.0.1:9", types=["g4dn.xlarge", "p3.2xlarge"], options=options).fetch()
+    pricing = [json.loads(r.body) for r in server.requests if r.headers.get("x-amz-target")]
+    # GetProducts twice, then DescribeSpotPriceHistory: two us-east-1 pages, one us-west-2 page
+    regions = ["us-east-1", "us-east-1", "us-east-1", "us-east-1", "us-west-2"]
+    assert [r.region() for r in server.requests] == regions
+    assert [{f["Field"]: f["Value"] for f in p["Filters"]} for p in pricing] == [
+        {
+            "instanceType": t,
+            "operatingSystem": "Linux",
+            "tenancy": "Shared",
+            "preInstalledSw": "NA",
+            "capacitystatus": "Used",
+            "licenseModel": "No License required",
+            "marketoption": "OnDemand",
+        }
+        for t in ("g4dn.xlarge", "p3.2xlarge")
+    ]
+    assert {f["Type"] for p in pricing for f in p["Filters"]} == {"TERM_MATCH"}
+    assert {p["ServiceCode"] for p in pricing} == {"AmazonEC2"}
+    spot = [r.form() for r in server.requests if not r.headers.get("x-amz-target")]
+    assert [(f["InstanceType.1"], f["InstanceType.2"], "InstanceType.3" in f) for f in spot] == [
+        ("g4dn.xlarge", "p3.2xlarge", False)
+    ] * 3
+    assert {f["ProductDescription.1"] for f in spot} == {"Linux/UNIX"}
+    assert all(f["StartTime"] == f["EndTime"] for f in spot)
+
+
+def test_defaults_are_every_known_type_and_the_gpu_regions() -> None:
+    collector = make(None, regions=(), types=None)
+    assert collector.instance_types == gpus.instance_types("aws")
+    assert collector.regions == GPU_REGIONS
+    assert "us-east-1" in GPU_REGIONS
+
+
+def test_progress_after_every_page(replay: Replay, fixtures_dir: Path) -> None:
+    server = replay(fixtures_dir / "aws")
+    calls: list[tuple[int, int]] = []
+    make(server.url, progress=lambda pages, items: calls.append((pages, items))).fetch()
+    # PriceList 3, 3, 1, 2, 1, 1 products; spot items 5, 3, 2
+    assert calls == [(1, 3), (2, 6), (3, 7), (4, 9), (5, 10), (6, 11), (7, 16), (8, 19), (9, 21)]
+
+
+# -- fetch: errors -----------------------------------------------------------------------------
+
+
+def test_throttling_is_retried(replay: Replay, fixtures_dir: Path, tmp_path: Path) -> None:
+    throttle = {"__type": "ThrottlingException", "message": "Rate exceeded"}
+    throttled = pricing_answer(400, throttle, times=1)
+    server = replay(recording(tmp_path, throttled), fixtures_dir / "aws")
+    payloads = make(server.url, types=["g4dn.xlarge"], regions=("us-west-2",)).fetch()
+    assert len(payloads["pricing/g4dn.xlarge/page-1"]["PriceList"]) == 1
+    assert sum(1 for r in server.requests if r.headers.get("x-amz-target")) == 2
+
+
+def test_server_error_is_retried(replay: Replay, fixtures_dir: Path, tmp_path: Path) -> None:
+    failing = pricing_answer(500, INTERNAL_ERROR, times=1)
+    server = replay(recording(tmp_path, failing), fixtures_dir / "aws")
+    payloads = make(server.url, types=["p3.2xlarge"], regions=("us-west-2",)).fetch()
+    assert set(payloads) == {"pricing/p3.2xlarge/page-1", "spot/us-west-2/page-1"}
+
+
+def test_page_that_keeps_failing_names_call_and_page(
+    replay: Replay, fixtures_dir: Path, tmp_path: Path
+) -> None:
+    token = page_file("pricing-p4d.24xlarge-page1.json", fixtures_dir)["NextToken"]
+    page_2 = {"Filters": [{"Field": "instanceType", "Value": "p4d.24xlarge"}], "NextToken": token}
+    failing = pricing_answer(500, INTERNAL_ERROR, match={"json": page_2})
+    server = replay(recording(tmp_path, failing), fixtures_dir / "aws")
+    with pytest.raises(
+        FetchError, match=r"GetProducts p4d.24xlarge page 2: .*InternalErrorException"
+    ):
+        make(server.url, types=["p4d.24xlarge"], retries=2).fetch()
+    asked = [json.loads(r.body).get("NextToken") for r in server.requests]
+    assert asked == [None, token, token, token]  # page 1, then page 2 tried three times
+
+
+def test_timeout_becomes_fetch_error(replay: Replay, fixtures_dir: Path, tmp_path: Path) -> None:
+    slow = pricing_answer(200, {"FormatVersion": "aws_v1", "PriceList": []}, delay=1.0)
+    server = replay(recording(tmp_path, slow))
+    with pytest.raises(
+        FetchError, match=r"^aws: GetProducts g4dn.xlarge page 1: Read timeout"
+    ) as err:
+        make(server.url, types=["g4dn.xlarge"], retries=0, timeout=0.2).fetch()
+    assert isinstance(err.value.__cause__, ReadTimeoutError)
+
+
+def test_unreachable_endpoint_becomes_fetch_error() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    with pytest.raises(
+        FetchError, match=r"GetProducts g4dn.xlarge page 1: Could not connect"
+    ) as err:
+        make(f"http://127.0.0.1:{closed_port}", types=["g4dn.xlarge"], retries=0).fetch()
+    assert isinstance(err.value.__cause__, EndpointConnectionError)
+
+
+def test_ec2_request_limit_is_retried(replay: Replay, fixtures_dir: Path, tmp_path: Path) -> None:
+    server = replay(recording(tmp_path, ec2_throttled("us-west-2", times=1)), fixtures_dir / "aws")
+    payloads = make(server.url, types=["p3.2xlarge"], regions=("us-west-2",)).fetch()
+    assert len(payloads["spot/us-west-2/page-1"]["SpotPriceHistory"]) == 2
+
+
+def test_ec2_request_limit_that_persists_names_the_region(
+    replay: Replay, fixtures_dir: Path, tmp_path: Path
+) -> None:
+    server = replay(recording(tmp_path, ec2_throttled("us-west-2")), fixtures_dir / "aws")
+    with pytest.raises(
+        FetchError, match=r"DescribeSpotPriceHistory us-west-2 page 1: .*RequestLimitExceeded"
+    ) as err:
+        make(server.url, types=["p3.2xlarge"]).fetch()
+    assert isinstance(err.value.__cause__, ClientError)
+    assert [r.region() for r in server.requests[-2:]] == ["us-west-2", "us-west-2"]
+
+
+# -- credentials -------------------------------------------------------------------------------
+
+
+def _no_aws_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in (
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_SECURITY_TOKEN",
+        "AWS_PROFILE",
+        "AWS_DEFAULT_PROFILE",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_ROLE_ARN",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    # Never ask the instance metadata service (a network call) in a test.
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def test_missing_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _no_aws_environment(monkeypatch, tmp_path)
+    collector = AwsCollector(ProviderSettings())
+    with pytest.raises(MissingCredentials) as err:
+        collector.check_credentials()
+    assert err.value.variable == "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
+    assert str(err.value).startswith("aws: no credentials; set AWS_ACCESS_KEY_ID")
+
+
+def test_credentials_from_settings_or_the_standard_chain(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _no_aws_environment(monkeypatch, tmp_path)
+    AwsCollector(ProviderSettings(credentials=dict(KEYS))).check_credentials()
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    AwsCollector(ProviderSettings()).check_credentials()
+
+
+# -- the offline demo recording ----------------------------------------------------------------
+
+
+def test_demo_recording_answers_every_request(replay: Replay, observed_at: datetime) -> None:
+    server = replay(DEMO)
+    collector = make(server.url, regions=("us-east-1", "us-west-2", "eu-west-1"), types=None)
+    result = collector.parse(collector.fetch(), observed_at=observed_at)
+    assert server.unmatched == []
+    assert result.unknown_instance_types == set()
+    assert result.skipped_rows == 0
+    # 22 on-demand prices, 18 reserved terms in each US region, 42 spot zones
+    kinds = [r.price_kind for r in result.records]
+    assert (kinds.count("on_demand"), kinds.count("reserved"), kinds.count("spot")) == (22, 36, 42)
+    assert {r.instance_type for r in result.records} == {
+        "p4d.24xlarge",
+        "p5.48xlarge",
+        "p5en.48xlarge",
+        "p3.2xlarge",
+        "g4dn.xlarge",
+        "g5.xlarge",
+        "g6.xlarge",
+        "g6e.xlarge",
+    }
+    assert {r.region for r in result.records} == {"us-east-1", "us-west-2", "eu-west-1"}

@@ -85,7 +85,14 @@ def cli(ctx: click.Context, config_path: Path | None, verbose: bool) -> None:
         level=logging.INFO if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    ctx.obj = {"config_path": config_path, "out": Console(), "err": Console(stderr=True)}
+    ctx.obj = {"config_path": config_path, "out": _console(), "err": _console(stderr=True)}
+
+
+def _console(stderr: bool = False) -> Console:
+    # Piped or captured output has no terminal width; rich would squeeze tables into 80
+    # columns. Lines that long are fine in a file or a pager.
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else 160)
 
 
 def _run_collection(
@@ -150,29 +157,33 @@ def sql(ctx: click.Context, sql: str, fmt: str) -> None:
     "--sort", type=click.Choice(list(latest_mod.SORTS)), default="gpu-hour", show_default=True
 )
 @click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@click.option("--per-gpu", is_flag=True, help="Only the cheapest offer per GPU model and kind.")
 @click.option(
     "--format", "fmt", type=click.Choice(render.FORMATS), default="table", show_default=True
 )
 @click.pass_context
-def latest(ctx: click.Context, /, sort: str, limit: int, fmt: str, **filters: Any) -> None:
+def latest(
+    ctx: click.Context, /, sort: str, limit: int, per_gpu: bool, fmt: str, **filters: Any
+) -> None:
     """The cheapest current offers, one table per currency."""
     config = _config(ctx)
-    _print_latest(ctx, config.store_path, latest_mod.Filters(**filters), sort, limit, fmt)
+    options = {"sort": sort, "limit": limit, "per_gpu": per_gpu}
+    _print_latest(ctx, config.store_path, latest_mod.Filters(**filters), options, fmt)
 
 
 def _print_latest(
-    ctx: click.Context, store: Path, filters: latest_mod.Filters, sort: str, limit: int, fmt: str
+    ctx: click.Context, store: Path, filters: latest_mod.Filters, options: Any, fmt: str
 ) -> None:
     out: Console = ctx.obj["out"]
     try:
-        tables = latest_mod.cheapest(store, filters, sort=sort, limit=limit)
+        tables = latest_mod.cheapest(store, filters, **options)
     except StoreError as exc:
         _fail(ctx.obj["err"], str(exc), EXIT_FAILED)
     if not tables:
         ctx.obj["err"].print("no current prices match (run `gpu-tracker collect` first?)")
     for currency, result in tables.items():
         if fmt == "table":
-            out.print(render.to_table(result, title=f"Cheapest current offers ({currency})"))
+            out.print(render.latest_table(result, currency))
         else:
             render.print_result(out, result, fmt)
 
@@ -197,7 +208,8 @@ def demo(ctx: click.Context, keep: Path | None) -> None:
                 f"demo: replaying {', '.join(setup.servers)} from loopback servers into {store}"
             )
             outcomes = _run_collection(err, setup.config, (), setup.env)
-        _print_latest(ctx, store, latest_mod.Filters(), "gpu-hour", 25, "table")
+        options = {"sort": "gpu-hour", "limit": 60, "per_gpu": True}
+        _print_latest(ctx, store, latest_mod.Filters(), options, "table")
     sys.exit(pipeline.exit_code(outcomes))
 
 

@@ -17,19 +17,24 @@ KINDS = ("on_demand", "spot", "reserved")
 
 _SQL = r"""
 SELECT provider, region, zone, instance_type,
-       price_kind
-         || CASE WHEN term_months IS NULL THEN '' ELSE ' ' || term_months || 'mo' END
-         || CASE WHEN payment_option IS NULL THEN '' ELSE ' ' || payment_option END
-         || CASE WHEN offering_class IS NULL THEN '' ELSE ' ' || offering_class END AS kind,
+       CASE price_kind
+         WHEN 'on_demand' THEN 'on-demand'
+         WHEN 'spot' THEN 'spot'
+         ELSE concat_ws(' ',
+           CASE WHEN term_months % 12 = 0 THEN (term_months // 12) || 'y'
+                ELSE term_months || 'mo' END,
+           replace(payment_option, '_', '-'), offering_class)
+       END AS kind,
        format('{{}}x {{}} {{}}GB', regexp_replace(round(gpu_count, 2)::VARCHAR, '\.0+$', ''),
               gpu_model, round(gpu_memory_gib)::INTEGER) AS gpus,
        round(price_per_hour, 4) AS per_hour,
        round(price_per_gpu_hour, 4) AS per_gpu_hour,
        currency,
-       CASE WHEN stale THEN 'stale' ELSE '' END AS note
+       stale
 FROM latest_prices
 WHERE {where}
-ORDER BY {order}, provider, region, zone NULLS FIRST, instance_type
+{qualify}
+ORDER BY {order}, provider, region, zone NULLS FIRST, instance_type, kind
 LIMIT ?
 """
 
@@ -61,15 +66,30 @@ def _where(filters: Filters, currency: str) -> tuple[str, list[Any]]:
 
 
 def cheapest(
-    store: Path, filters: Filters, *, sort: str = "gpu-hour", limit: int = 20
+    store: Path,
+    filters: Filters,
+    *,
+    sort: str = "gpu-hour",
+    limit: int = 20,
+    per_gpu: bool = False,
 ) -> dict[str, QueryResult]:
-    """The cheapest current offers matching `filters`, per currency (USD first)."""
+    """The cheapest current offers matching `filters`, per currency (USD first).
+
+    With `per_gpu`, only the cheapest offer of each GPU model and price kind."""
     currencies = query(store, "SELECT DISTINCT currency FROM latest_prices ORDER BY currency")
     found = sorted((row[0] for row in currencies.rows), key=lambda c: (c != "USD", c))
     results = {}
     for currency in found:
         where, params = _where(filters, currency)
-        sql = _SQL.format(where=where, order=SORTS[sort])
+        order = SORTS[sort]
+        qualify = (
+            f"QUALIFY row_number() OVER (PARTITION BY gpu_model, price_kind ORDER BY {order}) = 1"
+            if per_gpu
+            else ""
+        )
+        sql = _SQL.format(
+            where=where, order=f"gpu_model, {order}" if per_gpu else order, qualify=qualify
+        )
         result = query(store, sql, [*params, limit])
         if result.rows:
             results[currency] = result

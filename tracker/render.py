@@ -51,6 +51,28 @@ def to_table(result: QueryResult, title: str | None = None) -> Table:
     return table
 
 
+def latest_table(result: QueryResult, currency: str) -> Table:
+    """The `latest` offers of one currency: compact, the currency in the title, stale marked."""
+    table = Table(title=f"Cheapest current offers ({currency})", caption_justify="left")
+    headers = {"per_hour": f"{currency}/h", "per_gpu_hour": f"{currency}/GPU-h"}
+    shown = [c for c in result.columns if c not in ("currency", "stale")]
+    for column in shown:
+        table.add_column(
+            headers.get(column, column), justify="right" if column in headers else "left"
+        )
+    stale_seen = False
+    for row in result.rows:
+        values = dict(zip(result.columns, row, strict=True))
+        cells = ["" if values[c] is None else str(values[c]) for c in shown]
+        if values.get("stale"):
+            cells[0] += " *"
+            stale_seen = True
+        table.add_row(*cells)
+    if stale_seen:
+        table.caption = "* stale: the provider's last successful collection is overdue"
+    return table
+
+
 def print_result(console: Console, result: QueryResult, fmt: str) -> None:
     if fmt == "json":
         console.print(to_json(result), markup=False, highlight=False, soft_wrap=True)

@@ -1,0 +1,226 @@
+"""`gpu-tracker collect` and `gpu-tracker demo` end to end: real collectors, loopback servers,
+a real DuckDB file, the real CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from collectors.base import effective_hourly
+from storage.query import query
+from tracker.cli import cli
+from tracker.replay import ReplayServer
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+AWS_FIXTURE_TYPES = ["p4d.24xlarge", "p5.48xlarge", "g4dn.xlarge", "p3.2xlarge", "g5g.xlarge"]
+
+
+@pytest.fixture(autouse=True)
+def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Test keys for AWS, and no way for boto3 to find real ones (or ask the instance role)."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def write_config(tmp_path: Path, aws: str | None, azure: str | None) -> Path:
+    lines = ['[storage]\npath = "prices.duckdb"']
+    for name, url, regions in (
+        ("aws", aws, '["us-east-1", "us-west-2", "eu-west-1"]'),
+        ("azure", azure, "[]"),
+    ):
+        if url is None:
+            lines.append(f"[providers.{name}]\nenabled = false")
+        else:
+            lines.append(
+                f'[providers.{name}]\nendpoint = "{url}"\nregions = {regions}\ntimeout = 2'
+            )
+            if name == "aws":  # the instance types the AWS fixtures answer for
+                lines.append(f"instance_types = {json.dumps(AWS_FIXTURE_TYPES)}")
+    path = tmp_path / "config.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def collect(config: Path, *args: str) -> Any:
+    return CliRunner().invoke(cli, ["--config", str(config), "collect", *args])
+
+
+def runs(store: Path) -> list[tuple[Any, ...]]:
+    # Providers are collected in parallel: order by provider, then time.
+    sql = "SELECT provider, status, records, error FROM collection_runs ORDER BY provider, run_id"
+    return query(store, sql).rows
+
+
+def broken_recording(tmp_path: Path, folder: str, fail_body_file: str, status: int = 500) -> Path:
+    """A copy of a fixture recording whose page `fail_body_file` always answers `status`."""
+    copy = tmp_path / f"broken-{folder}"
+    shutil.copytree(FIXTURES / folder, copy)
+    spec = json.loads((copy / "exchanges.json").read_text())
+    for exchange in spec["exchanges"]:
+        if exchange.get("body_file") == fail_body_file:
+            exchange.update(status=status, body='{"error": "boom"}', times=None)
+            exchange.pop("body_file")
+    (copy / "exchanges.json").write_text(json.dumps(spec))
+    return copy
+
+
+def test_collect_stores_both_providers(replay: Any, tmp_path: Path) -> None:
+    aws: ReplayServer = replay(FIXTURES / "aws")
+    azure: ReplayServer = replay(FIXTURES / "azure")
+    config = write_config(tmp_path, aws.url, azure.url + "/api/retail/prices")
+    result = collect(config)
+    assert result.exit_code == 0, result.output
+    store = tmp_path / "prices.duckdb"
+    assert [(p, s) for p, s, _, _ in runs(store)] == [("aws", "ok"), ("azure", "ok")]
+    # Checked by hand from the API's own numbers: Azure's Reservation row carries the term's
+    # total (551221.0 for one year of ND96isr H100 v5); AWS's p4d on-demand is 21.9576420000.
+    got = query(
+        store,
+        "SELECT provider, price_per_hour, upfront_total FROM latest_prices WHERE "
+        "(instance_type = 'Standard_ND96isr_H100_v5' AND price_kind = 'reserved' "
+        " AND term_months = 12) OR "
+        "(instance_type = 'p4d.24xlarge' AND price_kind = 'on_demand' AND region = 'us-east-1') "
+        "ORDER BY provider",
+    ).rows
+    assert got == [("aws", 21.957642, None), ("azure", 62.924772, 551221.0)]
+    assert effective_hourly(Decimal(0), Decimal("551221.0"), 12) == Decimal("62.924772")
+    assert aws.unmatched == [] and azure.unmatched == []
+
+
+def test_one_failing_provider_does_not_stop_the_other(replay: Any, tmp_path: Path) -> None:
+    # AWS's second pricing page of p4d.24xlarge keeps answering 500: the whole AWS run is lost,
+    # Azure lands, and the exit code says something failed.
+    aws = replay(broken_recording(tmp_path, "aws", "pricing-p4d.24xlarge-page2.json"))
+    azure = replay(FIXTURES / "azure")
+    config = write_config(tmp_path, aws.url, azure.url + "/api/retail/prices")
+    result = collect(config)
+    assert result.exit_code == 1
+    store = tmp_path / "prices.duckdb"
+    (aws_run, azure_run) = runs(store)
+    assert aws_run[:3] == ("aws", "failed", 0)
+    assert "p4d.24xlarge" in aws_run[3] and "page 2" in aws_run[3]
+    assert azure_run[:2] == ("azure", "ok")
+    providers = query(store, "SELECT DISTINCT provider FROM prices").rows
+    assert providers == [("azure",)]
+
+
+def test_a_failed_run_keeps_the_history_it_had(replay: Any, tmp_path: Path) -> None:
+    azure = replay(FIXTURES / "azure")
+    config = write_config(tmp_path, None, azure.url + "/api/retail/prices")
+    assert collect(config).exit_code == 0
+    store = tmp_path / "prices.duckdb"
+    before = query(store, "SELECT * FROM prices ORDER BY ALL").rows
+
+    broken = replay(broken_recording(tmp_path, "azure", "page2.json", status=503))
+    config = write_config(tmp_path, None, broken.url + "/api/retail/prices")
+    result = collect(config)
+    assert result.exit_code == 1
+    assert query(store, "SELECT * FROM prices ORDER BY ALL").rows == before
+    assert runs(store)[-1][:2] == ("azure", "failed")
+    assert "page 2" in runs(store)[-1][3]
+
+
+def test_collecting_again_changes_nothing(replay: Any, tmp_path: Path) -> None:
+    azure = replay(FIXTURES / "azure")
+    config = write_config(tmp_path, None, azure.url + "/api/retail/prices")
+    assert collect(config).exit_code == 0
+    assert collect(config).exit_code == 0
+    store = tmp_path / "prices.duckdb"
+    changed = query(store, "SELECT changed FROM collection_runs ORDER BY run_id").rows
+    assert changed[0][0] > 0 and changed[1] == (0,)
+    assert query(store, "SELECT count(*) FROM prices WHERE valid_to IS NOT NULL").rows == [(0,)]
+
+
+def test_missing_credentials_skip_with_the_variable_to_set(
+    replay: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    azure = replay(FIXTURES / "azure")
+    config = write_config(tmp_path, "http://127.0.0.1:9", azure.url + "/api/retail/prices")
+    result = collect(config)
+    assert result.exit_code == 0
+    assert "aws skipped" in result.output and "AWS_ACCESS_KEY_ID" in result.output
+    assert [(p, s) for p, s, _, _ in runs(tmp_path / "prices.duckdb")] == [
+        ("aws", "skipped"),
+        ("azure", "ok"),
+    ]
+
+
+def test_an_answer_without_gpu_prices_fails_rather_than_withdrawing_everything(
+    replay: Any, tmp_path: Path
+) -> None:
+    azure = replay(FIXTURES / "azure")
+    config = write_config(tmp_path, None, azure.url + "/api/retail/prices")
+    assert collect(config).exit_code == 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "page.json").write_text(
+        '{"BillingCurrency": "USD", "Items": [], "NextPageLink": null, "Count": 0}'
+    )
+    (empty / "exchanges.json").write_text(
+        '{"exchanges": [{"match": {"method": "GET"}, "body_file": "page.json"}]}'
+    )
+    server = replay(empty)
+    config = write_config(tmp_path, None, server.url + "/api/retail/prices")
+    result = collect(config)
+    assert result.exit_code == 1
+    store = tmp_path / "prices.duckdb"
+    assert "no GPU price" in runs(store)[-1][3]
+    assert query(store, "SELECT count(*) FROM latest_prices").rows[0][0] > 0
+
+
+def test_unknown_instance_types_are_named_in_the_summary(replay: Any, tmp_path: Path) -> None:
+    azure = replay(FIXTURES / "azure")
+    config = write_config(tmp_path, None, azure.url + "/api/retail/prices")
+    result = collect(config)
+    assert "unknown GPU instance types, not stored" in result.output
+
+
+def test_collect_rejects_an_unknown_provider(tmp_path: Path) -> None:
+    config = write_config(tmp_path, None, None)
+    result = collect(config, "--provider", "oracle")
+    assert result.exit_code == 2
+    assert "--provider oracle: unknown provider" in result.output
+    assert not (tmp_path / "prices.duckdb").exists()
+
+
+def test_demo_runs_offline_end_to_end(tmp_path: Path) -> None:
+    """The installed command, as a user runs it: a fresh process, no credentials, no network."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "AWS_EC2_METADATA_DISABLED": "true"}
+    store = tmp_path / "demo.duckdb"
+    done = subprocess.run(
+        [sys.executable, "-m", "tracker", "demo", "--keep", str(store)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Cheapest current offers (USD)" in done.stdout
+    assert "p5.48xlarge" in done.stdout and "Standard_ND96isr_H200_v5" in done.stdout
+    got = query(store, "SELECT provider, status, records FROM collection_runs ORDER BY provider")
+    assert got.rows == [("aws", "ok", 100), ("azure", "ok", 49)]
+    kinds = query(store, "SELECT DISTINCT provider, price_kind FROM latest_prices ORDER BY ALL")
+    assert kinds.rows == [
+        ("aws", "on_demand"),
+        ("aws", "reserved"),
+        ("aws", "spot"),
+        ("azure", "on_demand"),
+        ("azure", "reserved"),
+        ("azure", "spot"),
+    ]

@@ -1,0 +1,107 @@
+"""One integrity test over every registered collector, on its demo recording served on loopback.
+
+Whatever the provider, a stored price is positive, names a canonical GPU, has one identity,
+a known currency and a consistent kind. A new collector is held to this the moment it is
+registered.
+"""
+
+from __future__ import annotations
+
+import pkgutil
+import re
+from collections import Counter
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+import collectors
+from collectors import REGISTRY, collector_class
+from collectors.base import (
+    OFFERING_CLASSES,
+    PAYMENT_OPTIONS,
+    PRICE_KINDS,
+    Collector,
+    ParseResult,
+)
+from collectors.gpus import GPU_MODELS
+from tracker.demo import DEMO_DATA, demo_setup
+
+NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+CURRENCIES = {"USD", "CNY", "EUR"}
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+NOT_PROVIDERS = {"base", "gpus", "http"}
+
+
+@pytest.fixture(scope="module")
+def parsed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ParseResult]:
+    results = {}
+    with demo_setup(tmp_path_factory.mktemp("integrity") / "s.duckdb") as setup:
+        for name in setup.servers:
+            settings, missing = setup.config.providers[name].settings(setup.env)
+            assert missing == []
+            collector = collector_class(name)(settings)
+            results[name] = collector.parse(collector.fetch(), observed_at=NOW)
+            assert setup.servers[name].unmatched == [], f"{name}: requests the demo cannot answer"
+    return results
+
+
+def test_every_collector_module_is_registered() -> None:
+    modules = {m.name for m in pkgutil.iter_modules(collectors.__path__)} - NOT_PROVIDERS
+    assert modules == set(REGISTRY)
+    for name in REGISTRY:
+        cls = collector_class(name)
+        assert issubclass(cls, Collector) and cls.name == name
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_provider_has_fixtures_and_a_demo_recording(name: str) -> None:
+    assert (FIXTURES / name / "README.md").exists()
+    assert (DEMO_DATA / name / "exchanges.json").exists()
+    assert (DEMO_DATA / name / "demo.json").exists()
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_records_are_sound(parsed: dict[str, ParseResult], name: str) -> None:
+    records = parsed[name].records
+    assert records, f"{name}: the demo recording yields no prices"
+    for r in records:
+        where = f"{name} {r.region} {r.instance_type} {r.price_kind}"
+        assert r.provider == name
+        assert r.price_per_hour > 0, where
+        assert r.price_per_hour == r.price_per_hour.quantize(Decimal("0.000001")), where
+        assert r.gpu_model in GPU_MODELS, where
+        assert r.gpu_count > 0 and r.gpu_memory_gib > 0, where
+        assert r.currency in CURRENCIES, where
+        assert r.price_kind in PRICE_KINDS, where
+        assert r.region and re.fullmatch(r"[a-z0-9-]+", r.region), where
+        if r.price_kind == "reserved":
+            assert r.term_months and r.term_months > 0, where
+            assert r.upfront_total is not None and r.upfront_total >= 0, where
+        else:
+            assert (r.term_months, r.upfront_total, r.payment_option) == (None, None, None), where
+        assert r.payment_option in (None, *PAYMENT_OPTIONS), where
+        assert r.offering_class in (None, *OFFERING_CLASSES), where
+        if r.effective_at is not None:
+            assert r.effective_at.tzinfo is not None and r.effective_at <= NOW, where
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_each_offer_has_one_price_at_a_time(parsed: dict[str, ParseResult], name: str) -> None:
+    counts = Counter((r.key(), r.effective_at) for r in parsed[name].records)
+    assert [k for k, n in counts.items() if n > 1] == []
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_spot_is_never_an_on_demand_price_in_disguise(
+    parsed: dict[str, ParseResult], name: str
+) -> None:
+    on_demand = {
+        (r.region, r.instance_type): r.price_per_hour
+        for r in parsed[name].records
+        if r.price_kind == "on_demand"
+    }
+    for r in parsed[name].records:
+        if r.price_kind == "spot" and (r.region, r.instance_type) in on_demand:
+            assert r.price_per_hour < on_demand[(r.region, r.instance_type)], r

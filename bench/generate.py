@@ -190,3 +190,92 @@ def write_azure_recording(folder: Path, pages: int = 60, per_page: int = 1000) -
     spec = {"rewrite": ["https://prices.azure.com:443"], "exchanges": exchanges}
     (folder / "exchanges.json").write_text(json.dumps(spec, indent=1))
     return len(items)
+
+
+AWS_REGIONS = [
+    "us-east-1", "us-east-2", "us-west-1", "us-west-2", "ca-central-1", "sa-east-1",
+    "eu-west-1", "eu-west-2", "eu-west-3", "eu-central-1", "eu-central-2", "eu-north-1",
+    "eu-south-1", "eu-south-2", "ap-northeast-1", "ap-northeast-2", "ap-northeast-3",
+    "ap-south-1", "ap-south-2", "ap-southeast-1", "ap-southeast-2", "ap-southeast-3",
+    "ap-southeast-4", "me-central-1", "il-central-1",
+]  # fmt: skip
+_TERMS = [
+    (lease, cls, option)
+    for lease in ("1yr", "3yr")
+    for cls in ("standard", "convertible")
+    for option in ("No Upfront", "Partial Upfront", "All Upfront")
+]
+
+
+def _dimension(sku: str, code: str, rate: str, unit: str, price: str) -> dict[str, Any]:
+    return {
+        "unit": unit, "endRange": "Inf", "description": "generated", "appliesTo": [],
+        "rateCode": f"{sku}.{code}.{rate}", "beginRange": "0", "pricePerUnit": {"USD": price},
+    }
+
+
+def _term(sku: str, code: str, dims: list[dict[str, Any]], attrs: dict[str, str]) -> dict[str, Any]:
+    return {
+        "priceDimensions": {d["rateCode"]: d for d in dims}, "sku": sku,
+        "effectiveDate": "2025-11-01T00:00:00Z", "offerTermCode": code, "termAttributes": attrs,
+    }
+
+
+def _aws_product(rng: random.Random, itype: str, region: str) -> str:
+    """One GetProducts PriceList entry (a JSON string): on-demand plus 12 reserved terms."""
+    sku = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ23456789") for _ in range(16))
+    od = rng.uniform(0.5, 100.0)
+    attrs = {
+        "instanceType": itype, "regionCode": region, "location": region, "vcpu": "96",
+        "memory": "1152 GiB", "operatingSystem": "Linux", "tenancy": "Shared",
+        "preInstalledSw": "NA", "capacitystatus": "Used", "licenseModel": "No License required",
+        "marketoption": "OnDemand", "operation": "RunInstances",
+        "usagetype": f"BoxUsage:{itype}", "instanceFamily": "GPU instance",
+    }
+    terms: dict[str, Any] = {"OnDemand": {}, "Reserved": {}}
+    hrs = _dimension(sku, "JRTCKXETXF", "6YS6EN2CT7", "Hrs", f"{od:.10f}")
+    terms["OnDemand"][f"{sku}.JRTCKXETXF"] = _term(sku, "JRTCKXETXF", [hrs], {})
+    for n, (lease, cls, option) in enumerate(_TERMS):
+        code = f"T{n:09d}"
+        hours = 8760 if lease == "1yr" else 26280
+        effective = od * rng.uniform(0.35, 0.75)
+        upfront = {"No Upfront": 0.0, "Partial Upfront": 0.5, "All Upfront": 1.0}[option]
+        dims = [_dimension(sku, code, "6YS6EN2CT7", "Hrs", f"{effective * (1 - upfront):.10f}")]
+        if upfront:
+            fee = str(round(effective * upfront * hours))
+            dims.append(_dimension(sku, code, "2TG2D8R56U", "Quantity", fee))
+        attributes = {"LeaseContractLength": lease, "OfferingClass": cls, "PurchaseOption": option}
+        terms["Reserved"][f"{sku}.{code}"] = _term(sku, code, dims, attributes)
+    product = {"productFamily": "Compute Instance", "attributes": attrs, "sku": sku}
+    return json.dumps({"product": product, "serviceCode": "AmazonEC2", "terms": terms})
+
+
+def aws_payloads(spot_history: int = 8, zones: int = 4, seed: int = 11) -> dict[str, Any]:
+    """What AwsCollector.fetch returns for every GPU type in 25 regions: pricing pages of 100
+    products, and spot history (`spot_history` price changes per zone) in pages of 1,000."""
+    rng = random.Random(seed)
+    payloads: dict[str, Any] = {}
+    for itype in instance_types("aws"):
+        products = [_aws_product(rng, itype, region) for region in AWS_REGIONS]
+        for page in range(0, len(products), 100):
+            payloads[f"pricing/{itype}/page-{page // 100 + 1}"] = {
+                "FormatVersion": "aws_v1", "PriceList": products[page : page + 100],
+            }
+    for region in AWS_REGIONS:
+        items = [
+            {
+                "AvailabilityZone": f"{region}{'abcdef'[z]}",
+                "AvailabilityZoneId": f"{region[:2]}{region.split('-')[1][:1]}{z + 1}-az{z + 1}",
+                "InstanceType": itype, "ProductDescription": "Linux/UNIX",
+                "SpotPrice": f"{rng.uniform(0.1, 40.0):.6f}",
+                "Timestamp": f"2026-11-{29 - h // 24:02d}T{23 - h % 24:02d}:{rng.randrange(60):02d}:00+00:00",
+            }
+            for itype in instance_types("aws")
+            for z in range(zones)
+            for h in range(spot_history)
+        ]
+        for page in range(0, len(items), 1000):
+            payloads[f"spot/{region}/page-{page // 1000 + 1}"] = {
+                "SpotPriceHistory": items[page : page + 1000], "NextToken": "",
+            }
+    return payloads

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -47,18 +48,22 @@ ARROW_SCHEMA = pa.schema(
     ]
 )
 _COLUMNS = [f.name for f in ARROW_SCHEMA]
+_FIELDS = attrgetter(*_COLUMNS)
 
 # The offer's identity as one string: NULL parts become '' so they compare as values.
 _OFFER_KEY = """concat_ws('|', provider, region, coalesce(zone, ''), instance_type, price_kind,
     coalesce(CAST(term_months AS VARCHAR), ''), coalesce(payment_option, ''),
     coalesce(offering_class, ''), currency)"""
 
-# Incoming price points, one per offer and timestamp (no provider timestamp = observed now).
+# Incoming price points (no provider timestamp = observed now).
 _STAGE_INCOMING = f"""
 CREATE TEMP TABLE incoming AS
-SELECT DISTINCT ON (offer_key, ts) *
-FROM (SELECT *, {_OFFER_KEY} AS offer_key, coalesce(effective_at, $observed) AS ts FROM batch)
-ORDER BY offer_key, ts, price_per_hour
+SELECT *, {_OFFER_KEY} AS offer_key, coalesce(effective_at, $observed) AS ts FROM batch
+"""
+
+# Two prices for one offer at one moment would be a collector bug: refuse rather than guess.
+_DUPLICATE_POINTS = """
+SELECT count(*) - count(DISTINCT (offer_key, ts)) FROM incoming
 """
 
 # The open interval of every offer this run saw.
@@ -69,24 +74,28 @@ FROM price_intervals p SEMI JOIN incoming i ON p.offer_key = i.offer_key
 WHERE p.provider = $provider AND p.valid_to IS NULL
 """
 
+_META = """provider, region, zone, instance_type, price_kind, term_months, payment_option,
+    offering_class, currency, gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib"""
+
 # The sequence of prices per offer: the open interval first, then incoming points after it.
 # Points at or before the open interval's start are history already recorded, except when the
 # newest of them contradicts the open price: then the change is dated to this observation.
 # Consecutive equal prices collapse; each kept point ends where the next one starts.
-_STAGE_SEQUENCE = """
+_STAGE_SEQUENCE = f"""
 CREATE TEMP TABLE sequence AS
-WITH latest AS (
-    SELECT DISTINCT ON (offer_key) * FROM incoming ORDER BY offer_key, ts DESC
-), points AS (
-    SELECT offer_key, price_per_hour, upfront_total, valid_from AS ts, true AS existing
+WITH points AS (
+    SELECT offer_key, price_per_hour, upfront_total, valid_from AS ts, true AS existing,
+           {", ".join(f"NULL AS {c.strip()}" for c in _META.split(","))}
     FROM open_now
     UNION ALL
-    SELECT i.offer_key, i.price_per_hour, i.upfront_total, i.ts, false
+    SELECT i.offer_key, i.price_per_hour, i.upfront_total, i.ts, false, {_META}
     FROM incoming i LEFT JOIN open_now o USING (offer_key)
     WHERE o.valid_from IS NULL OR i.ts > o.valid_from
     UNION ALL
-    SELECT l.offer_key, l.price_per_hour, l.upfront_total, $observed, false
-    FROM latest l JOIN open_now o USING (offer_key)
+    SELECT l.offer_key, l.price_per_hour, l.upfront_total, $observed, false, {_META}
+    FROM (SELECT DISTINCT ON (offer_key) * FROM incoming SEMI JOIN open_now USING (offer_key)
+          ORDER BY offer_key, ts DESC) l
+    JOIN open_now o USING (offer_key)
     WHERE l.ts <= o.valid_from
       AND (l.price_per_hour, l.upfront_total) IS DISTINCT FROM (o.price_per_hour, o.upfront_total)
       AND NOT EXISTS (
@@ -97,7 +106,7 @@ WITH latest AS (
     ) AS keep
     FROM points
 )
-SELECT offer_key, price_per_hour, upfront_total, ts, existing,
+SELECT * EXCLUDE (keep),
        lead(ts) OVER (PARTITION BY offer_key ORDER BY ts, existing DESC) AS next_ts
 FROM marked WHERE keep
 """
@@ -112,14 +121,12 @@ WHERE s.existing AND p.offer_key = s.offer_key AND p.provider = $provider AND p.
 
 _INSERT_NEW = """
 INSERT INTO price_intervals
-SELECT i.offer_key, i.provider, i.region, i.zone, i.instance_type, i.price_kind, i.term_months,
-       i.payment_option, i.offering_class, i.currency, s.price_per_hour, s.upfront_total,
-       i.gpu_model, i.gpu_count, i.gpu_memory_gib, i.vcpus, i.memory_gib,
-       s.ts, s.next_ts, $observed, $run_id
-FROM sequence s
-JOIN (SELECT DISTINCT ON (offer_key) * FROM incoming ORDER BY offer_key, ts DESC) i
-  USING (offer_key)
-WHERE NOT s.existing
+SELECT offer_key, provider, region, zone, instance_type, price_kind, term_months,
+       payment_option, offering_class, currency, price_per_hour, upfront_total,
+       gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib,
+       ts, next_ts, $observed, $run_id
+FROM sequence
+WHERE NOT existing
 """
 
 _CLOSE_WITHDRAWN = """
@@ -140,11 +147,10 @@ class RunResult:
 
 def to_arrow(records: Sequence[PriceRecord]) -> pa.Table:
     """The records as an Arrow table in the store's column order and types."""
-    columns: dict[str, list[Any]] = {name: [] for name in _COLUMNS}
-    for record in records:
-        for name in _COLUMNS:
-            columns[name].append(getattr(record, name))
-    return pa.table(columns, schema=ARROW_SCHEMA)
+    if not records:
+        return ARROW_SCHEMA.empty_table()
+    columns = zip(*map(_FIELDS, records), strict=True)
+    return pa.table(dict(zip(_COLUMNS, map(list, columns), strict=True)), schema=ARROW_SCHEMA)
 
 
 class Store:
@@ -198,6 +204,11 @@ class Store:
     ) -> int:
         observed = {"observed": params["observed"]}
         con.execute(_STAGE_INCOMING, observed)
+        duplicates = scalar(con, _DUPLICATE_POINTS)
+        if duplicates:
+            raise StoreError(
+                f"{duplicates} records repeat an offer at the same moment with another price"
+            )
         con.execute(_STAGE_OPEN, {"provider": params["provider"]})
         con.execute(_STAGE_SEQUENCE, observed)
         con.execute(_EXTEND_OR_CLOSE, params)

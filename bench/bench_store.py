@@ -101,6 +101,19 @@ def _changed(records: list[PriceRecord], share: float, seed: int) -> list[PriceR
     ]
 
 
+def _one_run(
+    folder: Path, records: dict[str, list[PriceRecord]], changed: dict[str, list[PriceRecord]]
+) -> dict[str, float]:
+    store = Store(folder / "prices.duckdb")
+    store.migrate()
+    return {
+        "bare": _seconds(lambda: _bare_insert(folder / "bare.duckdb", records)),
+        "first": _seconds(lambda: _write_all(store, records, T0)),
+        "same": _seconds(lambda: _write_all(store, records, T0 + timedelta(hours=1))),
+        "changed5": _seconds(lambda: _write_all(store, changed, T0 + timedelta(hours=2))),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -114,14 +127,8 @@ def main() -> None:
         for run in range(args.runs):
             folder = Path(tmp) / str(run)
             folder.mkdir()
-            store = Store(folder / "prices.duckdb")
-            store.migrate()
-            figures["bare"].append(_seconds(lambda: _bare_insert(folder / "bare.duckdb", records)))
-            figures["first"].append(_seconds(lambda: _write_all(store, records, T0)))
-            later = T0 + timedelta(hours=1)
-            figures["same"].append(_seconds(lambda: _write_all(store, records, later)))
-            later2 = T0 + timedelta(hours=2)
-            figures["changed5"].append(_seconds(lambda: _write_all(store, changed, later2)))
+            for key, seconds in _one_run(folder, records, changed).items():
+                figures[key].append(seconds)
     med = {k: statistics.median(v) for k, v in figures.items()}
     print(f"records: {total} (aws {len(records['aws'])}, azure {len(records['azure'])})")
     for name, seconds in per_10k.items():

@@ -209,15 +209,23 @@ _TERMS = [
 
 def _dimension(sku: str, code: str, rate: str, unit: str, price: str) -> dict[str, Any]:
     return {
-        "unit": unit, "endRange": "Inf", "description": "generated", "appliesTo": [],
-        "rateCode": f"{sku}.{code}.{rate}", "beginRange": "0", "pricePerUnit": {"USD": price},
+        "unit": unit,
+        "endRange": "Inf",
+        "description": "generated",
+        "appliesTo": [],
+        "rateCode": f"{sku}.{code}.{rate}",
+        "beginRange": "0",
+        "pricePerUnit": {"USD": price},
     }
 
 
 def _term(sku: str, code: str, dims: list[dict[str, Any]], attrs: dict[str, str]) -> dict[str, Any]:
     return {
-        "priceDimensions": {d["rateCode"]: d for d in dims}, "sku": sku,
-        "effectiveDate": "2025-11-01T00:00:00Z", "offerTermCode": code, "termAttributes": attrs,
+        "priceDimensions": {d["rateCode"]: d for d in dims},
+        "sku": sku,
+        "effectiveDate": "2025-11-01T00:00:00Z",
+        "offerTermCode": code,
+        "termAttributes": attrs,
     }
 
 
@@ -226,11 +234,20 @@ def _aws_product(rng: random.Random, itype: str, region: str) -> str:
     sku = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ23456789") for _ in range(16))
     od = rng.uniform(0.5, 100.0)
     attrs = {
-        "instanceType": itype, "regionCode": region, "location": region, "vcpu": "96",
-        "memory": "1152 GiB", "operatingSystem": "Linux", "tenancy": "Shared",
-        "preInstalledSw": "NA", "capacitystatus": "Used", "licenseModel": "No License required",
-        "marketoption": "OnDemand", "operation": "RunInstances",
-        "usagetype": f"BoxUsage:{itype}", "instanceFamily": "GPU instance",
+        "instanceType": itype,
+        "regionCode": region,
+        "location": region,
+        "vcpu": "96",
+        "memory": "1152 GiB",
+        "operatingSystem": "Linux",
+        "tenancy": "Shared",
+        "preInstalledSw": "NA",
+        "capacitystatus": "Used",
+        "licenseModel": "No License required",
+        "marketoption": "OnDemand",
+        "operation": "RunInstances",
+        "usagetype": f"BoxUsage:{itype}",
+        "instanceFamily": "GPU instance",
     }
     terms: dict[str, Any] = {"OnDemand": {}, "Reserved": {}}
     hrs = _dimension(sku, "JRTCKXETXF", "6YS6EN2CT7", "Hrs", f"{od:.10f}")
@@ -259,16 +276,18 @@ def aws_payloads(spot_history: int = 8, zones: int = 4, seed: int = 11) -> dict[
         products = [_aws_product(rng, itype, region) for region in AWS_REGIONS]
         for page in range(0, len(products), 100):
             payloads[f"pricing/{itype}/page-{page // 100 + 1}"] = {
-                "FormatVersion": "aws_v1", "PriceList": products[page : page + 100],
+                "FormatVersion": "aws_v1",
+                "PriceList": products[page : page + 100],
             }
     for region in AWS_REGIONS:
         items = [
             {
                 "AvailabilityZone": f"{region}{'abcdef'[z]}",
                 "AvailabilityZoneId": f"{region[:2]}{region.split('-')[1][:1]}{z + 1}-az{z + 1}",
-                "InstanceType": itype, "ProductDescription": "Linux/UNIX",
+                "InstanceType": itype,
+                "ProductDescription": "Linux/UNIX",
                 "SpotPrice": f"{rng.uniform(0.1, 40.0):.6f}",
-                "Timestamp": f"2026-11-{29 - h // 24:02d}T{23 - h % 24:02d}:{rng.randrange(60):02d}:00+00:00",
+                "Timestamp": f"2026-11-29T{23 - h:02d}:{rng.randrange(60):02d}:00+00:00",
             }
             for itype in instance_types("aws")
             for z in range(zones)
@@ -276,6 +295,7 @@ def aws_payloads(spot_history: int = 8, zones: int = 4, seed: int = 11) -> dict[
         ]
         for page in range(0, len(items), 1000):
             payloads[f"spot/{region}/page-{page // 1000 + 1}"] = {
-                "SpotPriceHistory": items[page : page + 1000], "NextToken": "",
+                "SpotPriceHistory": items[page : page + 1000],
+                "NextToken": "",
             }
     return payloads

@@ -98,8 +98,11 @@ def _console(stderr: bool = False) -> Console:
 def _run_collection(
     console: Console, config: config_mod.Config, names: tuple[str, ...], env: Any
 ) -> list[pipeline.Outcome]:
-    with _progress(console) as bar:
-        outcomes = pipeline.collect(config, names, env=env, reporter=RichReporter(bar))
+    if console.is_terminal:
+        with _progress(console) as bar:
+            outcomes = pipeline.collect(config, names, env=env, reporter=RichReporter(bar))
+    else:  # a log file or a pipe: no live display, the summary says it all
+        outcomes = pipeline.collect(config, names, env=env)
     console.print(render.summary(outcomes))
     for outcome in outcomes:
         if outcome.status == "skipped":

@@ -63,7 +63,11 @@ def _family(
     return out
 
 
+_SIZES_1_4_8 = {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
+                "12xlarge": 4, "24xlarge": 4, "48xlarge": 8}  # fmt: skip
+
 # AWS: the Price List gives vCPU and memory itself, so only the GPU part is needed here.
+# fmt: off
 _AWS: dict[str, InstanceGpu] = {
     **_family("p3.", "V100", 16, {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8}),
     **_family("p3dn.", "V100", 32, {"24xlarge": 8}),
@@ -73,106 +77,27 @@ _AWS: dict[str, InstanceGpu] = {
     **_family("p5e.", "H200", 141, {"48xlarge": 8}),
     **_family("p5en.", "H200", 141, {"48xlarge": 8}),
     **_family("p6-b200.", "B200", 179, {"48xlarge": 8}),
-    **_family(
-        "g4dn.",
-        "T4",
-        16,
-        {
-            "xlarge": 1,
-            "2xlarge": 1,
-            "4xlarge": 1,
-            "8xlarge": 1,
-            "16xlarge": 1,
-            "12xlarge": 4,
-            "metal": 8,
-        },
-    ),
-    **_family(
-        "g5.",
-        "A10G",
-        24,
-        {
-            "xlarge": 1,
-            "2xlarge": 1,
-            "4xlarge": 1,
-            "8xlarge": 1,
-            "16xlarge": 1,
-            "12xlarge": 4,
-            "24xlarge": 4,
-            "48xlarge": 8,
-        },
-    ),
-    **_family(
-        "g6.",
-        "L4",
-        24,
-        {
-            "xlarge": 1,
-            "2xlarge": 1,
-            "4xlarge": 1,
-            "8xlarge": 1,
-            "16xlarge": 1,
-            "12xlarge": 4,
-            "24xlarge": 4,
-            "48xlarge": 8,
-        },
-    ),
+    **_family("g4dn.", "T4", 16, {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1,
+                                  "16xlarge": 1, "12xlarge": 4, "metal": 8}),
+    **_family("g5.", "A10G", 24, _SIZES_1_4_8),
+    **_family("g6.", "L4", 24, _SIZES_1_4_8),
     **_family("gr6.", "L4", 24, {"4xlarge": 1, "8xlarge": 1}),
-    **_family(
-        "g6e.",
-        "L40S",
-        48,
-        {
-            "xlarge": 1,
-            "2xlarge": 1,
-            "4xlarge": 1,
-            "8xlarge": 1,
-            "16xlarge": 1,
-            "12xlarge": 4,
-            "24xlarge": 4,
-            "48xlarge": 8,
-        },
-    ),
+    **_family("g6e.", "L40S", 48, _SIZES_1_4_8),
 }
 
 # Azure: the Retail Prices API names only the SKU, so host size comes from this table too
-# (Microsoft's VM size pages: vCPUs, memory GiB).
+# (Microsoft's VM size pages): size suffix -> (GPUs, vCPUs, memory GiB).
 _AZURE: dict[str, InstanceGpu] = {
     # NC T4 v3
-    **_family(
-        "Standard_NC",
-        "T4",
-        16,
-        {
-            "4as_T4_v3": (1, 4, 28),
-            "8as_T4_v3": (1, 8, 56),
-            "16as_T4_v3": (1, 16, 110),
-            "64as_T4_v3": (4, 64, 440),
-        },
-    ),
+    **_family("Standard_NC", "T4", 16, {"4as_T4_v3": (1, 4, 28), "8as_T4_v3": (1, 8, 56),
+                                        "16as_T4_v3": (1, 16, 110), "64as_T4_v3": (4, 64, 440)}),
     # NCv3 (V100 16 GB)
-    **_family(
-        "Standard_NC",
-        "V100",
-        16,
-        {
-            "6s_v3": (1, 6, 112),
-            "12s_v3": (2, 12, 224),
-            "24s_v3": (4, 24, 448),
-            "24rs_v3": (4, 24, 448),
-        },
-    ),
+    **_family("Standard_NC", "V100", 16, {"6s_v3": (1, 6, 112), "12s_v3": (2, 12, 224),
+                                          "24s_v3": (4, 24, 448), "24rs_v3": (4, 24, 448)}),
     # NC A100 v4 (A100 80 GB PCIe)
-    **_family(
-        "Standard_NC",
-        "A100",
-        80,
-        {
-            "24ads_A100_v4": (1, 24, 220),
-            "48ads_A100_v4": (2, 48, 440),
-            "96ads_A100_v4": (4, 96, 880),
-        },
-    ),
+    **_family("Standard_NC", "A100", 80, {"24ads_A100_v4": (1, 24, 220),
+                                          "48ads_A100_v4": (2, 48, 440),
+                                          "96ads_A100_v4": (4, 96, 880)}),
     # ND A100 v4 (40 GB) and NDm A100 v4 (80 GB)
     **_family("Standard_ND", "A100", 40, {"96asr_v4": (8, 96, 900)}),
     **_family("Standard_ND", "A100", 80, {"96amsr_A100_v4": (8, 96, 1900)}),
@@ -181,30 +106,17 @@ _AZURE: dict[str, InstanceGpu] = {
     **_family("Standard_ND", "H200", 141, {"96isr_H200_v5": (8, 96, 1850)}),
     **_family("Standard_ND", "MI300X", 192, {"96isr_MI300X_v5": (8, 96, 1850)}),
     # NC H100 v5 (H100 NVL, 94 GB)
-    **_family(
-        "Standard_NC",
-        "H100",
-        94,
-        {
-            "40ads_H100_v5": (1, 40, 320),
-            "80adis_H100_v5": (2, 80, 640),
-        },
-    ),
+    **_family("Standard_NC", "H100", 94, {"40ads_H100_v5": (1, 40, 320),
+                                          "80adis_H100_v5": (2, 80, 640)}),
     # NV A10 v5: partitions of one A10, so the count is the share of the GPU
-    **_family(
-        "Standard_NV",
-        "A10",
-        24,
-        {
-            "6ads_A10_v5": (1 / 6, 6, 55),
-            "12ads_A10_v5": (1 / 3, 12, 110),
-            "18ads_A10_v5": (1 / 2, 18, 220),
-            "36ads_A10_v5": (1, 36, 440),
-            "36adms_A10_v5": (1, 36, 880),
-            "72ads_A10_v5": (2, 72, 880),
-        },
-    ),
+    **_family("Standard_NV", "A10", 24, {"6ads_A10_v5": (1 / 6, 6, 55),
+                                         "12ads_A10_v5": (1 / 3, 12, 110),
+                                         "18ads_A10_v5": (1 / 2, 18, 220),
+                                         "36ads_A10_v5": (1, 36, 440),
+                                         "36adms_A10_v5": (1, 36, 880),
+                                         "72ads_A10_v5": (2, 72, 880)}),
 }
+# fmt: on
 
 INSTANCE_GPUS: dict[str, dict[str, InstanceGpu]] = {"aws": _AWS, "azure": _AZURE}
 

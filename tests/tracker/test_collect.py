@@ -224,3 +224,26 @@ def test_demo_runs_offline_end_to_end(tmp_path: Path) -> None:
         ("azure", "reserved"),
         ("azure", "spot"),
     ]
+
+
+_COLLECT_THEN_LIST_MODULES = """
+import sys
+from tracker.cli import main
+sys.argv = ["gpu-tracker", "--config", sys.argv[1], "collect", "--provider", "azure"]
+try:
+    main()
+except SystemExit as exit:
+    print("exit", exit.code, "boto3" in sys.modules, "botocore" in sys.modules)
+"""
+
+
+def test_collecting_azure_never_imports_boto3(replay: Any, tmp_path: Path) -> None:
+    azure = replay(FIXTURES / "azure")
+    config = write_config(tmp_path, None, azure.url + "/api/retail/prices")
+    done = subprocess.run(
+        [sys.executable, "-c", _COLLECT_THEN_LIST_MODULES, str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.split()[-4:] == ["exit", "0", "False", "False"], done.stderr

@@ -156,11 +156,14 @@ def to_arrow(records: Sequence[PriceRecord]) -> pa.Table:
 class Store:
     """The DuckDB price store. Opens the file for each write and closes it at once."""
 
-    def __init__(self, path: Path | str = DEFAULT_PATH) -> None:
+    def __init__(self, path: Path | str = DEFAULT_PATH, *, lock_wait_s: float = 30.0) -> None:
+        # A reader holds the file too while its query runs: a writer waits longer than a
+        # reader would, so a slow `gpu-tracker sql` does not cost a collection.
         self.path = Path(path)
+        self.lock_wait_s = lock_wait_s
 
     def migrate(self) -> list[int]:
-        with connect(self.path, read_only=False) as con:
+        with connect(self.path, read_only=False, wait_s=self.lock_wait_s) as con:
             return migrate(con)
 
     def write_run(
@@ -180,7 +183,7 @@ class Store:
         """
         batch = to_arrow(records)
         params = {"provider": provider, "observed": observed_at}
-        with connect(self.path, read_only=False) as con:
+        with connect(self.path, read_only=False, wait_s=self.lock_wait_s) as con:
             migrate(con)
             con.execute("BEGIN TRANSACTION")
             try:
@@ -233,7 +236,7 @@ class Store:
         interval_seconds: int | None = None,
     ) -> int:
         """Record a failed or skipped run (nothing of its prices is stored)."""
-        with connect(self.path, read_only=False) as con:
+        with connect(self.path, read_only=False, wait_s=self.lock_wait_s) as con:
             migrate(con)
             run_id = int(scalar(con, "SELECT nextval('run_ids')"))
             con.execute(

@@ -308,3 +308,17 @@ def test_reader_gives_up_with_a_clear_message(store: Store) -> None:
     write(store, [rec("1")], T0)
     with holding_write_lock(store.path, 2), pytest.raises(StoreError, match="locked by another"):
         query(store.path, "SELECT 1", wait_s=0.3)
+
+
+def test_writer_waits_for_a_busy_reader_or_writer(store: Store) -> None:
+    write(store, [rec("1")], T0)
+    with holding_write_lock(store.path, 0.8):
+        write(store, [rec("2")], T0 + H)  # waits for the lock, then lands
+    assert [r[3] for r in rows(store)] == [1.0, 2.0]
+
+
+def test_writer_gives_up_with_a_clear_message(tmp_path: Path) -> None:
+    store = Store(tmp_path / "prices.duckdb", lock_wait_s=0.3)
+    write(store, [rec("1")], T0)
+    with holding_write_lock(store.path, 2), pytest.raises(StoreError, match="locked by another"):
+        write(store, [rec("2")], T0 + H)

@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
 from collectors.base import ConfigError, StoreError
@@ -22,7 +23,7 @@ from tracker import config as config_mod
 from tracker import latest as latest_mod
 from tracker import pipeline, render
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_FAILED, EXIT_USAGE = 1, 2
 
 
 class RichReporter(pipeline.Reporter):
@@ -58,7 +59,8 @@ def _progress(console: Console) -> Progress:
 
 
 def _fail(console: Console, message: str, code: int) -> NoReturn:
-    console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    # Messages quote config keys like [providers.aws]: not markup.
+    console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     sys.exit(code)
 
 
@@ -106,7 +108,7 @@ def _run_collection(
     console.print(render.summary(outcomes))
     for outcome in outcomes:
         if outcome.status == "skipped":
-            console.print(f"[yellow]{outcome.provider} skipped:[/] {outcome.error}")
+            console.print(f"[yellow]{outcome.provider} skipped:[/] {escape(outcome.error or '')}")
     return outcomes
 
 

@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from storage.query import QueryResult
@@ -47,7 +48,7 @@ def to_table(result: QueryResult, title: str | None = None) -> Table:
         numeric = kind in ("DOUBLE", "INTEGER", "BIGINT", "HUGEINT", "FLOAT") or "DECIMAL" in kind
         table.add_column(column, justify="right" if numeric else "left")
     for row in result.rows:
-        table.add_row(*("" if v is None else str(_plain(v)) for v in row))
+        table.add_row(*("" if v is None else escape(str(_plain(v))) for v in row))
     return table
 
 
@@ -63,7 +64,7 @@ def latest_table(result: QueryResult, currency: str) -> Table:
     stale_seen = False
     for row in result.rows:
         values = dict(zip(result.columns, row, strict=True))
-        cells = ["" if values[c] is None else str(values[c]) for c in shown]
+        cells = ["" if values[c] is None else escape(str(values[c])) for c in shown]
         if values.get("stale"):
             cells[0] += " *"
             stale_seen = True
@@ -97,7 +98,7 @@ def summary(outcomes: list[Outcome]) -> Table:
             str(o.changed),
             str(o.pages),
             f"{o.seconds:.1f}s",
-            _notes(o),
+            escape(_notes(o)),
         )
     return table
 

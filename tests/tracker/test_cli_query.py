@@ -193,3 +193,15 @@ def test_bad_config_exits_2_naming_the_key(tmp_path: Path) -> None:
     code, _, err = run(path, "sql", "SELECT 1")
     assert code == 2
     assert "providers.aws.intervall" in err
+
+
+def test_text_that_looks_like_markup_is_printed_as_is(config_path: Path) -> None:
+    code, out, _ = run(config_path, "sql", "SELECT '[providers.aws] [bold]x' AS note")
+    assert code == 0 and "[providers.aws] [bold]x" in out
+
+
+def test_config_error_messages_keep_their_brackets(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("providers = 3\n")
+    code, _, err = run(path, "latest")
+    assert code == 2 and "([providers])" in err

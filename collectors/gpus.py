@@ -10,6 +10,7 @@ in TFLOPS: FP16/BF16 on tensor cores, and FP32 on the vector units.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -53,7 +54,7 @@ GPU_MODELS: dict[str, GpuModel] = {
 
 
 def _family(
-    prefix: str, model: str, mem: float, sizes: dict[str, tuple[float, float, float] | float]
+    prefix: str, model: str, mem: float, sizes: Mapping[str, tuple[float, float, float] | float]
 ) -> dict[str, InstanceGpu]:
     """Expand one family: size suffix -> gpu count, or (gpu count, vcpus, memory GiB)."""
     out = {}

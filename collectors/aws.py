@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any, TypeGuard
 
@@ -127,7 +127,8 @@ class AwsCollector(Collector):
             for instance_type in self.instance_types:
                 query = _products_query(instance_type)
                 pages.walk(pricing, "get_products", f"pricing/{instance_type}", query)
-        # StartTime = EndTime = now: AWS answers with the price in force now in every zone.
+        # AWS answers with every change in [StartTime, EndTime] plus the price in force at
+        # StartTime, in every zone: with the history window, nothing between collections is lost.
         now = datetime.now(UTC).replace(microsecond=0)
         for region in self.regions:
             with closing(self._client(session, "ec2", region)) as ec2:
@@ -173,10 +174,11 @@ class AwsCollector(Collector):
         return session.client(service, region_name=region, endpoint_url=endpoint, config=config)
 
     def _spot_query(self, now: datetime) -> dict[str, Any]:
+        window = timedelta(seconds=self.settings.history_window_s or 0)
         return {
             "InstanceTypes": list(self.instance_types),
             "ProductDescriptions": [SPOT_PRODUCT],
-            "StartTime": now,
+            "StartTime": now - window,
             "EndTime": now,
         }
 

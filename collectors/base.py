@@ -110,6 +110,10 @@ class ProviderSettings:
     options: dict[str, Any] = field(default_factory=dict)
     timeout: float = 30.0
     max_retries: int = 4
+    # For APIs that keep a price history (AWS/Alibaba spot): how far back to ask, so that the
+    # changes between two collections are stored, not only the price in force at each.
+    # None: the price in force now.
+    history_window_s: int | None = None
 
 
 class Collector(ABC):

@@ -50,6 +50,8 @@ class ProviderConfig:
             credentials=credentials,
             options=dict(self.options),
             timeout=self.timeout,
+            # One interval back, plus slack for a late run: every change since the last one.
+            history_window_s=self.interval_s + self.interval_s // 2,
         )
         return settings, missing
 

@@ -418,7 +418,25 @@ def test_requests_use_the_configured_types_and_filters(replay: Replay, fixtures_
         ("g4dn.xlarge", "p3.2xlarge", False)
     ] * 3
     assert {f["ProductDescription.1"] for f in spot} == {"Linux/UNIX"}
-    assert all(f["StartTime"] == f["EndTime"] for f in spot)
+    assert all(f["StartTime"] == f["EndTime"] for f in spot)  # no window: the price now
+
+
+def test_history_window_asks_for_every_change_since(replay: Replay, fixtures_dir: Path) -> None:
+    server = replay(fixtures_dir / "aws")
+    collector = AwsCollector(
+        ProviderSettings(
+            endpoint=server.url,
+            regions=("us-west-2",),
+            credentials={"aws_access_key_id": "x", "aws_secret_access_key": "x"},
+            options={"instance_types": ["g4dn.xlarge"]},
+            history_window_s=5400,
+        )
+    )
+    collector.fetch()
+    (spot,) = [r.form() for r in server.requests if not r.headers.get("x-amz-target")]
+    start = datetime.fromisoformat(spot["StartTime"].replace("Z", "+00:00"))
+    end = datetime.fromisoformat(spot["EndTime"].replace("Z", "+00:00"))
+    assert (end - start).total_seconds() == 5400
 
 
 def test_defaults_are_every_known_type_and_the_gpu_regions() -> None:

@@ -115,3 +115,4 @@ def test_optional_credentials_are_passed_on_when_set() -> None:
     assert settings.credentials == {"aws_access_key_id": "AKIA", "aws_secret_access_key": "s"}
     settings, missing = aws.settings({})
     assert (settings.credentials, missing) == ({}, [])
+    assert settings.history_window_s == 5400  # one 1 h interval back, plus half of one

@@ -247,3 +247,22 @@ def test_collecting_azure_never_imports_boto3(replay: Any, tmp_path: Path) -> No
         timeout=60,
     )
     assert done.stdout.split()[-4:] == ["exit", "0", "False", "False"], done.stderr
+
+
+def test_progress_display_on_a_terminal(replay: Any, tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from tracker import cli as cli_mod
+    from tracker import config as config_mod
+
+    azure = replay(FIXTURES / "azure")
+    config = config_mod.load(write_config(tmp_path, None, azure.url + "/api/retail/prices"))
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=120)
+    outcomes = cli_mod._run_collection(console, config, (), {})
+    assert [o.status for o in outcomes] == ["ok"]
+    text = screen.getvalue()
+    assert "azure ok" in text and "2 pages, 20 items" in text
+    assert "Collection summary" in text

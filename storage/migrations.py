@@ -26,7 +26,8 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
                 records INTEGER NOT NULL DEFAULT 0,
                 changed INTEGER NOT NULL DEFAULT 0,
                 error VARCHAR,
-                interval_seconds INTEGER
+                interval_seconds INTEGER,
+                observed_at TIMESTAMPTZ
             )
             """,
             # No primary key or index on purpose: DuckDB's ART indexes slow bulk inserts and the
@@ -69,11 +70,13 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             FROM price_intervals
             """,
             # stale: the provider's last successful collection is older than twice its interval
-            # (the interval the last run was scheduled with; 1 h when none was recorded).
+            # (the interval the last run was scheduled with; 1 h when none was recorded), or
+            # that collection did not confirm this price (its region is no longer collected).
             """
             CREATE VIEW latest_prices AS
             WITH last_ok AS (
-                SELECT provider, max(finished_at) AS finished_at
+                SELECT provider, max(finished_at) AS finished_at,
+                       max(observed_at) AS observed_at
                 FROM runs WHERE status = 'ok' GROUP BY provider
             ), intervals AS (
                 SELECT provider, arg_max(interval_seconds, run_id) AS interval_seconds
@@ -82,7 +85,8 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             SELECT p.*,
                    coalesce(
                        epoch(now()) - epoch(l.finished_at)
-                           > 2 * coalesce(i.interval_seconds, 3600),
+                           > 2 * coalesce(i.interval_seconds, 3600)
+                       OR p.last_seen < l.observed_at,
                        true
                    ) AS stale
             FROM prices p

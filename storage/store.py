@@ -191,8 +191,16 @@ class Store:
                 con.register("batch", batch)
                 changed = self._merge(con, params, run_id, regions)
                 con.execute(
-                    "INSERT INTO runs VALUES (?, ?, ?, now(), 'ok', ?, ?, NULL, ?)",
-                    [run_id, provider, started_at, len(records), changed, interval_seconds],
+                    "INSERT INTO runs VALUES (?, ?, ?, now(), 'ok', ?, ?, NULL, ?, ?)",
+                    [
+                        run_id,
+                        provider,
+                        started_at,
+                        len(records),
+                        changed,
+                        interval_seconds,
+                        observed_at,
+                    ],
                 )
                 con.execute("COMMIT")
             except (duckdb.Error, StoreError) as exc:
@@ -240,7 +248,7 @@ class Store:
             migrate(con)
             run_id = int(scalar(con, "SELECT nextval('run_ids')"))
             con.execute(
-                "INSERT INTO runs VALUES (?, ?, ?, now(), ?, ?, 0, ?, ?)",
+                "INSERT INTO runs VALUES (?, ?, ?, now(), ?, ?, 0, ?, ?, NULL)",
                 [run_id, provider, started_at, status, records, error, interval_seconds],
             )
         return run_id

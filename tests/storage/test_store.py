@@ -322,3 +322,19 @@ def test_writer_gives_up_with_a_clear_message(tmp_path: Path) -> None:
     write(store, [rec("1")], T0)
     with holding_write_lock(store.path, 2), pytest.raises(StoreError, match="locked by another"):
         write(store, [rec("2")], T0 + H)
+
+
+def test_a_price_the_last_collection_did_not_confirm_is_stale(store: Store) -> None:
+    store.write_run(
+        "aws", [rec("1", region="us-east-1"), rec("2", region="us-west-2")],
+        started_at=T0, observed_at=T0, regions=None, interval_seconds=3600,
+    )  # fmt: skip
+    # us-west-2 is no longer collected: its last price stays open, but nothing vouches for it.
+    store.write_run(
+        "aws", [rec("1", region="us-east-1")],
+        started_at=T0 + H, observed_at=T0 + H, regions=["us-east-1"], interval_seconds=3600,
+    )  # fmt: skip
+    with duckdb.connect(str(store.path)) as con:
+        con.execute("UPDATE runs SET finished_at = now()")
+    got = query(store.path, "SELECT region, stale FROM latest_prices ORDER BY region").rows
+    assert got == [("us-east-1", False), ("us-west-2", True)]

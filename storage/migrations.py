@@ -103,8 +103,6 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     ),
 ]
 
-LATEST_VERSION = MIGRATIONS[-1][0]
-
 
 def migrate(con: Any) -> list[int]:
     """Apply every migration not yet recorded, each in its own transaction; return those applied."""
@@ -128,15 +126,3 @@ def migrate(con: Any) -> list[int]:
             raise
         applied.append(version)
     return applied
-
-
-def current_version(con: Any) -> int:
-    """The newest migration recorded in the store (0 for an empty file)."""
-    exists = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
-    ).fetchall()[0][0]
-    if not exists:
-        return 0
-    return int(
-        con.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchall()[0][0]
-    )

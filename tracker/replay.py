@@ -24,8 +24,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -232,13 +231,3 @@ class ReplayServer:
             do_GET = do_POST = _serve
 
         return Handler
-
-
-@contextmanager
-def serving(*folders: Path | str) -> Iterator[ReplayServer]:
-    """Serve the recordings in `folders` for the duration of the block."""
-    server = ReplayServer(*(Recording.load(f) for f in folders)).start()
-    try:
-        yield server
-    finally:
-        server.stop()

@@ -181,16 +181,16 @@ def _print_latest(
 ) -> None:
     out: Console = ctx.obj["out"]
     try:
-        tables = latest_mod.cheapest(store, filters, **options)
+        result = latest_mod.cheapest(store, filters, **options)
     except StoreError as exc:
         _fail(ctx.obj["err"], str(exc), EXIT_FAILED)
-    if not tables:
+    if not result.rows:
         ctx.obj["err"].print("no current prices match (run `gpu-tracker collect` first?)")
-    for currency, result in tables.items():
-        if fmt == "table":
-            out.print(render.latest_table(result, currency))
-        else:
-            render.print_result(out, result, fmt)
+    if fmt != "table":  # one document; the currency column keeps the groups apart
+        render.print_result(out, result, fmt)
+        return
+    for currency, table in latest_mod.by_currency(result).items():
+        out.print(render.latest_table(table, currency))
 
 
 @cli.command()

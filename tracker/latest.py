@@ -15,27 +15,41 @@ from storage.query import QueryResult, query
 SORTS = {"gpu-hour": "price_per_gpu_hour", "hour": "price_per_hour"}
 KINDS = ("on_demand", "spot", "reserved")
 
+# Equal prices are listed in a fixed order, so the same store always prints the same table.
+_TIES = """provider, region, zone NULLS FIRST, instance_type, price_kind, term_months,
+    payment_option, offering_class"""
+
+# One statement for every currency: offers are ranked within their currency only, and the
+# tables come out USD first.
 _SQL = r"""
-SELECT provider, region, zone, instance_type,
-       CASE price_kind
-         WHEN 'on_demand' THEN 'on-demand'
-         WHEN 'spot' THEN 'spot'
-         ELSE concat_ws(' ',
-           CASE WHEN term_months % 12 = 0 THEN (term_months // 12) || 'y'
-                ELSE term_months || 'mo' END,
-           replace(payment_option, '_', '-'), offering_class)
-       END AS kind,
-       format('{{}}x {{}} {{}}GB', regexp_replace(round(gpu_count, 2)::VARCHAR, '\.0+$', ''),
-              gpu_model, round(gpu_memory_gib)::INTEGER) AS gpus,
-       round(price_per_hour, 4) AS per_hour,
-       round(price_per_gpu_hour, 4) AS per_gpu_hour,
-       currency,
-       stale
-FROM latest_prices
-WHERE {where}
-{qualify}
-ORDER BY {order}, provider, region, zone NULLS FIRST, instance_type, kind
-LIMIT ?
+WITH filtered AS (
+    SELECT * FROM latest_prices WHERE {where} {qualify}
+), ranked AS (
+    SELECT provider, region, zone, instance_type,
+           CASE price_kind
+             WHEN 'on_demand' THEN 'on-demand'
+             WHEN 'spot' THEN 'spot'
+             ELSE concat_ws(' ',
+               CASE WHEN term_months % 12 = 0 THEN (term_months // 12) || 'y'
+                    ELSE term_months || 'mo' END,
+               replace(payment_option, '_', '-'), offering_class)
+           END AS kind,
+           format('{{}}x {{}} {{}}GB',
+                  regexp_replace(round(gpu_count, 2)::VARCHAR, '\.0+$', ''),
+                  gpu_model, round(gpu_memory_gib)::INTEGER) AS gpus,
+           round(price_per_hour, 4) AS per_hour,
+           round(price_per_gpu_hour, 4) AS per_gpu_hour,
+           currency,
+           stale,
+           row_number() OVER (
+               PARTITION BY currency
+               ORDER BY {order}, {ties}
+           ) AS _rank
+    FROM filtered
+)
+SELECT * EXCLUDE (_rank) FROM ranked
+WHERE _rank <= ?
+ORDER BY currency <> 'USD', currency, _rank
 """
 
 
@@ -48,8 +62,9 @@ class Filters:
     instance_type: str | None = None
 
 
-def _where(filters: Filters, currency: str) -> tuple[str, list[Any]]:
-    clauses, params = ["currency = ?"], [currency]
+def _where(filters: Filters) -> tuple[str, list[Any]]:
+    clauses: list[str] = ["true"]
+    params: list[Any] = []
     if filters.gpu:
         clauses.append("lower(gpu_model) = lower(?)")
         params.append(filters.gpu)
@@ -72,25 +87,32 @@ def cheapest(
     sort: str = "gpu-hour",
     limit: int = 20,
     per_gpu: bool = False,
-) -> dict[str, QueryResult]:
-    """The cheapest current offers matching `filters`, per currency (USD first).
+) -> QueryResult:
+    """The cheapest current offers matching `filters`, `limit` per currency, grouped by
+    currency (USD first) and ranked within it.
 
     With `per_gpu`, only the cheapest offer of each GPU model and price kind."""
-    currencies = query(store, "SELECT DISTINCT currency FROM latest_prices ORDER BY currency")
-    found = sorted((row[0] for row in currencies.rows), key=lambda c: (c != "USD", c))
-    results = {}
-    for currency in found:
-        where, params = _where(filters, currency)
-        order = SORTS[sort]
-        qualify = (
-            f"QUALIFY row_number() OVER (PARTITION BY gpu_model, price_kind ORDER BY {order}) = 1"
-            if per_gpu
-            else ""
-        )
-        sql = _SQL.format(
-            where=where, order=f"gpu_model, {order}" if per_gpu else order, qualify=qualify
-        )
-        result = query(store, sql, [*params, limit])
-        if result.rows:
-            results[currency] = result
-    return results
+    where, params = _where(filters)
+    order = SORTS[sort]
+    qualify = (
+        "QUALIFY row_number() OVER "
+        f"(PARTITION BY currency, gpu_model, price_kind ORDER BY {order}, {_TIES}) = 1"
+        if per_gpu
+        else ""
+    )
+    sql = _SQL.format(
+        where=where,
+        order=f"gpu_model, {order}" if per_gpu else order,
+        qualify=qualify,
+        ties=_TIES,
+    )
+    return query(store, sql, [*params, limit])
+
+
+def by_currency(result: QueryResult) -> dict[str, QueryResult]:
+    """The offers split into one result per currency, in the order they came."""
+    at = result.columns.index("currency")
+    tables: dict[str, QueryResult] = {}
+    for row in result.rows:
+        tables.setdefault(row[at], QueryResult(result.columns, result.types, [])).rows.append(row)
+    return tables

@@ -146,10 +146,13 @@ def test_sql_bad_query_is_a_clear_error(config_path: Path) -> None:
 def test_latest_never_ranks_currencies_together(config_path: Path) -> None:
     code, out, _ = run(config_path, "latest", "--format", "csv")
     assert code == 0
-    usd, cny = out.split("provider,region", 2)[1:]
-    assert "CNY" not in usd and "tencent" in cny
-    # USD offers sorted by price per GPU-hour: the L4 (0.8048) first, then the H100 spot.
-    usd_rows = [line.split(",") for line in usd.strip().splitlines()[1:]]
+    header, *lines = out.strip().splitlines()
+    assert header.startswith("provider,region,zone,instance_type,kind")
+    rows = [line.split(",") for line in lines]
+    # Grouped by currency, USD first, each group ranked on its own: the CNY price is the
+    # smallest number but comes after every USD one.
+    assert [r[8] for r in rows] == ["USD"] * 4 + ["CNY"]
+    usd_rows = rows[:4]
     assert [r[3] for r in usd_rows] == [
         "g6.xlarge",
         "p5.48xlarge",
@@ -205,3 +208,15 @@ def test_config_error_messages_keep_their_brackets(tmp_path: Path) -> None:
     path.write_text("providers = 3\n")
     code, _, err = run(path, "latest")
     assert code == 2 and "([providers])" in err
+
+
+def test_latest_per_gpu_keeps_the_cheapest_offer_per_model_and_kind(config_path: Path) -> None:
+    code, out, _ = run(config_path, "latest", "--per-gpu", "--format", "json")
+    assert code == 0
+    got = [(r["gpus"], r["kind"], r["instance_type"], r["currency"]) for r in json.loads(out)]
+    assert got == [
+        ("8x H100 80GB", "spot", "p5.48xlarge", "USD"),
+        ("8x H100 80GB", "on-demand", "p5.48xlarge", "USD"),
+        ("1x L4 24GB", "on-demand", "g6.xlarge", "USD"),
+        ("8x A100 80GB", "on-demand", "GT4.41XLARGE948", "CNY"),
+    ]

@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from collectors.aws import PRODUCT_FILTERS
 from collectors.gpus import instance_types
 
 AZURE_REGIONS = [
@@ -240,12 +241,7 @@ def _aws_product(rng: random.Random, itype: str, region: str) -> str:
         "location": region,
         "vcpu": "96",
         "memory": "1152 GiB",
-        "operatingSystem": "Linux",
-        "tenancy": "Shared",
-        "preInstalledSw": "NA",
-        "capacitystatus": "Used",
-        "licenseModel": "No License required",
-        "marketoption": "OnDemand",
+        **PRODUCT_FILTERS,  # what the collector's query asks for, so every product is kept
         "operation": "RunInstances",
         "usagetype": f"BoxUsage:{itype}",
         "instanceFamily": "GPU instance",

@@ -75,6 +75,9 @@ class PriceRecord:
     memory_gib: float | None = None
     # The provider's own "took effect at" timestamp (spot history); None means "first seen now".
     effective_at: datetime | None = None
+    # Whether the provider says it has capacity for this offer now (Lambda, DigitalOcean);
+    # None where the provider does not say. A change of availability is a change of the offer.
+    available: bool | None = None
 
     def key(self) -> tuple[Any, ...]:
         """What makes two records the same offer (and, with effective_at, the same price point)."""

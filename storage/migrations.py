@@ -101,6 +101,80 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             """,
         ],
     ),
+    (
+        2,
+        "availability, dated FX rates, USD columns",
+        [
+            # NULL where the provider does not say whether it has capacity.
+            "ALTER TABLE price_intervals ADD COLUMN available BOOLEAN",
+            # USD per one unit of `currency`, as configured in [fx] (the store keeps what the
+            # config said, so a query months later shows the rate a price was converted at).
+            """
+            CREATE TABLE fx_rates (
+                currency VARCHAR NOT NULL,
+                as_of DATE NOT NULL,
+                usd_per_unit DECIMAL(18, 9) NOT NULL CHECK (usd_per_unit > 0),
+                source VARCHAR,
+                PRIMARY KEY (currency, as_of)
+            )
+            """,
+            """
+            CREATE VIEW exchange_rates AS
+            SELECT currency, as_of, CAST(usd_per_unit AS DOUBLE) AS usd_per_unit, source
+            FROM fx_rates
+            """,
+            # The rate of an interval is the newest one dated on or before the interval's end
+            # (today for a current price); when every rate is dated later, the oldest one.
+            # USD needs none; a currency with no rate gets NULL, never a guess.
+            """
+            CREATE OR REPLACE VIEW prices AS
+            WITH rated AS (
+                SELECT p.*,
+                       CASE WHEN p.currency = 'USD' THEN 1 ELSE coalesce(
+                           (SELECT arg_max(f.usd_per_unit, f.as_of) FROM fx_rates f
+                            WHERE f.currency = p.currency
+                              AND f.as_of <= CAST(coalesce(p.valid_to, now()) AS DATE)),
+                           (SELECT arg_min(f.usd_per_unit, f.as_of) FROM fx_rates f
+                            WHERE f.currency = p.currency)) END AS usd_rate
+                FROM price_intervals p
+            )
+            SELECT provider, region, zone, instance_type, price_kind, term_months,
+                   payment_option, offering_class, currency,
+                   CAST(price_per_hour AS DOUBLE) AS price_per_hour,
+                   CAST(upfront_total AS DOUBLE) AS upfront_total,
+                   round(CAST(price_per_hour AS DOUBLE) / gpu_count, 6) AS price_per_gpu_hour,
+                   gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib,
+                   valid_from, valid_to, last_seen, available,
+                   round(CAST(price_per_hour * usd_rate AS DOUBLE), 6) AS price_per_hour_usd,
+                   round(CAST(price_per_hour * usd_rate AS DOUBLE) / gpu_count, 6)
+                       AS price_per_gpu_hour_usd
+            FROM rated
+            """,
+            # Unchanged but for the new columns of `prices` (a view's * is fixed when created).
+            """
+            CREATE OR REPLACE VIEW latest_prices AS
+            WITH last_ok AS (
+                SELECT provider, max(finished_at) AS finished_at,
+                       max(observed_at) AS observed_at
+                FROM runs WHERE status = 'ok' GROUP BY provider
+            ), intervals AS (
+                SELECT provider, arg_max(interval_seconds, run_id) AS interval_seconds
+                FROM runs WHERE interval_seconds IS NOT NULL GROUP BY provider
+            )
+            SELECT p.*,
+                   coalesce(
+                       epoch(now()) - epoch(l.finished_at)
+                           > 2 * coalesce(i.interval_seconds, 3600)
+                       OR p.last_seen < l.observed_at,
+                       true
+                   ) AS stale
+            FROM prices p
+            LEFT JOIN last_ok l USING (provider)
+            LEFT JOIN intervals i USING (provider)
+            WHERE p.valid_to IS NULL
+            """,
+        ],
+    ),
 ]
 
 

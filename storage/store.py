@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from collectors.base import PriceRecord, StoreError
 from storage.connection import connect, scalar
+from storage.fx import FxRate, replace_rates
 from storage.migrations import migrate
 
 DEFAULT_PATH = Path("prices.duckdb")
@@ -45,6 +46,7 @@ ARROW_SCHEMA = pa.schema(
         ("vcpus", pa.float64()),
         ("memory_gib", pa.float64()),
         ("effective_at", _TS),
+        ("available", pa.bool_()),
     ]
 )
 _COLUMNS = [f.name for f in ARROW_SCHEMA]
@@ -69,13 +71,16 @@ SELECT count(*) - count(DISTINCT (offer_key, ts)) FROM incoming
 # The open interval of every offer this run saw.
 _STAGE_OPEN = """
 CREATE TEMP TABLE open_now AS
-SELECT p.offer_key, p.price_per_hour, p.upfront_total, p.valid_from
+SELECT p.offer_key, p.price_per_hour, p.upfront_total, p.available, p.valid_from
 FROM price_intervals p SEMI JOIN incoming i ON p.offer_key = i.offer_key
 WHERE p.provider = $provider AND p.valid_to IS NULL
 """
 
 _META = """provider, region, zone, instance_type, price_kind, term_months, payment_option,
     offering_class, currency, gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib"""
+
+# What a change is: the price, the upfront part, or the provider's word on capacity.
+_STATE = "(price_per_hour, upfront_total, available)"
 
 # The sequence of prices per offer: the open interval first, then incoming points after it.
 # Points at or before the open interval's start are history already recorded, except when the
@@ -84,25 +89,26 @@ _META = """provider, region, zone, instance_type, price_kind, term_months, payme
 _STAGE_SEQUENCE = f"""
 CREATE TEMP TABLE sequence AS
 WITH points AS (
-    SELECT offer_key, price_per_hour, upfront_total, valid_from AS ts, true AS existing,
+    SELECT offer_key, price_per_hour, upfront_total, available, valid_from AS ts, true AS existing,
            {", ".join(f"NULL AS {c.strip()}" for c in _META.split(","))}
     FROM open_now
     UNION ALL
-    SELECT i.offer_key, i.price_per_hour, i.upfront_total, i.ts, false, {_META}
+    SELECT i.offer_key, i.price_per_hour, i.upfront_total, i.available, i.ts, false, {_META}
     FROM incoming i LEFT JOIN open_now o USING (offer_key)
     WHERE o.valid_from IS NULL OR i.ts > o.valid_from
     UNION ALL
-    SELECT l.offer_key, l.price_per_hour, l.upfront_total, $observed, false, {_META}
+    SELECT l.offer_key, l.price_per_hour, l.upfront_total, l.available, $observed, false, {_META}
     FROM (SELECT DISTINCT ON (offer_key) * FROM incoming SEMI JOIN open_now USING (offer_key)
           ORDER BY offer_key, ts DESC) l
     JOIN open_now o USING (offer_key)
     WHERE l.ts <= o.valid_from
-      AND (l.price_per_hour, l.upfront_total) IS DISTINCT FROM (o.price_per_hour, o.upfront_total)
+      AND (l.price_per_hour, l.upfront_total, l.available)
+          IS DISTINCT FROM (o.price_per_hour, o.upfront_total, o.available)
       AND NOT EXISTS (
           SELECT 1 FROM incoming n WHERE n.offer_key = l.offer_key AND n.ts > o.valid_from)
 ), marked AS (
-    SELECT *, existing OR (price_per_hour, upfront_total) IS DISTINCT FROM lag(
-        (price_per_hour, upfront_total)) OVER (PARTITION BY offer_key ORDER BY ts, existing DESC
+    SELECT *, existing OR {_STATE} IS DISTINCT FROM lag({_STATE}) OVER (
+        PARTITION BY offer_key ORDER BY ts, existing DESC
     ) AS keep
     FROM points
 )
@@ -120,11 +126,11 @@ WHERE s.existing AND p.offer_key = s.offer_key AND p.provider = $provider AND p.
 """
 
 _INSERT_NEW = """
-INSERT INTO price_intervals
+INSERT INTO price_intervals BY NAME
 SELECT offer_key, provider, region, zone, instance_type, price_kind, term_months,
        payment_option, offering_class, currency, price_per_hour, upfront_total,
-       gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib,
-       ts, next_ts, $observed, $run_id
+       gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib, available,
+       ts AS valid_from, next_ts AS valid_to, $observed AS last_seen, $run_id AS run_id
 FROM sequence
 WHERE NOT existing
 """
@@ -156,11 +162,19 @@ def to_arrow(records: Sequence[PriceRecord]) -> pa.Table:
 class Store:
     """The DuckDB price store. Opens the file for each write and closes it at once."""
 
-    def __init__(self, path: Path | str = DEFAULT_PATH, *, lock_wait_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: Path | str = DEFAULT_PATH,
+        *,
+        lock_wait_s: float = 30.0,
+        fx_rates: Sequence[FxRate] | None = None,
+    ) -> None:
         # A reader holds the file too while its query runs: a writer waits longer than a
         # reader would, so a slow `gpu-tracker sql` does not cost a collection.
         self.path = Path(path)
         self.lock_wait_s = lock_wait_s
+        # The [fx] rates to keep in the store, synced with every write (None: leave them be).
+        self.fx_rates = fx_rates
 
     def migrate(self) -> list[int]:
         with connect(self.path, read_only=False, wait_s=self.lock_wait_s) as con:
@@ -190,6 +204,8 @@ class Store:
                 run_id = int(scalar(con, "SELECT nextval('run_ids')"))
                 con.register("batch", batch)
                 changed = self._merge(con, params, run_id, regions)
+                if self.fx_rates is not None:
+                    replace_rates(con, self.fx_rates)
                 con.execute(
                     "INSERT INTO runs VALUES (?, ?, ?, now(), 'ok', ?, ?, NULL, ?, ?)",
                     [

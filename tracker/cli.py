@@ -164,15 +164,28 @@ def sql(ctx: click.Context, sql: str, fmt: str) -> None:
 @click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
 @click.option("--per-gpu", is_flag=True, help="Only the cheapest offer per GPU model and kind.")
 @click.option(
+    "--usd",
+    is_flag=True,
+    help="One USD ranking across currencies, converted with the [fx] rates; offers without a "
+    "rate are left out (and counted).",
+)
+@click.option(
     "--format", "fmt", type=click.Choice(render.FORMATS), default="table", show_default=True
 )
 @click.pass_context
 def latest(
-    ctx: click.Context, /, sort: str, limit: int, per_gpu: bool, fmt: str, **filters: Any
+    ctx: click.Context,
+    /,
+    sort: str,
+    limit: int,
+    per_gpu: bool,
+    usd: bool,
+    fmt: str,
+    **filters: Any,
 ) -> None:
-    """The cheapest current offers, one table per currency."""
+    """The cheapest current offers, one table per currency (or one in USD with --usd)."""
     config = _config(ctx)
-    options = {"sort": sort, "limit": limit, "per_gpu": per_gpu}
+    options = {"sort": sort, "limit": limit, "per_gpu": per_gpu, "usd": usd}
     _print_latest(ctx, config.store_path, latest_mod.Filters(**filters), options, fmt)
 
 
@@ -182,10 +195,17 @@ def _print_latest(
     out: Console = ctx.obj["out"]
     try:
         result = latest_mod.cheapest(store, filters, **options)
+        unrated = latest_mod.unrated(store, filters) if options.get("usd") else {}
     except StoreError as exc:
         _fail(ctx.obj["err"], str(exc), EXIT_FAILED)
     if not result.rows:
         ctx.obj["err"].print("no current prices match (run `gpu-tracker collect` first?)")
+    for currency, count in unrated.items():
+        ctx.obj["err"].print(
+            f"left out {count} offers priced in {currency}: no rate for it in [fx]",
+            markup=False,
+            highlight=False,
+        )
     if fmt != "table":  # one document; the currency column keeps the groups apart
         render.print_result(out, result, fmt)
         return

@@ -11,20 +11,25 @@ import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from collectors import REGISTRY, ProviderInfo
 from collectors.base import ConfigError, ProviderSettings
+from storage.fx import FxRate
 
 DEFAULT_CONFIG = Path("config.toml")
 DEFAULT_STORE = "prices.duckdb"
-_TOP_KEYS = {"storage", "providers", "alerts"}
+_TOP_KEYS = {"storage", "providers", "alerts", "fx"}
 _STORAGE_KEYS = {"path"}
 _COMMON_KEYS = {"enabled", "endpoint", "regions", "interval", "timeout"}
 _INTERVAL = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_CURRENCY = re.compile(r"^[A-Z]{3}$")
+_FX_KEYS = {"units_per_usd", "usd_per_unit", "date", "source"}
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,7 @@ class Config:
     store_path: Path
     providers: dict[str, ProviderConfig]
     alerts: dict[str, Any] = field(default_factory=dict)
+    fx: tuple[FxRate, ...] = ()
 
     def enabled(self, names: tuple[str, ...] = ()) -> list[ProviderConfig]:
         """The providers to collect: the named ones (even if disabled), else every enabled one."""
@@ -111,7 +117,9 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
         name: _provider(name, info, _table(providers_raw, name, prefix="providers."))
         for name, info in REGISTRY.items()
     }
-    return Config(source, store_path, providers, dict(_table(data, "alerts")))
+    return Config(
+        source, store_path, providers, dict(_table(data, "alerts")), fx=_fx(_table(data, "fx"))
+    )
 
 
 def environment() -> Mapping[str, str]:
@@ -151,6 +159,56 @@ def _provider(name: str, info: ProviderInfo, raw: Mapping[str, Any]) -> Provider
         },
         optional_credential_vars=dict(info.optional_credential_env),
     )
+
+
+def _fx(raw: Mapping[str, Any]) -> tuple[FxRate, ...]:
+    """[fx]: per currency one dated rate, or a list of them (a rate history)."""
+    rates: list[FxRate] = []
+    for currency, value in raw.items():
+        key = f"fx.{currency}"
+        if not _CURRENCY.match(currency) or currency == "USD":
+            raise ConfigError(f"{key}: expected an ISO currency code other than USD, like CNY")
+        entries = value if isinstance(value, list) else [value]
+        dates = set()
+        for i, entry in enumerate(entries):
+            rate = _fx_rate(currency, entry, f"{key}[{i}]" if isinstance(value, list) else key)
+            if rate.as_of in dates:
+                raise ConfigError(f"{key}: two rates dated {rate.as_of}")
+            dates.add(rate.as_of)
+            rates.append(rate)
+    return tuple(rates)
+
+
+def _fx_rate(currency: str, entry: Any, key: str) -> FxRate:
+    if not isinstance(entry, Mapping):
+        raise ConfigError(f"{key}: expected a table like {{ units_per_usd = 7.0197, date = ... }}")
+    _no_unknown(entry, _FX_KEYS, key + ".")
+    given = [k for k in ("units_per_usd", "usd_per_unit") if k in entry]
+    if len(given) != 1:
+        raise ConfigError(f"{key}: give exactly one of units_per_usd or usd_per_unit")
+    amount = entry[given[0]]
+    if not isinstance(amount, int | float) or isinstance(amount, bool) or amount <= 0:
+        raise ConfigError(f"{key}.{given[0]}: expected a number > 0, got {amount!r}")
+    if "date" not in entry:
+        raise ConfigError(f"{key}.date: missing; a rate is only honest with the day it is from")
+    as_of = _date(entry["date"], f"{key}.date")
+    source = _str(entry["source"], f"{key}.source") if "source" in entry else None
+    # str() first: the TOML float 7.0197 becomes Decimal("7.0197"), not its binary expansion.
+    value = Decimal(str(amount))
+    if given[0] == "units_per_usd":
+        return FxRate.per_usd(currency, as_of, value, source)
+    return FxRate(currency, as_of, value, source)
+
+
+def _date(value: Any, key: str) -> date:
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise ConfigError(f"{key}: expected a date like 2026-01-08, got {value!r}")
 
 
 def _known() -> str:

@@ -20,6 +20,14 @@ from tracker.config import Config, from_dict
 from tracker.replay import Recording, ReplayServer
 
 DEMO_DATA = Path(__file__).parent / "demo_data"
+# The rate the shipped config.toml carries, so the demo shows CNY prices in USD too.
+DEMO_FX = {
+    "CNY": {
+        "units_per_usd": 7.0197,
+        "date": "2026-01-08",
+        "source": "PBOC central parity (CFETS), 2026-01-08",
+    }
+}
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,7 @@ def demo_setup(store_path: Path, root: Path = DEMO_DATA) -> Iterator[DemoSetup]:
             }
             env.update(meta.get("env", {}))
         config = from_dict(
-            {"storage": {"path": str(store_path)}, "providers": providers}, source=None
+            {"storage": {"path": str(store_path)}, "providers": providers, "fx": DEMO_FX},
+            source=None,
         )
         yield DemoSetup(config, env, servers)

@@ -1,7 +1,9 @@
 """`gpu-tracker latest`: the cheapest current offers, one table per currency.
 
 Prices in different currencies are never sorted into one list: each currency gets its own
-table, ordered by price within it.
+table, ordered by price within it. With `usd`, every offer whose currency has a dated rate in
+[fx] is converted and ranked in one USD table (the native currency stays in `priced_in`);
+offers without a rate are left out and counted, never ranked as if they were dollars.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ _TIES = """provider, region, zone NULLS FIRST, instance_type, price_kind, term_m
 # tables come out USD first.
 _SQL = r"""
 WITH filtered AS (
-    SELECT * FROM latest_prices WHERE {where} {qualify}
+    SELECT {columns} FROM latest_prices WHERE {where} {qualify}
 ), ranked AS (
     SELECT provider, region, zone, instance_type,
            CASE price_kind
@@ -39,7 +41,7 @@ WITH filtered AS (
                   gpu_model, round(gpu_memory_gib)::INTEGER) AS gpus,
            round(price_per_hour, 4) AS per_hour,
            round(price_per_gpu_hour, 4) AS per_gpu_hour,
-           currency,
+           currency,{priced_in}
            stale,
            row_number() OVER (
                PARTITION BY currency
@@ -50,6 +52,16 @@ WITH filtered AS (
 SELECT * EXCLUDE (_rank) FROM ranked
 WHERE _rank <= ?
 ORDER BY currency <> 'USD', currency, _rank
+"""
+
+
+_USD_COLUMNS = """* REPLACE (price_per_hour_usd AS price_per_hour,
+    price_per_gpu_hour_usd AS price_per_gpu_hour, 'USD' AS currency), currency AS priced_in"""
+
+# Offers matching the filters that `usd` leaves out because their currency has no rate.
+_UNRATED = """
+SELECT currency, count(*) FROM latest_prices
+WHERE {where} AND price_per_hour_usd IS NULL GROUP BY currency ORDER BY currency
 """
 
 
@@ -87,12 +99,16 @@ def cheapest(
     sort: str = "gpu-hour",
     limit: int = 20,
     per_gpu: bool = False,
+    usd: bool = False,
 ) -> QueryResult:
     """The cheapest current offers matching `filters`, `limit` per currency, grouped by
     currency (USD first) and ranked within it.
 
-    With `per_gpu`, only the cheapest offer of each GPU model and price kind."""
+    With `per_gpu`, only the cheapest offer of each GPU model and price kind. With `usd`, one
+    USD ranking of every offer that has a USD price (see the module docstring)."""
     where, params = _where(filters)
+    if usd:
+        where += " AND price_per_hour_usd IS NOT NULL"
     order = SORTS[sort]
     qualify = (
         "QUALIFY row_number() OVER "
@@ -101,12 +117,20 @@ def cheapest(
         else ""
     )
     sql = _SQL.format(
+        columns=_USD_COLUMNS if usd else "*",
+        priced_in="\n           priced_in," if usd else "",
         where=where,
         order=f"gpu_model, {order}" if per_gpu else order,
         qualify=qualify,
         ties=_TIES,
     )
     return query(store, sql, [*params, limit])
+
+
+def unrated(store: Path, filters: Filters) -> dict[str, int]:
+    """Currency -> how many current offers matching `filters` have no USD price (no rate)."""
+    where, params = _where(filters)
+    return dict(query(store, _UNRATED.format(where=where), params).rows)
 
 
 def by_currency(result: QueryResult) -> dict[str, QueryResult]:

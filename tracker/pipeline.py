@@ -62,7 +62,7 @@ def collect(
     """Collect every enabled provider (or the named ones) into the store."""
     providers = config.enabled(names)
     reporter = reporter or Reporter()
-    store = store or Store(config.store_path)
+    store = store or Store(config.store_path, fx_rates=config.fx)
     write_lock = threading.Lock()  # one DuckDB writer at a time, even within this process
 
     def run(provider: ProviderConfig) -> Outcome:

@@ -54,7 +54,10 @@ def to_table(result: QueryResult, title: str | None = None) -> Table:
 
 def latest_table(result: QueryResult, currency: str) -> Table:
     """The `latest` offers of one currency: compact, the currency in the title, stale marked."""
-    table = Table(title=f"Cheapest current offers ({currency})", caption_justify="left")
+    title = f"Cheapest current offers ({currency})"
+    if "priced_in" in result.columns:
+        title = f"Cheapest current offers ({currency}; other currencies converted with [fx])"
+    table = Table(title=title, caption_justify="left")
     headers = {"per_hour": f"{currency}/h", "per_gpu_hour": f"{currency}/GPU-h"}
     shown = [c for c in result.columns if c not in ("currency", "stale")]
     for column in shown:

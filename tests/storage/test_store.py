@@ -18,6 +18,7 @@ import pytest
 
 from collectors.base import PriceRecord, StoreError
 from storage import store as store_mod
+from storage.migrations import MIGRATIONS
 from storage.query import QueryRefused, query
 from storage.store import Store
 
@@ -100,6 +101,9 @@ def test_first_collection_opens_one_interval_per_offer(store: Store) -> None:
         "valid_from": T0,
         "valid_to": None,
         "last_seen": T0,
+        "available": None,  # AWS does not say
+        "price_per_hour_usd": 21.957642,  # USD needs no rate
+        "price_per_gpu_hour_usd": 2.744705,
     }
 
 
@@ -240,10 +244,11 @@ def test_stale_when_last_success_is_older_than_twice_the_interval(store: Store) 
 
 
 def test_migrations_are_recorded_once(store: Store) -> None:
-    assert store.migrate() == [1]
+    assert store.migrate() == [version for version, _, _ in MIGRATIONS]
     assert store.migrate() == []
-    got = query(store.path, "SELECT version, name FROM schema_migrations").rows
-    assert got == [(1, "price history, runs, public views")]
+    got = query(store.path, "SELECT version, name FROM schema_migrations ORDER BY version").rows
+    assert got == [(version, name) for version, name, _ in MIGRATIONS]
+    assert got[0] == (1, "price history, runs, public views")
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from collectors.base import PriceRecord
+from storage.fx import FxRate
 from storage.store import Store
 from tracker.cli import cli
 
@@ -220,3 +221,36 @@ def test_latest_per_gpu_keeps_the_cheapest_offer_per_model_and_kind(config_path:
         ("1x L4 24GB", "on-demand", "g6.xlarge", "USD"),
         ("8x A100 80GB", "on-demand", "GT4.41XLARGE948", "CNY"),
     ]
+
+
+def test_latest_usd_ranks_converted_offers_with_the_dollar_ones(config_path: Path) -> None:
+    store = Store(
+        config_path.parent / "prices.duckdb",
+        fx_rates=[FxRate("CNY", date(2026, 1, 8), Decimal("0.14"))],
+    )
+    store.write_run(  # the same Tencent price again, now with a rate in the store
+        "tencent",
+        [offer("tencent", "GT4.41XLARGE948", "1.5", currency="CNY", gpu_model="A100")],
+        started_at=T0,
+        observed_at=T0,
+        regions=None,
+    )
+    code, out, _ = run(config_path, "latest", "--usd", "--format", "json")
+    assert code == 0
+    rows = json.loads(out)
+    assert {r["currency"] for r in rows} == {"USD"}
+    # 1.5 CNY/h x 0.14 = 0.21 USD/h: the cheapest of all once converted.
+    first = rows[0]
+    assert (first["instance_type"], first["priced_in"], first["per_hour"]) == (
+        "GT4.41XLARGE948",
+        "CNY",
+        0.21,
+    )
+    assert [r["priced_in"] for r in rows[1:]] == ["USD"] * 4
+
+
+def test_latest_usd_leaves_out_and_counts_offers_without_a_rate(config_path: Path) -> None:
+    code, out, err = run(config_path, "latest", "--usd", "--format", "csv")
+    assert code == 0
+    assert "GT4.41XLARGE948" not in out and out.count("\n") == 5  # header + 4 USD offers
+    assert "left out 1 offers priced in CNY: no rate for it in [fx]" in err

@@ -1,0 +1,47 @@
+"""Dated exchange rates: what config.toml's [fx] says, kept in the store for the USD columns.
+
+The store never fetches rates. A rate is USD per one unit of a currency on a date, with where
+it came from; the views convert an interval with the newest rate dated on or before its end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Any
+
+RATE_PLACES = Decimal("0.000000001")  # DECIMAL(18, 9) in fx_rates
+
+
+@dataclass(frozen=True)
+class FxRate:
+    currency: str
+    as_of: date
+    usd_per_unit: Decimal
+    source: str | None = None
+
+    @classmethod
+    def per_usd(
+        cls, currency: str, as_of: date, units_per_usd: Decimal, source: str | None
+    ) -> FxRate:
+        """A rate quoted the usual way (7.0197 CNY per USD) turned into USD per unit."""
+        usd = (Decimal(1) / units_per_usd).quantize(RATE_PLACES, rounding=ROUND_HALF_EVEN)
+        return cls(currency, as_of, usd, source)
+
+
+def replace_rates(con: Any, rates: Sequence[FxRate]) -> bool:
+    """Make fx_rates hold exactly `rates` (config is the truth); True when anything changed.
+    Runs inside the caller's transaction."""
+    wanted = {(r.currency, r.as_of, r.usd_per_unit.quantize(RATE_PLACES), r.source) for r in rates}
+    rows = con.execute("SELECT currency, as_of, usd_per_unit, source FROM fx_rates").fetchall()
+    if set(rows) == wanted:
+        return False
+    con.execute("DELETE FROM fx_rates")
+    if wanted:
+        con.executemany(
+            "INSERT INTO fx_rates VALUES (?, ?, ?, ?)",
+            [(currency, as_of, usd, source) for currency, as_of, usd, source in sorted(wanted)],
+        )
+    return True

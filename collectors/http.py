@@ -15,6 +15,7 @@ from urllib3.util.retry import Retry
 from collectors.base import FetchError
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
+AUTH_STATUSES = (401, 403)  # the key is wrong or lacks the rights: never retried
 # A provider asking us to wait longer than this is treated as down for this run: the daemon
 # will come back on its next interval, which beats blocking every other provider's write.
 MAX_RETRY_AFTER_S = 60.0
@@ -57,16 +58,20 @@ def get_json(
     *,
     timeout: float,
     what: str,
+    auth_hint: str | None = None,
     **kwargs: Any,
 ) -> Any:
-    """GET a JSON document; any failure becomes a FetchError that names the provider and `what`."""
+    """GET a JSON document; any failure becomes a FetchError that names the provider and `what`.
+
+    `auth_hint` is added to the message of a 401/403 (which credential to check)."""
     try:
         response = session.get(url, timeout=timeout, **kwargs)
     except requests.RequestException as exc:
         raise FetchError(provider, f"{what}: {type(exc).__name__}: {exc}") from exc
     if response.status_code != 200:
+        hint = f" ({auth_hint})" if auth_hint and response.status_code in AUTH_STATUSES else ""
         raise FetchError(
-            provider, f"{what}: HTTP {response.status_code}: {response.text[:300].strip()}"
+            provider, f"{what}: HTTP {response.status_code}{hint}: {response.text[:300].strip()}"
         )
     try:
         return response.json()

@@ -13,8 +13,8 @@ import pytest
 
 from collectors.base import PriceRecord
 from storage import migrations
-from storage.fx import FxRate
 from storage.connection import connect
+from storage.fx import FxRate
 from storage.query import query
 from storage.store import Store
 
@@ -154,7 +154,8 @@ def test_a_store_from_before_migration_2_is_upgraded_in_place(
             {"t": T0, "k": "lambdalabs|us-east-1||gpu_8x_h100_sxm5|on_demand||||USD"},
         )
         con.execute(
-            "INSERT INTO runs VALUES (currval('run_ids'), 'lambdalabs', $t, $t, 'ok', 1, 1, NULL, 3600, $t)",
+            "INSERT INTO runs VALUES"
+            " (currval('run_ids'), 'lambdalabs', $t, $t, 'ok', 1, 1, NULL, 3600, $t)",
             {"t": T0},
         )
     monkeypatch.undo()

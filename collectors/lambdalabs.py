@@ -1,0 +1,252 @@
+"""Lambda Cloud: on-demand GPU prices, and the regions that can launch each type right now.
+
+`fetch` makes one call, `GET {endpoint}/api/v1/instance-types` with the API key as a Bearer
+token. The answer is an object keyed by instance type: the price in integer US cents per hour
+(the same in every region) and `regions_with_capacity_available`. `parse` makes one on-demand
+record per type per region with capacity (available=True). A type sold out in every asked
+region yields no record: its open intervals close, which is how the history records that the
+capacity went away. The GPU is read from Lambda's own `gpu_description` ("H100 (80 GB SXM5)")
+through `collectors.gpus`, and cross-checked with the table's entry for the type.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, ClassVar
+
+from collectors import gpus
+from collectors.base import (
+    Collector,
+    MissingCredentials,
+    ParseResult,
+    Payloads,
+    PayloadShapeError,
+    PriceRecord,
+    money,
+)
+from collectors.http import get_json, make_session
+
+DEFAULT_ENDPOINT = "https://cloud.lambda.ai"
+PATH = "/api/v1/instance-types"
+PAYLOAD_KEY = "instance-types"
+CREDENTIAL = "LAMBDA_API_KEY"
+AUTH_HINT = (
+    f"check the API key in {CREDENTIAL}, or in the variable providers.lambdalabs.api_key_env names"
+)
+CURRENCY = "USD"  # Lambda prices in US cents only
+CENTS_PER_DOLLAR = Decimal(100)
+# "H100 (80 GB SXM5)", "Tesla V100 (16 GB)", "GH200 (96 GB)": the GPU's name, then the memory
+# of ONE GPU (the marketing GB, as everywhere in the GPU table), then an optional form factor.
+_GPU_DESCRIPTION = re.compile(
+    r"\s*(?P<name>\S.*?)\s*\(\s*(?P<memory>\d+(?:\.\d+)?)\s*GB\b[^)]*\)\s*"
+)
+
+
+class _Skip(Exception):
+    """A row the parser does not understand: logged, counted in skipped_rows, not stored."""
+
+
+class _Unplaced(Exception):
+    """A GPU type whose GPU cannot be placed: reported in unknown_instance_types."""
+
+
+@dataclass(frozen=True)
+class _Offer:
+    instance_type: str
+    price: Decimal
+    gpu: gpus.InstanceGpu
+    regions: tuple[str, ...]
+
+
+class LambdaCollector(Collector):
+    """Lambda Cloud's instance types: every region with capacity, or the configured ones."""
+
+    name = "lambdalabs"
+    default_endpoint: ClassVar[str] = DEFAULT_ENDPOINT
+
+    def check_credentials(self) -> None:
+        self._api_key()
+
+    def fetch(self) -> Payloads:
+        url = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
+        with make_session(max_retries=self.settings.max_retries) as session:
+            session.headers["Authorization"] = f"Bearer {self._api_key()}"
+            body = get_json(
+                session,
+                self.name,
+                url,
+                timeout=self.settings.timeout,
+                what="instance types",
+                auth_hint=AUTH_HINT,
+            )
+        payloads: Payloads = {PAYLOAD_KEY: body}
+        self.progress(1, len(_data(payloads)))  # a changed shape fails here, not in parse
+        return payloads
+
+    def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
+        """One record per GPU type per asked region with capacity; CPU-only types are ignored."""
+        data = _data(payloads)
+        result = ParseResult()
+        asked = frozenset(self.regions)
+        sold_out: list[str] = []
+        for instance_type in sorted(data):
+            offer = self._read(instance_type, data[instance_type], result)
+            if offer is None:
+                continue
+            regions = [r for r in offer.regions if not asked or r in asked]
+            if not regions:
+                sold_out.append(instance_type)
+            result.records.extend(_record(offer, region) for region in regions)
+        if data and result.skipped_rows == len(data):
+            raise PayloadShapeError(
+                self.name, f"none of the {len(data)} instance types could be read: changed shape?"
+            )
+        if sold_out:
+            # Not skipped rows: capacity comes and goes, and the closed interval records it.
+            self.log.info(
+                "%s: %d instance types sold out in every asked region, no record: %s",
+                self.name,
+                len(sold_out),
+                ", ".join(sold_out),
+            )
+        return result
+
+    def _read(self, instance_type: str, entry: Any, result: ParseResult) -> _Offer | None:
+        """The offer of one entry, or None (logged and counted) when it cannot be stored."""
+        try:
+            offer = _offer(instance_type, entry)
+        except _Skip as why:
+            self.log.warning("%s: %s skipped: %s", self.name, instance_type, why)
+            result.skipped_rows += 1
+            return None
+        except _Unplaced as why:
+            self.log.warning("%s: %s: %s; its prices are not stored", self.name, instance_type, why)
+            result.unknown_instance_types.add(instance_type)
+            return None
+        if offer is not None and gpus.lookup(self.name, instance_type) is None:
+            self.log.info(
+                "%s: %s is not in the GPU table; placed from its description as %s x %s",
+                self.name,
+                instance_type,
+                offer.gpu.gpu_count,
+                offer.gpu.gpu_model,
+            )
+        return offer
+
+    def _api_key(self) -> str:
+        key = self.settings.credentials.get("api_key")
+        if not key:
+            raise MissingCredentials(self.name, CREDENTIAL)
+        return key
+
+
+def _data(payloads: Payloads) -> dict[str, Any]:
+    body = payloads.get(PAYLOAD_KEY)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        error = body["error"]
+        raise PayloadShapeError(
+            LambdaCollector.name,
+            f"the answer is an error: {error.get('code')}: {error.get('message')}",
+        )
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, dict):
+        raise PayloadShapeError(LambdaCollector.name, f"{PAYLOAD_KEY}: answer has no data object")
+    return data
+
+
+def _offer(instance_type: str, entry: Any) -> _Offer | None:
+    """Read one entry; None for a CPU-only type (cpu_4x_general), which is not a GPU offer."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("instance_type"), dict):
+        raise _Skip("no instance_type object")
+    described = entry["instance_type"]
+    specs = described.get("specs")
+    if not isinstance(specs, dict):
+        raise _Skip("no specs object")
+    count = specs.get("gpus")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise _Skip(f"specs.gpus is {count!r}")
+    if count == 0:
+        return None
+    price = _dollars(described.get("price_cents_per_hour"))
+    regions = _regions(entry.get("regions_with_capacity_available"))
+    gpu = _gpu(instance_type, described.get("gpu_description"), count, specs)
+    return _Offer(instance_type, price, gpu, regions)
+
+
+def _dollars(cents: Any) -> Decimal:
+    """Integer cents -> exact dollars: 3192 -> 31.920000."""
+    if isinstance(cents, bool) or not isinstance(cents, int | float | Decimal):
+        raise _Skip(f"price_cents_per_hour is {cents!r}")
+    value = Decimal(str(cents))  # str(): a float's shortest repr, never its binary expansion
+    if not value.is_finite() or value <= 0:
+        raise _Skip(f"price_cents_per_hour is {cents!r}")  # never a zero or negative price
+    return money(value / CENTS_PER_DOLLAR)
+
+
+def _regions(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise _Skip(f"regions_with_capacity_available is {value!r}")
+    names: list[str] = []
+    for region in value:
+        name = region.get("name") if isinstance(region, dict) else None
+        if not isinstance(name, str) or not name:
+            raise _Skip(f"region entry {region!r} has no name")
+        if name not in names:
+            names.append(name)
+    return tuple(names)
+
+
+def _gpu(
+    instance_type: str, description: Any, count: int, specs: dict[str, Any]
+) -> gpus.InstanceGpu:
+    """Model and per-GPU memory from the description, the count from specs.gpus; the table's
+    entry for the type, where there is one, must agree with all three."""
+    found = _GPU_DESCRIPTION.fullmatch(description) if isinstance(description, str) else None
+    if found is None:
+        raise _Unplaced(f"gpu_description {description!r} not understood")
+    model = gpus.canonical_model(LambdaCollector.name, found["name"])
+    if model is None:
+        raise _Unplaced(f"GPU {found['name']!r} is not in the GPU table")
+    memory = float(found["memory"])
+    known = gpus.lookup(LambdaCollector.name, instance_type)
+    said = (model, count, memory)
+    if known is not None and (known.gpu_model, known.gpu_count, known.gpu_memory_gib) != said:
+        raise _Unplaced(
+            f"the API says {count} x {model} {memory:g} GB, the GPU table "
+            f"{known.gpu_count:g} x {known.gpu_model} {known.gpu_memory_gib:g} GB"
+        )
+    return gpus.InstanceGpu(
+        model, count, memory, _number(specs.get("vcpus")), _number(specs.get("memory_gib"))
+    )
+
+
+def _number(value: Any) -> float | None:
+    """A host size where the answer gives one; None (unknown), never a made-up figure."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal) or value <= 0:
+        return None
+    return float(value)
+
+
+def _record(offer: _Offer, region: str) -> PriceRecord:
+    return PriceRecord(
+        provider=LambdaCollector.name,
+        region=region,
+        zone=None,
+        instance_type=offer.instance_type,
+        price_kind="on_demand",  # the API has no spot or reserved prices
+        term_months=None,
+        payment_option=None,
+        offering_class=None,
+        currency=CURRENCY,
+        price_per_hour=offer.price,
+        upfront_total=None,
+        gpu_model=offer.gpu.gpu_model,
+        gpu_count=offer.gpu.gpu_count,
+        gpu_memory_gib=offer.gpu.gpu_memory_gib,
+        vcpus=offer.gpu.vcpus,
+        memory_gib=offer.gpu.memory_gib,
+        available=True,  # only regions with capacity are listed
+    )

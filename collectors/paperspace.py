@@ -1,0 +1,294 @@
+"""Paperspace: GPU machines as DigitalOcean sells them now, GPU Droplets, from the sizes API.
+
+Paperspace's own API has no price endpoint; its GPUs are DigitalOcean GPU Droplets. `fetch`
+walks `GET {endpoint}/v2/sizes?per_page=200` (Bearer token) through `links.pages.next` until
+there is none. `parse` keeps the sizes with `gpu_info` and makes one on-demand record per size
+per region it lists (`regions`, narrowed to the configured ones), available = the size's own
+`available` flag. `price_hourly` is used as given: `price_monthly` is 672 or 744 hours of it
+depending on the size, so it is never divided back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, ClassVar
+from urllib.parse import urlsplit, urlunsplit
+
+from collectors import gpus
+from collectors.base import (
+    Collector,
+    FetchError,
+    MissingCredentials,
+    ParseResult,
+    Payloads,
+    PayloadShapeError,
+    PriceRecord,
+    money,
+)
+from collectors.http import get_json, make_session
+
+DEFAULT_ENDPOINT = "https://api.digitalocean.com"
+PATH = "/v2/sizes"
+PER_PAGE = 200  # the documented maximum; DigitalOcean sells about 150 sizes in all
+MAX_PAGES = 100  # a next link that never ends must not hang the daemon
+CREDENTIAL = "DIGITALOCEAN_TOKEN"
+AUTH_HINT = (
+    f"check the token in {CREDENTIAL}, or in the variable providers.paperspace.token_env names"
+)
+CURRENCY = "USD"
+MIB_PER_GIB = 1024  # `memory` is documented in MB but is MiB: 245760 for a 240 GB size
+# Third-party copies of the answer show "-spot" GPU sizes that DigitalOcean does not document:
+# storing them as on-demand would be wrong, and as spot a guess, so they are skipped and logged.
+SPOT_SUFFIX = "-spot"
+
+
+class _Skip(Exception):
+    """A size the parser does not understand: logged, counted in skipped_rows, not stored."""
+
+
+class _Unplaced(Exception):
+    """A GPU size whose GPU cannot be placed: reported in unknown_instance_types."""
+
+
+@dataclass(frozen=True)
+class _Offer:
+    slug: str
+    price: Decimal
+    gpu: gpus.InstanceGpu
+    regions: tuple[str, ...]
+    available: bool | None
+
+
+class PaperspaceCollector(Collector):
+    """DigitalOcean GPU Droplet sizes: every region they list, or the configured ones."""
+
+    name = "paperspace"
+    default_endpoint: ClassVar[str] = DEFAULT_ENDPOINT
+
+    def check_credentials(self) -> None:
+        self._token()
+
+    def fetch(self) -> Payloads:
+        first = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
+        payloads: Payloads = {}
+        url: str | None = first
+        params: dict[str, int] | None = {"per_page": PER_PAGE}
+        sizes = 0
+        with make_session(max_retries=self.settings.max_retries) as session:
+            session.headers["Authorization"] = f"Bearer {self._token()}"
+            while url is not None:
+                number = len(payloads) + 1
+                if number > MAX_PAGES:
+                    raise PayloadShapeError(self.name, f"more than {MAX_PAGES} pages; giving up")
+                where = f"sizes page {number}"
+                page = get_json(
+                    session,
+                    self.name,
+                    url,
+                    timeout=self.settings.timeout,
+                    what=where,
+                    auth_hint=AUTH_HINT,
+                    params=params,
+                )
+                sizes += len(_page_sizes(page, where))
+                payloads[f"page-{number}"] = page
+                self.progress(number, sizes)
+                url, params = _next_url(page, first, where), None
+        _check_total(payloads, sizes)
+        return payloads
+
+    def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
+        """One record per GPU size per asked region it lists; CPU sizes are ignored."""
+        result = ParseResult()
+        asked = frozenset(self.regions)
+        seen: set[str] = set()
+        examined = 0
+        nowhere: list[str] = []
+        for where, size in _sizes(payloads):
+            if isinstance(size, dict) and not size.get("gpu_info"):
+                continue  # a CPU Droplet size: no gpu_info at all
+            examined += 1
+            offer = self._read(where, size, result)
+            if offer is None:
+                continue
+            if offer.slug in seen:  # pages shifted while we walked them
+                self.log.warning("%s: %s: %s listed twice; skipped", self.name, where, offer.slug)
+                result.skipped_rows += 1
+                continue
+            seen.add(offer.slug)
+            regions = [r for r in offer.regions if not asked or r in asked]
+            if not regions:
+                nowhere.append(offer.slug)
+            result.records.extend(_record(offer, region) for region in regions)
+        if examined and result.skipped_rows == examined:
+            raise PayloadShapeError(
+                self.name, f"none of the {examined} GPU sizes could be read: changed shape?"
+            )
+        if nowhere:
+            self.log.info(
+                "%s: %d GPU sizes offered in no asked region, no record: %s",
+                self.name,
+                len(nowhere),
+                ", ".join(nowhere),
+            )
+        return result
+
+    def _read(self, where: str, size: Any, result: ParseResult) -> _Offer | None:
+        """The offer of one GPU size, or None (logged and counted) when it cannot be stored."""
+        try:
+            return _offer(size)
+        except _Skip as why:
+            self.log.warning("%s: %s skipped: %s", self.name, where, why)
+            result.skipped_rows += 1
+        except _Unplaced as why:
+            self.log.warning("%s: %s: %s; its prices are not stored", self.name, size["slug"], why)
+            result.unknown_instance_types.add(size["slug"])
+        return None
+
+    def _token(self) -> str:
+        token = self.settings.credentials.get("token")
+        if not token:
+            raise MissingCredentials(self.name, CREDENTIAL)
+        return token
+
+
+def _page_sizes(page: Any, where: str) -> list[Any]:
+    sizes = page.get("sizes") if isinstance(page, dict) else None
+    if not isinstance(sizes, list):
+        raise PayloadShapeError(PaperspaceCollector.name, f"{where}: answer has no sizes list")
+    return sizes
+
+
+def _next_url(page: dict[str, Any], first: str, where: str) -> str | None:
+    """The next page's URL: the link as given when it is on our endpoint's host, else rebuilt
+    there. DigitalOcean writes its own host into the link, even for a mirror or the offline
+    demo; following it would leave the configured endpoint and take the token along."""
+    links = page.get("links") or {}  # absent or {} on a one-page answer
+    pages = (links.get("pages") or {}) if isinstance(links, dict) else links
+    if not isinstance(pages, dict):
+        raise PayloadShapeError(PaperspaceCollector.name, f"{where}: links.pages is {pages!r}")
+    link = pages.get("next")
+    if link is None:
+        return None
+    if not isinstance(link, str) or not link:
+        raise PayloadShapeError(PaperspaceCollector.name, f"{where}: links.pages.next is {link!r}")
+    ours, theirs = urlsplit(first), urlsplit(link)
+    if (theirs.scheme, theirs.netloc) == (ours.scheme, ours.netloc):
+        return link
+    return urlunsplit(ours._replace(query=theirs.query))
+
+
+def _check_total(payloads: Payloads, sizes: int) -> None:
+    """Fewer sizes than `meta.total` means a page came back short: fail, keep nothing."""
+    meta = payloads[f"page-{len(payloads)}"].get("meta")
+    total = meta.get("total") if isinstance(meta, dict) else None
+    if isinstance(total, int) and not isinstance(total, bool) and sizes < total:
+        raise FetchError(
+            PaperspaceCollector.name,
+            f"the {len(payloads)} pages hold {sizes} sizes but meta.total is {total}: cut short",
+        )
+
+
+def _sizes(payloads: Payloads) -> list[tuple[str, Any]]:
+    """Every size of every page, in page order, with where it was ("page-2 size 7")."""
+    keys = sorted(payloads, key=_page_number)
+    return [
+        (f"{key} size {index}", size)
+        for key in keys
+        for index, size in enumerate(_page_sizes(payloads[key], key))
+    ]
+
+
+def _page_number(key: str) -> int:
+    prefix, _, number = key.partition("-")
+    if prefix != "page" or not number.isdigit():
+        raise PayloadShapeError(PaperspaceCollector.name, f"unexpected payload key {key!r}")
+    return int(number)
+
+
+def _offer(size: Any) -> _Offer:
+    if not isinstance(size, dict) or not isinstance(size.get("slug"), str) or not size["slug"]:
+        raise _Skip("no slug")
+    if size["slug"].endswith(SPOT_SUFFIX):
+        raise _Skip(f"{size['slug']}: an undocumented spot size, not stored as on-demand")
+    info = size["gpu_info"]
+    count = info.get("count") if isinstance(info, dict) else None
+    if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
+        raise _Skip(f"{size['slug']}: gpu_info.count is {count!r}")
+    price = _price(size["slug"], size.get("price_hourly"))
+    regions = size.get("regions")
+    if not isinstance(regions, list) or not all(isinstance(r, str) and r for r in regions):
+        raise _Skip(f"{size['slug']}: regions is {regions!r}")
+    available = size.get("available")
+    if available is not None and not isinstance(available, bool):
+        raise _Skip(f"{size['slug']}: available is {available!r}")
+    gpu = _gpu(size["slug"], info, count, size)
+    return _Offer(size["slug"], price, gpu, tuple(dict.fromkeys(regions)), available)
+
+
+def _price(slug: str, value: Any) -> Decimal:
+    """price_hourly exactly as written (str() of a float is its shortest repr)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+        raise _Skip(f"{slug}: price_hourly is {value!r}")
+    price = Decimal(str(value))
+    if not price.is_finite() or price <= 0:
+        raise _Skip(f"{slug}: price_hourly is {value!r}")  # never a zero or negative price
+    return money(price)
+
+
+def _gpu(slug: str, info: dict[str, Any], count: int, size: dict[str, Any]) -> gpus.InstanceGpu:
+    """The model from gpu_info.model; per-GPU memory = vram.amount (the TOTAL of all the GPUs,
+    in GiB) / count. The table's entry for the size, where there is one, must agree."""
+    model = gpus.canonical_model(PaperspaceCollector.name, str(info.get("model")))
+    if model is None:
+        raise _Unplaced(f"GPU model {info.get('model')!r} is not in the GPU table")
+    vram = info.get("vram")
+    amount = vram.get("amount") if isinstance(vram, dict) else None
+    unit = vram.get("unit") if isinstance(vram, dict) else None
+    total = _number(amount)
+    if total is None:
+        raise _Unplaced(f"gpu_info.vram is {vram!r}")
+    if unit != "gib":
+        raise _Unplaced(f"gpu_info.vram unit {unit!r} is not gib")
+    memory = total / count
+    known = gpus.lookup(PaperspaceCollector.name, slug)
+    said = (model, count, memory)
+    if known is not None and (known.gpu_model, known.gpu_count, known.gpu_memory_gib) != said:
+        raise _Unplaced(
+            f"the API says {count} x {model} {memory:g} GiB, the GPU table "
+            f"{known.gpu_count:g} x {known.gpu_model} {known.gpu_memory_gib:g} GiB"
+        )
+    megabytes = _number(size.get("memory"))
+    host_gib = None if megabytes is None else megabytes / MIB_PER_GIB
+    return gpus.InstanceGpu(model, count, memory, _number(size.get("vcpus")), host_gib)
+
+
+def _number(value: Any) -> float | None:
+    """A positive JSON number as a float, else None (unknown, never a made-up figure)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal) or value <= 0:
+        return None
+    return float(value)
+
+
+def _record(offer: _Offer, region: str) -> PriceRecord:
+    return PriceRecord(
+        provider=PaperspaceCollector.name,
+        region=region,
+        zone=None,
+        instance_type=offer.slug,
+        price_kind="on_demand",  # the sizes API has list prices only
+        term_months=None,
+        payment_option=None,
+        offering_class=None,
+        currency=CURRENCY,
+        price_per_hour=offer.price,
+        upfront_total=None,
+        gpu_model=offer.gpu.gpu_model,
+        gpu_count=offer.gpu.gpu_count,
+        gpu_memory_gib=offer.gpu.gpu_memory_gib,
+        vcpus=offer.gpu.vcpus,
+        memory_gib=offer.gpu.memory_gib,
+        available=offer.available,
+    )

@@ -1,0 +1,534 @@
+"""Lambda collector: parse on the authored wire-format answer, fetch through the real requests
+stack (`responses` for request shape and error mapping, the loopback replay server for real
+urllib3 retries, waits and timeouts)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+import responses
+
+from collectors.base import (
+    FetchError,
+    MissingCredentials,
+    ParseResult,
+    PayloadShapeError,
+    PriceRecord,
+    ProviderSettings,
+)
+from collectors.lambdalabs import LambdaCollector
+from tracker.replay import Exchange, Recording, ReplayServer
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "lambdalabs"
+DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "lambdalabs"
+URL = "https://cloud.lambda.ai/api/v1/instance-types"
+KEY = "lambda-test-key"
+
+
+def answer(folder: Path = FIXTURES, **json_kwargs: Any) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads((folder / "instance-types.json").read_text(), **json_kwargs)
+    return body
+
+
+def collector(**settings: Any) -> LambdaCollector:
+    settings.setdefault("max_retries", 2)
+    settings.setdefault("credentials", {"api_key": KEY})
+    return LambdaCollector(ProviderSettings(**settings))
+
+
+def parse(body: Any, observed_at: datetime, **settings: Any) -> ParseResult:
+    return collector(**settings).parse({"instance-types": body}, observed_at=observed_at)
+
+
+def by_offer(result: ParseResult) -> dict[tuple[str, str], PriceRecord]:
+    out = {(r.instance_type, r.region): r for r in result.records}
+    assert len(out) == len(result.records)
+    return out
+
+
+def entry(
+    name: str = "gpu_1x_a10", gpu: str = "A10 (24 GB PCIe)", cents: Any = 129, **changes: Any
+) -> dict[str, Any]:
+    """One entry (gpu_1x_a10, 1.29 USD/h, in us-east-1); `changes` replace its fields."""
+    item: dict[str, Any] = {
+        "instance_type": {
+            "name": name,
+            "description": f"1x {gpu}",
+            "gpu_description": gpu,
+            "price_cents_per_hour": cents,
+            "specs": {"vcpus": 30, "memory_gib": 200, "storage_gib": 1400, "gpus": 1},
+            "architecture": "x86_64",
+        },
+        "regions_with_capacity_available": [{"name": "us-east-1", "description": "Virginia, USA"}],
+    }
+    for key, value in changes.items():
+        if key == "specs" and value is None:
+            item["instance_type"]["specs"] = None
+        elif key in ("specs", "gpus", "vcpus", "memory_gib"):
+            specs = item["instance_type"]["specs"]
+            specs.update(value if key == "specs" else {key: value})
+        elif key == "regions_with_capacity_available":
+            item[key] = value
+        else:
+            item["instance_type"][key] = value
+    return item
+
+
+def one(observed_at: datetime, item: Any, name: str = "gpu_1x_a10", **settings: Any) -> ParseResult:
+    return parse({"data": {name: item}}, observed_at, **settings)
+
+
+def lambda_record(**fields: Any) -> PriceRecord:
+    base: dict[str, Any] = {
+        "provider": "lambdalabs",
+        "zone": None,
+        "price_kind": "on_demand",
+        "term_months": None,
+        "payment_option": None,
+        "offering_class": None,
+        "currency": "USD",
+        "upfront_total": None,
+        "available": True,
+    }
+    return PriceRecord(**{**base, **fields})
+
+
+# ---------------------------------------------------------------------------------------------
+# parse: the fixture answer
+
+
+def test_records_in_full(observed_at: datetime) -> None:
+    offers = by_offer(parse(answer(), observed_at))
+    # 3192 cents / 100 = 31.92 USD/h for the instance; / 8 GPUs = 3.99 per GPU-hour
+    assert offers["gpu_8x_h100_sxm5", "us-east-3"] == lambda_record(
+        region="us-east-3",
+        instance_type="gpu_8x_h100_sxm5",
+        price_per_hour=Decimal("31.920000"),
+        gpu_model="H100",
+        gpu_count=8,
+        gpu_memory_gib=80,
+        vcpus=208,
+        memory_gib=1800,
+    )
+    assert offers["gpu_8x_h100_sxm5", "us-east-3"].price_per_hour / 8 == Decimal("3.99")
+    # 229 cents = 2.29; "GH200 (96 GB)" -> GH200, 96 GB of GPU memory
+    assert offers["gpu_1x_gh200", "us-west-1"] == lambda_record(
+        region="us-west-1",
+        instance_type="gpu_1x_gh200",
+        price_per_hour=Decimal("2.290000"),
+        gpu_model="GH200",
+        gpu_count=1,
+        gpu_memory_gib=96,
+        vcpus=64,
+        memory_gib=432,
+    )
+    # 632 cents = 6.32 = 8 x 0.79; "Tesla V100 (16 GB)" -> V100
+    assert offers["gpu_8x_v100", "us-south-1"] == lambda_record(
+        region="us-south-1",
+        instance_type="gpu_8x_v100",
+        price_per_hour=Decimal("6.320000"),
+        gpu_model="V100",
+        gpu_count=8,
+        gpu_memory_gib=16,
+        vcpus=92,
+        memory_gib=448,
+    )
+    # not in the GPU table: placed from "B200 (180 GB SXM6)" and specs.gpus 4; 2676 = 26.76
+    assert offers["gpu_4x_b200_sxm6", "us-south-2"] == lambda_record(
+        region="us-south-2",
+        instance_type="gpu_4x_b200_sxm6",
+        price_per_hour=Decimal("26.760000"),
+        gpu_model="B200",
+        gpu_count=4,
+        gpu_memory_gib=180,
+        vcpus=104,
+        memory_gib=1450,
+    )
+    # 109 cents = 1.09; "A6000 (48 GB)" -> the RTX A6000
+    assert offers["gpu_1x_a6000", "us-west-1"] == lambda_record(
+        region="us-west-1",
+        instance_type="gpu_1x_a6000",
+        price_per_hour=Decimal("1.090000"),
+        gpu_model="A6000",
+        gpu_count=1,
+        gpu_memory_gib=48,
+        vcpus=14,
+        memory_gib=100,
+    )
+
+
+def test_every_offer_and_price(observed_at: datetime) -> None:
+    """The whole result: sold-out, CPU, unknown and unreadable entries are absent."""
+    result = parse(answer(), observed_at)
+    prices = {key: r.price_per_hour for key, r in by_offer(result).items()}
+    assert prices == {
+        ("gpu_8x_h100_sxm5", "us-east-3"): Decimal("31.92"),
+        ("gpu_8x_h100_sxm5", "us-south-2"): Decimal("31.92"),
+        ("gpu_1x_h100_pcie", "us-west-3"): Decimal("3.29"),
+        ("gpu_8x_b200_sxm6", "us-south-2"): Decimal("53.52"),  # 6.69 per GPU
+        ("gpu_4x_b200_sxm6", "us-south-2"): Decimal("26.76"),
+        ("gpu_1x_gh200", "us-east-3"): Decimal("2.29"),
+        ("gpu_1x_gh200", "us-west-1"): Decimal("2.29"),
+        ("gpu_8x_a100_80gb_sxm4", "us-midwest-1"): Decimal("22.32"),  # 2.79 per GPU
+        ("gpu_1x_a100_sxm4", "us-east-1"): Decimal("1.99"),
+        ("gpu_1x_a100_sxm4", "us-west-2"): Decimal("1.99"),
+        ("gpu_1x_a10", "us-east-1"): Decimal("1.29"),
+        ("gpu_1x_a10", "us-west-1"): Decimal("1.29"),
+        ("gpu_1x_a6000", "us-west-1"): Decimal("1.09"),
+        ("gpu_8x_v100", "us-south-1"): Decimal("6.32"),
+    }
+    assert {r.price_per_hour.as_tuple().exponent for r in result.records} == {-6}
+    assert {(r.currency, r.price_kind, r.zone, r.available) for r in result.records} == {
+        ("USD", "on_demand", None, True)
+    }
+    assert result.unknown_instance_types == {"gpu_8x_b300_sxm6"}
+    # only the string price; sold-out, CPU-only and unknown types are not skipped rows
+    assert result.skipped_rows == 1
+
+
+def test_cents_become_exact_dollars() -> None:
+    # Hand check: integer cents / 100, no float anywhere.
+    assert Decimal(3192) / 100 == Decimal("31.92")
+    assert Decimal("31.92") / 8 == Decimal("3.99")
+    assert Decimal(5352) / 100 / 8 == Decimal("6.69")
+
+
+def test_sold_out_types_are_logged_not_skipped(
+    observed_at: datetime, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="collectors.lambdalabs"):
+        result = parse(answer(), observed_at)
+    types = {r.instance_type for r in result.records}
+    assert "gpu_1x_h100_sxm5" not in types and "gpu_1x_rtx6000" not in types
+    messages = [(r.levelno, r.getMessage()) for r in caplog.records]
+    assert (
+        logging.INFO,
+        "lambdalabs: 2 instance types sold out in every asked region, no record: "
+        "gpu_1x_h100_sxm5, gpu_1x_rtx6000",
+    ) in messages
+    assert [m for level, m in messages if level == logging.WARNING] == [
+        "lambdalabs: gpu_4x_h100_sxm5 skipped: price_cents_per_hour is '1636'",
+        "lambdalabs: gpu_8x_b300_sxm6: GPU 'B300' is not in the GPU table; "
+        "its prices are not stored",
+    ]
+    assert all(m.startswith("lambdalabs: ") for _, m in messages)
+
+
+@pytest.mark.parametrize(
+    ("regions", "expected"),
+    [
+        (("us-east-3",), {("gpu_8x_h100_sxm5", "us-east-3"), ("gpu_1x_gh200", "us-east-3")}),
+        (("us-west-3", "eu-central-1"), {("gpu_1x_h100_pcie", "us-west-3")}),
+    ],
+)
+def test_configured_regions_restrict(
+    observed_at: datetime, regions: tuple[str, ...], expected: set[tuple[str, str]]
+) -> None:
+    assert set(by_offer(parse(answer(), observed_at, regions=regions))) == expected
+
+
+def test_a_type_without_capacity_in_the_asked_regions_counts_as_sold_out(
+    observed_at: datetime, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="collectors.lambdalabs"):
+        result = parse(answer(), observed_at, regions=("us-west-3",))
+    assert result.skipped_rows == 1
+    # 12 GPU types placed, one of them (gpu_1x_h100_pcie) with capacity in us-west-3
+    assert "11 instance types sold out in every asked region" in caplog.text
+
+
+@pytest.mark.parametrize("cents", [129.0, Decimal("129"), Decimal("129.00")])
+def test_cents_as_float_or_decimal_give_the_same_record(observed_at: datetime, cents: Any) -> None:
+    assert one(observed_at, entry(cents=cents)).records == one(observed_at, entry()).records
+
+
+# ---------------------------------------------------------------------------------------------
+# parse: single entries
+
+
+def test_the_base_entry_is_stored(observed_at: datetime) -> None:
+    [record] = one(observed_at, entry()).records
+    assert record == lambda_record(
+        region="us-east-1",
+        instance_type="gpu_1x_a10",
+        price_per_hour=Decimal("1.29"),
+        gpu_model="A10",
+        gpu_count=1,
+        gpu_memory_gib=24,
+        vcpus=30,
+        memory_gib=200,
+    )
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "not an object",
+        {"regions_with_capacity_available": []},
+        entry(specs=None),
+        entry(gpus="1"),
+        entry(gpus=-1),
+        entry(cents=0),
+        entry(cents=-129),
+        entry(cents=None),
+        entry(cents="129"),
+        entry(cents=True),
+        entry(regions_with_capacity_available=None),
+        entry(regions_with_capacity_available=[{"description": "Virginia, USA"}]),
+        entry(regions_with_capacity_available=["us-east-1"]),
+    ],
+)
+def test_entries_not_understood_are_skipped(observed_at: datetime, item: Any) -> None:
+    result = parse({"data": {"gpu_1x_a10": entry(), "gpu_1x_a10_bad": item}}, observed_at)
+    assert [r.instance_type for r in result.records] == ["gpu_1x_a10"]
+    assert result.skipped_rows == 1
+    assert result.unknown_instance_types == set()
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        entry(gpu="A10"),  # no memory
+        entry(gpu="A10 (24 GiB of fast memory)"),
+        entry(gpu=None),
+        entry(gpu="Quadro RTX 8000 (48 GB)"),  # a model the table does not know
+        entry(gpu="A10 (48 GB PCIe)"),  # the table says 24 GB
+        entry(gpu="A100 (24 GB PCIe)"),  # the table says A10
+        entry(gpus=2),  # the table says 1 GPU
+    ],
+)
+def test_gpus_that_cannot_be_placed_are_reported(observed_at: datetime, item: Any) -> None:
+    result = one(observed_at, item)
+    assert result.records == []
+    assert result.unknown_instance_types == {"gpu_1x_a10"}
+    assert result.skipped_rows == 0
+
+
+def test_a_disagreement_with_the_table_says_both_sides(
+    observed_at: datetime, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="collectors.lambdalabs"):
+        one(observed_at, entry(gpu="A10 (48 GB PCIe)"))
+    assert caplog.records[0].getMessage() == (
+        "lambdalabs: gpu_1x_a10: the API says 1 x A10 48 GB, the GPU table 1 x A10 24 GB; "
+        "its prices are not stored"
+    )
+
+
+def test_cpu_only_types_are_ignored(observed_at: datetime) -> None:
+    result = one(observed_at, entry(gpu="N/A", gpus=0), name="cpu_4x_general")
+    assert (result.records, result.unknown_instance_types, result.skipped_rows) == ([], set(), 0)
+
+
+def test_a_region_listed_twice_is_one_record(observed_at: datetime) -> None:
+    east = {"name": "us-east-1", "description": "Virginia, USA"}
+    result = one(observed_at, entry(regions_with_capacity_available=[east, east]))
+    assert len(result.records) == 1
+
+
+def test_missing_host_sizes_stay_unknown(observed_at: datetime) -> None:
+    [record] = one(observed_at, entry(specs={"vcpus": None, "memory_gib": "200"})).records
+    assert (record.vcpus, record.memory_gib) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("payloads", "message"),
+    [
+        ({}, "instance-types: answer has no data object"),
+        ({"instance-types": {"data": []}}, "instance-types: answer has no data object"),
+        ({"instance-types": []}, "instance-types: answer has no data object"),
+        (
+            {"instance-types": json.loads((FIXTURES / "error-401.json").read_text())},
+            "the answer is an error: global/invalid-api-key: API key was invalid",
+        ),
+        (
+            {"instance-types": {"data": {"a": entry(cents=None), "b": "?"}}},
+            "none of the 2 instance types could be read",
+        ),
+    ],
+)
+def test_a_changed_shape_fails_loudly(
+    observed_at: datetime, payloads: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(PayloadShapeError, match=r"^lambdalabs: ") as caught:
+        collector().parse(payloads, observed_at=observed_at)
+    assert message in str(caught.value)
+
+
+def test_an_empty_answer_is_no_records_not_an_error(observed_at: datetime) -> None:
+    assert parse({"data": {}}, observed_at).records == []
+
+
+# ---------------------------------------------------------------------------------------------
+# fetch through `responses`
+
+
+@pytest.fixture
+def rsps() -> Iterator[responses.RequestsMock]:
+    with responses.RequestsMock() as mock:
+        yield mock
+
+
+def test_fetch_sends_the_key_and_returns_the_answer(rsps: responses.RequestsMock) -> None:
+    rsps.get(URL, json=answer())
+    progress: list[tuple[int, int]] = []
+    settings = ProviderSettings(credentials={"api_key": KEY})
+    got = LambdaCollector(settings, progress=lambda *a: progress.append(a)).fetch()
+    assert got == {"instance-types": answer()}
+    request = rsps.calls[0].request
+    assert request.headers["Authorization"] == f"Bearer {KEY}"
+    assert request.headers["User-Agent"].startswith("gpu-price-tracker/")
+    assert progress == [(1, 15)]
+
+
+def test_fetch_uses_the_configured_endpoint(rsps: responses.RequestsMock) -> None:
+    rsps.get("http://mirror.internal:8080/lambda/api/v1/instance-types", json={"data": {}})
+    got = collector(endpoint="http://mirror.internal:8080/lambda/").fetch()
+    assert got == {"instance-types": {"data": {}}}
+
+
+@pytest.mark.parametrize(
+    ("status", "code"), [(401, "global/invalid-api-key"), (403, "global/account-inactive")]
+)
+def test_fetch_auth_errors_name_the_variable(
+    rsps: responses.RequestsMock, status: int, code: str
+) -> None:
+    body = json.loads((FIXTURES / f"error-{status}.json").read_text())
+    rsps.get(URL, status=status, json=body)
+    with pytest.raises(FetchError, match=rf"^lambdalabs: instance types: HTTP {status} ") as e:
+        collector().fetch()
+    assert "LAMBDA_API_KEY" in str(e.value) and code in str(e.value)
+    assert len(rsps.calls) == 1  # a bad key is not retried
+
+
+def test_fetch_without_a_key_names_the_variable() -> None:
+    bare = LambdaCollector(ProviderSettings())
+    with pytest.raises(MissingCredentials, match="set LAMBDA_API_KEY"):
+        bare.check_credentials()
+    with pytest.raises(MissingCredentials, match="set LAMBDA_API_KEY"):
+        bare.fetch()
+
+
+@pytest.mark.parametrize(("status", "headers"), [(429, {"Retry-After": "0"}), (503, {})])
+def test_fetch_retries_then_succeeds(
+    rsps: responses.RequestsMock, status: int, headers: dict[str, str]
+) -> None:
+    rsps.get(URL, status=status, headers=headers, json={"error": {"code": "global/x"}})
+    rsps.get(URL, json={"data": {"gpu_1x_a10": entry()}})
+    assert collector().fetch() == {"instance-types": {"data": {"gpu_1x_a10": entry()}}}
+    assert len(rsps.calls) == 2
+
+
+def test_fetch_fails_when_429_persists(rsps: responses.RequestsMock) -> None:
+    rsps.get(URL, status=429, headers={"Retry-After": "0"}, body="Too Many Requests")
+    with pytest.raises(FetchError, match=r"^lambdalabs: instance types: HTTP 429: Too Many"):
+        collector(max_retries=1).fetch()
+    assert len(rsps.calls) == 2
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"body": requests.ConnectionError("reset")}, "ConnectionError"),
+        ({"body": "<html>Bad Gateway</html>"}, "answer is not JSON"),
+        ({"json": {"error": {"code": "global/internal-error", "message": "x"}}}, "is an error"),
+        ({"json": {"types": []}}, "answer has no data object"),
+    ],
+)
+def test_fetch_failures(rsps: responses.RequestsMock, kwargs: dict[str, Any], message: str) -> None:
+    rsps.get(URL, **kwargs)
+    with pytest.raises((FetchError, PayloadShapeError), match=r"^lambdalabs: ") as caught:
+        collector().fetch()
+    assert message in str(caught.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# fetch through the real urllib3 stack (loopback replay server)
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., ReplayServer]]:
+    servers: list[ReplayServer] = []
+
+    def start(*exchanges: Exchange) -> ReplayServer:
+        server = ReplayServer(Recording(list(exchanges))).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def reply(body: Any = None, *, status: int = 200, **kwargs: Any) -> Exchange:
+    text = json.dumps(body) if body is not None else "busy"
+    return Exchange(
+        match={"method": "GET", "path": "/api/v1/instance-types"},
+        status=status,
+        body=text.encode(),
+        **kwargs,
+    )
+
+
+def test_replay_retry_after_is_honoured(serve: Callable[..., ReplayServer]) -> None:
+    small = {"data": {"gpu_1x_a10": entry()}}
+    server = serve(reply(status=429, headers={"Retry-After": "1"}, times=1), reply(small))
+    started = time.monotonic()
+    got = collector(endpoint=server.url).fetch()
+    assert time.monotonic() - started >= 0.9  # urllib3 slept as asked
+    assert got == {"instance-types": small}
+    assert len(server.requests) == 2
+
+
+def test_replay_timeout(serve: Callable[..., ReplayServer]) -> None:
+    server = serve(reply({"data": {}}, delay=1.0))
+    with pytest.raises(FetchError, match=r"^lambdalabs: instance types: ConnectionError: "):
+        collector(endpoint=server.url, max_retries=1, timeout=0.2).fetch()
+    assert len(server.requests) == 2
+
+
+def test_replay_fixture_fetch_then_parse(
+    replay: Callable[..., ReplayServer], observed_at: datetime
+) -> None:
+    server = replay(FIXTURES)
+    lam = collector(endpoint=server.url)
+    fetched = lam.parse(lam.fetch(), observed_at=observed_at)
+    assert server.unmatched == []
+    assert fetched.records == parse(answer(), observed_at).records
+    assert len(fetched.records) == 14
+
+
+def test_replay_wrong_key(replay: Callable[..., ReplayServer]) -> None:
+    server = replay(FIXTURES)
+    with pytest.raises(FetchError, match=r"HTTP 401 \(check the API key in LAMBDA_API_KEY"):
+        collector(endpoint=server.url, credentials={"api_key": "stale"}).fetch()
+
+
+def test_demo_recording_replays_cleanly(
+    replay: Callable[..., ReplayServer], observed_at: datetime
+) -> None:
+    server = replay(DEMO)
+    meta = json.loads((DEMO / "demo.json").read_text())
+    demo = collector(endpoint=server.url, credentials={"api_key": meta["env"]["LAMBDA_API_KEY"]})
+    result = demo.parse(demo.fetch(), observed_at=observed_at)
+    assert server.unmatched == []
+    assert result.unknown_instance_types == set() and result.skipped_rows == 0
+    assert {r.gpu_model for r in result.records} >= {"H100", "B200", "GH200", "A100", "A10"}
+    assert by_offer(result)["gpu_8x_h100_sxm5", "us-east-3"].price_per_hour == Decimal("31.92")
+
+
+def test_fixture_is_not_modified_by_parse(observed_at: datetime) -> None:
+    body = answer()
+    kept = copy.deepcopy(body)
+    parse(body, observed_at)
+    assert body == kept

@@ -1,0 +1,552 @@
+"""Paperspace (DigitalOcean GPU Droplets) collector: parse on authored wire-format pages of
+`/v2/sizes`, fetch through the real requests stack (`responses` for request shape, pagination
+and error mapping; the loopback replay server for real urllib3 retries, waits and timeouts)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+import responses
+from responses import matchers
+
+from collectors import paperspace
+from collectors.base import (
+    FetchError,
+    MissingCredentials,
+    ParseResult,
+    PayloadShapeError,
+    PriceRecord,
+    ProviderSettings,
+)
+from collectors.paperspace import PaperspaceCollector
+from tracker.replay import Exchange, Recording, ReplayServer
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "paperspace"
+DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "paperspace"
+URL = "https://api.digitalocean.com/v2/sizes"
+TOKEN = "do-test-token"
+FIRST = [matchers.query_param_matcher({"per_page": "200"})]
+
+
+def load_pages(folder: Path = FIXTURES, **json_kwargs: Any) -> dict[str, Any]:
+    """The payloads fetch returns for a recording folder: {"page-1": ..., "page-2": ...}."""
+    files = sorted(folder.glob("page*.json"))
+    return {
+        f"page-{n}": json.loads(path.read_text(), **json_kwargs) for n, path in enumerate(files, 1)
+    }
+
+
+def collector(**settings: Any) -> PaperspaceCollector:
+    settings.setdefault("max_retries", 2)
+    settings.setdefault("credentials", {"token": TOKEN})
+    return PaperspaceCollector(ProviderSettings(**settings))
+
+
+def parse(payloads: dict[str, Any], observed_at: datetime, **settings: Any) -> ParseResult:
+    return collector(**settings).parse(payloads, observed_at=observed_at)
+
+
+def by_offer(result: ParseResult) -> dict[tuple[str, str], PriceRecord]:
+    out = {(r.instance_type, r.region): r for r in result.records}
+    assert len(out) == len(result.records)
+    return out
+
+
+def page(sizes: list[Any], next_link: str | None = None, total: int | None = None) -> Any:
+    links = {"pages": {"next": next_link}} if next_link else {}
+    return {
+        "sizes": sizes,
+        "links": links,
+        "meta": {"total": len(sizes) if total is None else total},
+    }
+
+
+def size(**changes: Any) -> dict[str, Any]:
+    """gpu-h100x1-80gb as the openapi example has it (6.74/h, 4529.30/month), in tor1."""
+    item: dict[str, Any] = {
+        "slug": "gpu-h100x1-80gb",
+        "memory": 245760,
+        "vcpus": 20,
+        "disk": 720,
+        "transfer": 15.0,
+        "price_monthly": 4529.3,
+        "price_hourly": 6.74,
+        "regions": ["tor1"],
+        "available": True,
+        "description": "H100 GPU - 1X",
+        "networking_throughput": 10000,
+        "gpu_info": {"count": 1, "vram": {"amount": 80, "unit": "gib"}, "model": "nvidia_h100"},
+        "disk_info": [{"type": "local", "size": {"amount": 720, "unit": "gib"}}],
+    }
+    item.update(changes)
+    return item
+
+
+def gpu_info(
+    count: Any = 1, amount: Any = 80, unit: Any = "gib", model: Any = "nvidia_h100"
+) -> Any:
+    return {"count": count, "vram": {"amount": amount, "unit": unit}, "model": model}
+
+
+def do_record(**fields: Any) -> PriceRecord:
+    base: dict[str, Any] = {
+        "provider": "paperspace",
+        "zone": None,
+        "price_kind": "on_demand",
+        "term_months": None,
+        "payment_option": None,
+        "offering_class": None,
+        "currency": "USD",
+        "upfront_total": None,
+        "available": True,
+    }
+    return PriceRecord(**{**base, **fields})
+
+
+# ---------------------------------------------------------------------------------------------
+# parse: the fixture pages
+
+
+def test_records_in_full(observed_at: datetime) -> None:
+    offers = by_offer(parse(load_pages(), observed_at))
+    # price_hourly 23.92 as given (17796.48 / 730 would be 24.378737); vram 640 GiB is the
+    # total of 8 GPUs: 80 GiB each; memory 1966080 MiB / 1024 = 1920 GiB
+    assert offers["gpu-h100x8-640gb", "nyc2"] == do_record(
+        region="nyc2",
+        instance_type="gpu-h100x8-640gb",
+        price_per_hour=Decimal("23.920000"),
+        gpu_model="H100",
+        gpu_count=8,
+        gpu_memory_gib=80,
+        vcpus=160,
+        memory_gib=1920,
+    )
+    # 6.74 (price_monthly 4529.30 is about 672 hours of it); 245760 MiB = 240 GiB
+    assert offers["gpu-h100x1-80gb", "tor1"] == do_record(
+        region="tor1",
+        instance_type="gpu-h100x1-80gb",
+        price_per_hour=Decimal("6.740000"),
+        gpu_model="H100",
+        gpu_count=1,
+        gpu_memory_gib=80,
+        vcpus=20,
+        memory_gib=240,
+    )
+    # 1536 GiB / 8 = 192 GiB per MI300X; 15.92 / 8 = 1.99 per GPU-hour
+    assert offers["gpu-mi300x8-1536gb", "atl1"] == do_record(
+        region="atl1",
+        instance_type="gpu-mi300x8-1536gb",
+        price_per_hour=Decimal("15.920000"),
+        gpu_model="MI300X",
+        gpu_count=8,
+        gpu_memory_gib=192,
+        vcpus=160,
+        memory_gib=1920,
+    )
+    # 32768 MiB = 32 GiB
+    assert offers["gpu-4000adax1-20gb", "atl1"] == do_record(
+        region="atl1",
+        instance_type="gpu-4000adax1-20gb",
+        price_per_hour=Decimal("0.760000"),
+        gpu_model="RTX4000Ada",
+        gpu_count=1,
+        gpu_memory_gib=20,
+        vcpus=8,
+        memory_gib=32,
+    )
+    # available: false is stored as such; 1128 GiB / 8 = 141 GiB per H200
+    assert offers["gpu-h200x8-1128gb", "atl1"] == do_record(
+        region="atl1",
+        instance_type="gpu-h200x8-1128gb",
+        price_per_hour=Decimal("27.520000"),
+        gpu_model="H200",
+        gpu_count=8,
+        gpu_memory_gib=141,
+        vcpus=192,
+        memory_gib=1920,
+        available=False,
+    )
+
+
+def test_every_offer_and_price(observed_at: datetime) -> None:
+    result = parse(load_pages(), observed_at)
+    prices = {key: (r.price_per_hour, r.available) for key, r in by_offer(result).items()}
+    assert prices == {
+        ("gpu-h100x1-80gb", "nyc2"): (Decimal("6.74"), True),
+        ("gpu-h100x1-80gb", "tor1"): (Decimal("6.74"), True),
+        ("gpu-h100x8-640gb", "nyc2"): (Decimal("23.92"), True),
+        ("gpu-h100x8-640gb", "tor1"): (Decimal("23.92"), True),
+        ("gpu-mi300x8-1536gb", "atl1"): (Decimal("15.92"), True),
+        ("gpu-4000adax1-20gb", "tor1"): (Decimal("0.76"), True),
+        ("gpu-4000adax1-20gb", "atl1"): (Decimal("0.76"), True),
+        ("gpu-6000adax1-48gb", "tor1"): (Decimal("1.57"), True),
+        ("gpu-h200x8-1128gb", "atl1"): (Decimal("27.52"), False),
+        ("gpu-mi300x1-192gb", "atl1"): (Decimal("1.99"), True),
+    }
+    assert {r.price_per_hour.as_tuple().exponent for r in result.records} == {-6}
+    assert {(r.currency, r.price_kind, r.zone) for r in result.records} == {
+        ("USD", "on_demand", None)
+    }
+    assert result.unknown_instance_types == {"gpu-mi350x8-2304gb", "gpu-h200x1-141gb"}
+    assert result.skipped_rows == 2  # the "-spot" size and the null price
+
+
+def test_hourly_price_is_never_derived_from_the_monthly_one() -> None:
+    # Hand check of the trap: the two sizes use different hours per month.
+    assert round(Decimal("4529.3") / Decimal("6.74"), 2) == Decimal("672.00")
+    assert Decimal("17796.48") / Decimal("23.92") == 744
+    assert round(Decimal("17796.48") / 730, 6) == Decimal("24.378740")
+
+
+def test_skips_and_unknowns_are_logged_with_the_provider_name(
+    observed_at: datetime, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="collectors.paperspace"):
+        parse(load_pages(), observed_at)
+    assert [r.getMessage() for r in caplog.records] == [
+        "paperspace: page-1 size 5 skipped: gpu-h100x1-80gb-spot: an undocumented spot size, "
+        "not stored as on-demand",
+        "paperspace: gpu-mi350x8-2304gb: GPU model 'amd_mi350x' is not in the GPU table; "
+        "its prices are not stored",
+        "paperspace: gpu-h200x1-141gb: gpu_info.vram unit 'gb' is not gib; "
+        "its prices are not stored",
+        "paperspace: page-2 size 7 skipped: gpu-l40sx8-384gb: price_hourly is None",
+        "paperspace: 1 GPU sizes offered in no asked region, no record: gpu-l40sx1-48gb",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("regions", "expected"),
+    [
+        (("nyc2",), {("gpu-h100x1-80gb", "nyc2"), ("gpu-h100x8-640gb", "nyc2")}),
+        (("tor1", "sfo3"), {"gpu-h100x1-80gb", "gpu-h100x8-640gb", "gpu-4000adax1-20gb",
+                            "gpu-6000adax1-48gb"}),
+    ],
+)  # fmt: skip
+def test_configured_regions_restrict(
+    observed_at: datetime, regions: tuple[str, ...], expected: set[Any]
+) -> None:
+    offers = by_offer(parse(load_pages(), observed_at, regions=regions))
+    if all(isinstance(e, tuple) for e in expected):
+        assert set(offers) == expected
+    else:
+        assert {t for t, _ in offers} == expected and {r for _, r in offers} == {"tor1"}
+
+
+def test_decimal_and_float_json_give_the_same_records(observed_at: datetime) -> None:
+    as_floats = parse(load_pages(), observed_at)
+    as_decimals = parse(load_pages(parse_float=Decimal), observed_at)
+    assert as_decimals.records == as_floats.records
+
+
+def test_pages_are_read_in_page_number_order(observed_at: datetime) -> None:
+    many = {f"page-{n}": page([size(price_hourly=float(n))]) for n in (10, 9, 2, 1)}
+    result = parse(many, observed_at)
+    [kept] = result.records
+    assert kept.price_per_hour == Decimal("1")  # page-1 first; the later copies are repeats
+    assert result.skipped_rows == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# parse: single sizes
+
+
+def one(observed_at: datetime, item: Any, **settings: Any) -> ParseResult:
+    return parse({"page-1": page([item])}, observed_at, **settings)
+
+
+def test_monthly_price_plays_no_part(observed_at: datetime) -> None:
+    [record] = one(observed_at, size(price_hourly=1.0, price_monthly=5000.0)).records
+    assert record.price_per_hour == Decimal("1")
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "not an object",
+        size(slug=""),
+        size(slug="gpu-h100x1-80gb-spot"),
+        size(gpu_info={"count": 0, "vram": {"amount": 80, "unit": "gib"}, "model": "nvidia_h100"}),
+        size(gpu_info=gpu_info(count="1")),
+        size(gpu_info=[1]),
+        size(price_hourly=0),
+        size(price_hourly=-6.74),
+        size(price_hourly=None),
+        size(price_hourly="6.74"),
+        size(regions="tor1"),
+        size(regions=[None]),
+        size(available="yes"),
+    ],
+)
+def test_sizes_not_understood_are_skipped(observed_at: datetime, item: Any) -> None:
+    result = parse({"page-1": page([size(regions=["nyc2"]), item])}, observed_at)
+    assert [(r.instance_type, r.region) for r in result.records] == [("gpu-h100x1-80gb", "nyc2")]
+    assert result.skipped_rows == 1
+    assert result.unknown_instance_types == set()
+
+
+@pytest.mark.parametrize(
+    "info",
+    [
+        gpu_info(model="nvidia_b300"),
+        gpu_info(model=None),
+        gpu_info(unit="gb"),
+        gpu_info(unit=None),
+        gpu_info(amount=0),
+        gpu_info(amount=None),
+        gpu_info(amount=160),  # 160 / 1 = 160: the table says 80 per GPU
+        gpu_info(count=2, amount=160),  # the table says 1 GPU
+        gpu_info(model="nvidia_h200"),  # the table says H100
+    ],
+)
+def test_gpus_that_cannot_be_placed_are_reported(observed_at: datetime, info: Any) -> None:
+    result = one(observed_at, size(gpu_info=info))
+    assert result.records == []
+    assert result.unknown_instance_types == {"gpu-h100x1-80gb"}
+    assert result.skipped_rows == 0
+
+
+def test_a_size_not_in_the_table_is_placed_from_gpu_info(observed_at: datetime) -> None:
+    item = size(slug="gpu-mi325x8-2048gb", gpu_info=gpu_info(8, 2048, model="amd_mi325x"))
+    [record] = one(observed_at, item).records
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == ("MI325X", 8, 256)
+
+
+@pytest.mark.parametrize("info", [None, {}])
+def test_cpu_sizes_are_ignored(observed_at: datetime, info: Any) -> None:
+    result = one(observed_at, size(slug="s-1vcpu-1gb", gpu_info=info))
+    assert (result.records, result.unknown_instance_types, result.skipped_rows) == ([], set(), 0)
+
+
+def test_availability_is_the_sizes_own_flag(observed_at: datetime) -> None:
+    absent = size()
+    del absent["available"]
+    assert [r.available for r in one(observed_at, absent).records] == [None]
+    assert [r.available for r in one(observed_at, size(available=False)).records] == [False]
+
+
+def test_a_region_listed_twice_is_one_record(observed_at: datetime) -> None:
+    assert len(one(observed_at, size(regions=["tor1", "tor1"])).records) == 1
+
+
+@pytest.mark.parametrize(
+    ("payloads", "message"),
+    [
+        ({"sizes": page([])}, "unexpected payload key 'sizes'"),
+        ({"page-1": {"id": "unauthorized"}}, "page-1: answer has no sizes list"),
+        ({"page-1": page([size(price_hourly=None)])}, "none of the 1 GPU sizes could be read"),
+    ],
+)
+def test_a_changed_shape_fails_loudly(
+    observed_at: datetime, payloads: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(PayloadShapeError, match=r"^paperspace: ") as caught:
+        parse(payloads, observed_at)
+    assert message in str(caught.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# fetch through `responses`
+
+
+@pytest.fixture
+def rsps() -> Iterator[responses.RequestsMock]:
+    with responses.RequestsMock() as mock:
+        yield mock
+
+
+def test_fetch_follows_every_page(rsps: responses.RequestsMock) -> None:
+    pages = load_pages()
+    rsps.get(URL, json=pages["page-1"], match=FIRST)
+    link = pages["page-1"]["links"]["pages"]["next"]
+    rsps.get(link, json=pages["page-2"])
+    progress: list[tuple[int, int]] = []
+    settings = ProviderSettings(credentials={"token": TOKEN})
+    got = PaperspaceCollector(settings, progress=lambda *a: progress.append(a)).fetch()
+    assert got == pages
+    assert rsps.calls[1].request.url == link  # on our own host: followed as given
+    assert {c.request.headers["Authorization"] for c in rsps.calls} == {f"Bearer {TOKEN}"}
+    assert progress == [(1, 6), (2, 14)]
+
+
+def test_a_next_link_on_another_host_is_rebuilt_on_the_endpoint(
+    rsps: responses.RequestsMock,
+) -> None:
+    mirror = "http://mirror.internal:8080/do"
+    pages = load_pages()
+    rsps.get(mirror + "/v2/sizes", json=pages["page-1"], match=FIRST)
+    rsps.get(
+        mirror + "/v2/sizes",
+        json=pages["page-2"],
+        match=[matchers.query_param_matcher({"page": "2", "per_page": "200"})],
+    )
+    assert collector(endpoint=mirror + "/").fetch() == pages
+    assert [c.request.url for c in rsps.calls][1] == mirror + "/v2/sizes?page=2&per_page=200"
+    assert all("digitalocean.com" not in c.request.url for c in rsps.calls)
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_fetch_auth_errors_name_the_variable(rsps: responses.RequestsMock, status: int) -> None:
+    rsps.get(URL, status=status, json=json.loads((FIXTURES / "error-401.json").read_text()))
+    with pytest.raises(FetchError, match=rf"^paperspace: sizes page 1: HTTP {status} ") as caught:
+        collector().fetch()
+    assert "DIGITALOCEAN_TOKEN" in str(caught.value) and "unauthorized" in str(caught.value)
+    assert len(rsps.calls) == 1
+
+
+def test_fetch_without_a_token_names_the_variable() -> None:
+    bare = PaperspaceCollector(ProviderSettings())
+    with pytest.raises(MissingCredentials, match="set DIGITALOCEAN_TOKEN"):
+        bare.check_credentials()
+    with pytest.raises(MissingCredentials, match="set DIGITALOCEAN_TOKEN"):
+        bare.fetch()
+
+
+def test_fetch_retries_429_then_succeeds(rsps: responses.RequestsMock) -> None:
+    limited = json.loads((FIXTURES / "error-429.json").read_text())
+    headers = {"Retry-After": "0", "ratelimit-remaining": "0", "ratelimit-reset": "1796018400"}
+    rsps.get(URL, status=429, headers=headers, json=limited)
+    rsps.get(URL, json=page([size()]))
+    assert collector().fetch() == {"page-1": page([size()])}
+
+
+def test_fetch_fails_when_429_persists(rsps: responses.RequestsMock) -> None:
+    limited = json.loads((FIXTURES / "error-429.json").read_text())
+    rsps.get(URL, status=429, headers={"Retry-After": "0"}, json=limited)
+    with pytest.raises(FetchError, match=r"^paperspace: sizes page 1: HTTP 429: .*too_many"):
+        collector(max_retries=1).fetch()
+
+
+def test_a_page_that_fails_halfway_fails_the_run(rsps: responses.RequestsMock) -> None:
+    rsps.get(URL, json=page([size()], next_link=URL + "?page=2&per_page=200", total=2))
+    rsps.get(URL + "?page=2&per_page=200", status=503, body="upstream unavailable")
+    with pytest.raises(FetchError, match=r"^paperspace: sizes page 2: HTTP 503: upstream"):
+        collector().fetch()
+    assert len(rsps.calls) == 1 + 3
+
+
+@pytest.mark.parametrize(
+    ("body", "error", "message"),
+    [
+        (page([size()], total=150), FetchError, "pages hold 1 sizes but meta.total is 150"),
+        ({"sizes": [], "links": {"pages": {"next": ""}}}, PayloadShapeError, "next is ''"),
+        ({"sizes": [], "links": {"pages": {"next": 7}}}, PayloadShapeError, "next is 7"),
+        ({"sizes": [], "links": {"pages": "last"}}, PayloadShapeError, "links.pages is 'last'"),
+        ({"id": "not_found"}, PayloadShapeError, "answer has no sizes list"),
+        (requests.ConnectionError("reset"), FetchError, "ConnectionError"),
+    ],
+)
+def test_fetch_failures(
+    rsps: responses.RequestsMock, body: Any, error: type[Exception], message: str
+) -> None:
+    if isinstance(body, Exception):
+        rsps.get(URL, body=body)
+    else:
+        rsps.get(URL, json=body)
+    with pytest.raises(error, match=r"^paperspace: ") as caught:
+        collector().fetch()
+    assert message in str(caught.value)
+
+
+def test_fetch_gives_up_on_a_link_that_never_ends(
+    rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(paperspace, "MAX_PAGES", 3)
+    again = URL + "?page=2&per_page=200"
+    rsps.get(URL, json=page([size()], next_link=again))
+    rsps.get(again, json=page([size()], next_link=again))
+    with pytest.raises(PayloadShapeError, match="more than 3 pages"):
+        collector().fetch()
+
+
+# ---------------------------------------------------------------------------------------------
+# fetch through the real urllib3 stack (loopback replay server)
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., ReplayServer]]:
+    servers: list[ReplayServer] = []
+
+    def start(*exchanges: Exchange) -> ReplayServer:
+        server = ReplayServer(Recording(list(exchanges))).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def reply(number: str | None, body: Any = None, *, status: int = 200, **kw: Any) -> Exchange:
+    text = json.dumps(body) if body is not None else "busy"
+    match = {"method": "GET", "path": "/v2/sizes", "query": {"page": number}}
+    return Exchange(match=match, status=status, body=text.encode(), **kw)
+
+
+def test_replay_fixture_fetch_then_parse(
+    replay: Callable[..., ReplayServer], observed_at: datetime
+) -> None:
+    server = replay(FIXTURES)
+    do = collector(endpoint=server.url)
+    fetched = do.parse(do.fetch(), observed_at=observed_at)
+    assert server.unmatched == []
+    assert [r.query.get("page") for r in server.requests] == [None, "2"]
+    assert fetched.records == parse(load_pages(), observed_at).records
+    assert len(fetched.records) == 10
+
+
+def test_replay_wrong_token(replay: Callable[..., ReplayServer]) -> None:
+    server = replay(FIXTURES)
+    with pytest.raises(FetchError, match=r"HTTP 401 \(check the token in DIGITALOCEAN_TOKEN"):
+        collector(endpoint=server.url, credentials={"token": "revoked"}).fetch()
+
+
+def test_replay_429_waits_for_retry_after(serve: Callable[..., ReplayServer]) -> None:
+    limited = {"id": "too_many_requests", "message": "API Rate limit exceeded."}
+    headers = {"Retry-After": "1", "ratelimit-remaining": "0"}
+    server = serve(
+        reply(None, limited, status=429, headers=headers, times=1), reply(None, page([]))
+    )
+    started = time.monotonic()
+    assert collector(endpoint=server.url).fetch() == {"page-1": page([])}
+    assert time.monotonic() - started >= 0.9
+
+
+def test_replay_page_2_fails_halfway(serve: Callable[..., ReplayServer]) -> None:
+    server = serve(
+        reply(None, page([size()], next_link=URL + "?page=2&per_page=200", total=2)),
+        reply("2", status=500),
+    )
+    with pytest.raises(FetchError, match=r"^paperspace: sizes page 2: HTTP 500: busy"):
+        collector(endpoint=server.url, max_retries=1).fetch()
+    assert [r.query.get("page") for r in server.requests] == [None, "2", "2"]
+
+
+def test_replay_timeout(serve: Callable[..., ReplayServer]) -> None:
+    server = serve(reply(None, page([]), delay=1.0))
+    with pytest.raises(FetchError, match=r"^paperspace: sizes page 1: ConnectionError: "):
+        collector(endpoint=server.url, max_retries=1, timeout=0.2).fetch()
+
+
+def test_demo_recording_replays_cleanly(
+    replay: Callable[..., ReplayServer], observed_at: datetime
+) -> None:
+    server = replay(DEMO)
+    meta = json.loads((DEMO / "demo.json").read_text())
+    demo = collector(endpoint=server.url, credentials={"token": meta["env"]["DIGITALOCEAN_TOKEN"]})
+    result = demo.parse(demo.fetch(), observed_at=observed_at)
+    assert server.unmatched == []
+    assert len(server.requests) == 2
+    assert result.unknown_instance_types == set() and result.skipped_rows == 0
+    assert {r.gpu_model for r in result.records} >= {"H100", "H200", "MI300X", "RTX4000Ada"}
+    assert {r.available for r in result.records} == {True, False}
+    assert by_offer(result)["gpu-h100x8-640gb", "tor1"].price_per_hour == Decimal("23.92")

@@ -17,7 +17,8 @@ from collectors.base import Collector
 @dataclass(frozen=True)
 class ProviderInfo:
     target: str  # "module:Class"; the class knows its real endpoint, used when none is configured
-    # Extra config keys of [providers.<name>] and the type each takes.
+    # Extra config keys of [providers.<name>] and the type each takes: str, list, or a tuple of
+    # the only strings allowed.
     options: dict[str, Any] = field(default_factory=dict)
     # Credential name -> default environment variable; `<name>_env` in the config overrides it.
     credential_env: dict[str, str] = field(default_factory=dict)
@@ -43,6 +44,44 @@ REGISTRY: dict[str, ProviderInfo] = {
     ),
     "azure": ProviderInfo(
         "collectors.azure:AzureCollector",
+        default_interval="6h",
+    ),
+    "gcp": ProviderInfo(
+        "collectors.gcp:GcpCollector",
+        # Without a key, Application Default Credentials (the collector checks for them).
+        optional_credential_env={"api_key": "GOOGLE_API_KEY"},
+        # List prices and commitments; spot prices move, but the catalog is per region.
+        default_interval="6h",
+    ),
+    "tencent": ProviderInfo(
+        "collectors.tencent:TencentCollector",
+        # The answer carries no currency: it is the account's site (CNY China, USD intl).
+        options={"currency": ("CNY", "USD")},
+        credential_env={
+            "secret_id": "TENCENTCLOUD_SECRET_ID",
+            "secret_key": "TENCENTCLOUD_SECRET_KEY",
+        },
+        # Spot prices move; one call per region answers for every zone and charge type.
+        default_interval="1h",
+    ),
+    "alibaba": ProviderInfo(
+        "collectors.alibaba:AlibabaCollector",
+        credential_env={
+            "access_key_id": "ALIBABA_CLOUD_ACCESS_KEY_ID",
+            "access_key_secret": "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
+        },
+        # Spot history is hourly points; subscription and pay-as-you-go prices rarely move.
+        default_interval="1h",
+    ),
+    "lambdalabs": ProviderInfo(
+        "collectors.lambdalabs:LambdaCollector",
+        credential_env={"api_key": "LAMBDA_API_KEY"},
+        # Prices rarely move, but capacity (which regions can launch a type) does.
+        default_interval="30m",
+    ),
+    "paperspace": ProviderInfo(
+        "collectors.paperspace:PaperspaceCollector",
+        credential_env={"token": "DIGITALOCEAN_TOKEN"},
         default_interval="6h",
     ),
 }

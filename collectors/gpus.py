@@ -49,6 +49,17 @@ GPU_MODELS: dict[str, GpuModel] = {
         GpuModel("P100", "nvidia", 18.7, 9.3),
         GpuModel("P4", "nvidia", None, 5.5),
         GpuModel("MI300X", "amd", 1307.4, 163.4),
+        # Lambda and DigitalOcean (Paperspace). GH200's GPU is an H100 (same rates). Workstation
+        # datasheets quote "Tensor Performance" with sparsity (Ada: in FP8), so dense FP16 is
+        # half of it (Ampere) or a quarter (Ada); Turing has no sparsity.
+        GpuModel("GH200", "nvidia", 989.4, 66.9),
+        GpuModel("MI325X", "amd", 1307.4, 163.4),  # the MI300X compute with 256 GB HBM3E
+        GpuModel("RTX6000Ada", "nvidia", 364.2, 91.1),  # RTX 6000 Ada Generation
+        GpuModel("RTX4000Ada", "nvidia", 81.9, 26.7),  # RTX 4000 Ada Generation
+        GpuModel("A6000", "nvidia", 154.8, 38.7),  # RTX A6000
+        GpuModel("RTX6000", "nvidia", 130.5, 16.3),  # Quadro RTX 6000 (Turing), not the Ada
+        # Alibaba gn8is: Alibaba's own L20 figures (FP16/BF16 119, FP32 59.3 TFLOPS).
+        GpuModel("L20", "nvidia", 119.0, 59.3),
     )
 }
 
@@ -121,6 +132,151 @@ _AZURE: dict[str, InstanceGpu] = {
 
 INSTANCE_GPUS: dict[str, dict[str, InstanceGpu]] = {"aws": _AWS, "azure": _AZURE}
 
+# Google Cloud: the catalog prices parts (vCPU, GiB, GPU), never a machine, so the shapes are
+# here: Google's "Accelerator-optimized machine family" tables (machine type -> GPUs, vCPUs,
+# memory GB, which Google counts in GiB), as gpuhunt and opencost also use them. N1 machines
+# take a GPU attached to any N1 size: those are listed by the accelerator type alone (the GPU's
+# own price, no host).
+# fmt: off
+INSTANCE_GPUS["gcp"] = {
+    **_family("a2-highgpu-", "A100", 40, {"1g": (1, 12, 85), "2g": (2, 24, 170),
+                                          "4g": (4, 48, 340), "8g": (8, 96, 680)}),
+    **_family("a2-megagpu-", "A100", 40, {"16g": (16, 96, 1360)}),
+    **_family("a2-ultragpu-", "A100", 80, {"1g": (1, 12, 170), "2g": (2, 24, 340),
+                                           "4g": (4, 48, 680), "8g": (8, 96, 1360)}),
+    **_family("a3-highgpu-", "H100", 80, {"1g": (1, 26, 234), "2g": (2, 52, 468),
+                                          "4g": (4, 104, 936), "8g": (8, 208, 1872)}),
+    **_family("a3-megagpu-", "H100", 80, {"8g": (8, 208, 1872)}),
+    **_family("g2-standard-", "L4", 24, {"4": (1, 4, 16), "8": (1, 8, 32), "12": (1, 12, 48),
+                                         "16": (1, 16, 64), "24": (2, 24, 96),
+                                         "32": (1, 32, 128), "48": (4, 48, 192),
+                                         "96": (8, 96, 384)}),
+    **_family("nvidia-tesla-", "T4", 16, {"t4": 1}),
+    **_family("nvidia-tesla-", "V100", 16, {"v100": 1}),
+    **_family("nvidia-tesla-", "P100", 16, {"p100": 1}),
+    **_family("nvidia-tesla-", "P4", 8, {"p4": 1}),
+}
+# fmt: on
+
+# Each provider's own spelling of a GPU, where its API names one, -> the canonical model.
+GPU_NAMES: dict[str, dict[str, str]] = {}
+
+# Lambda Cloud: the API names the GPU itself ("gpu_description": "H100 (80 GB SXM5)", the name
+# before the bracket is looked up here) and gives the host size. The table below is the
+# cross-check of what the API says (Lambda's list of 2026-09-20), so only the GPU part is here.
+GPU_NAMES["lambdalabs"] = {
+    "B200": "B200", "GH200": "GH200", "H200": "H200", "H100": "H100", "A100": "A100", "A10": "A10",
+    "A6000": "A6000", "RTX A6000": "A6000", "V100": "V100", "Tesla V100": "V100",
+    "RTX 6000": "RTX6000", "Quadro RTX 6000": "RTX6000",
+}  # fmt: skip
+# fmt: off
+INSTANCE_GPUS["lambdalabs"] = {
+    **_family("gpu_", "B200", 180, {"1x_b200_sxm6": 1, "2x_b200_sxm6": 2, "8x_b200_sxm6": 8}),
+    **_family("gpu_", "GH200", 96, {"1x_gh200": 1}),
+    **_family("gpu_", "H100", 80, {"1x_h100_pcie": 1, "1x_h100_sxm5": 1, "2x_h100_sxm5": 2,
+                                   "4x_h100_sxm5": 4, "8x_h100_sxm5": 8}),
+    **_family("gpu_", "A100", 80, {"8x_a100_80gb_sxm4": 8}),
+    **_family("gpu_", "A100", 40, {"1x_a100": 1, "1x_a100_sxm4": 1, "2x_a100": 2, "4x_a100": 4,
+                                   "8x_a100": 8}),
+    **_family("gpu_", "A10", 24, {"1x_a10": 1}),
+    **_family("gpu_", "A6000", 48, {"1x_a6000": 1, "2x_a6000": 2, "4x_a6000": 4}),
+    **_family("gpu_", "RTX6000", 24, {"1x_rtx6000": 1}),
+    **_family("gpu_", "V100", 16, {"8x_v100": 8, "8x_v100_n": 8}),
+}
+# fmt: on
+
+# DigitalOcean GPU Droplets (Paperspace's machines): `gpu_info` names the model and the TOTAL
+# memory of all GPUs; the table is the cross-check (DigitalOcean's documented GPU sizes).
+GPU_NAMES["paperspace"] = {
+    "nvidia_h100": "H100", "nvidia_h200": "H200", "nvidia_l40s": "L40S",
+    "nvidia_rtx4000_ada": "RTX4000Ada", "nvidia_rtx6000_ada": "RTX6000Ada",
+    "amd_mi300x": "MI300X", "amd_mi325x": "MI325X",
+}  # fmt: skip
+INSTANCE_GPUS["paperspace"] = {
+    **_family("gpu-h100x", "H100", 80, {"1-80gb": 1, "8-640gb": 8}),
+    **_family("gpu-h200x", "H200", 141, {"1-141gb": 1, "8-1128gb": 8}),
+    **_family("gpu-l40sx", "L40S", 48, {"1-48gb": 1}),
+    **_family("gpu-4000adax", "RTX4000Ada", 20, {"1-20gb": 1}),
+    **_family("gpu-6000adax", "RTX6000Ada", 48, {"1-48gb": 1}),
+    **_family("gpu-mi300x", "MI300X", 192, {"1-192gb": 1, "8-1536gb": 8}),
+}
+
+# Tencent Cloud CVM: DescribeZoneInstanceConfigInfos names no GPU, so the family decides it.
+# Tencent's GPU instance docs (computing and rendering instance pages under
+# cloud.tencent.com/document/product/560; GN7vw.8XLARGE128 only on the GN7vw billing page):
+# size -> (GPUs, vCPUs, memory GiB). GN7 / GN7vw sell shares of one T4 (vGPU): 1/4 and 1/2.
+# Unverified and left out: the HCC families (HCCPNV4h A100, HCCPNV5): their sizes and A100
+# memory are not in a stored source; the collector asks for them, so they show as unknown.
+# fmt: off
+INSTANCE_GPUS["tencent"] = {
+    **_family("GN7.", "T4", 16, {"LARGE20": (0.25, 4, 20), "2XLARGE40": (0.5, 10, 40),
+                                 "2XLARGE32": (1, 8, 32), "5XLARGE80": (1, 20, 80),
+                                 "8XLARGE128": (1, 32, 128), "10XLARGE160": (2, 40, 160),
+                                 "20XLARGE320": (4, 80, 320)}),
+    **_family("GN7vw.", "T4", 16, {"LARGE16": (0.25, 4, 16), "2XLARGE32": (0.5, 8, 32),
+                                   "4XLARGE64": (1, 16, 64), "8XLARGE128": (2, 32, 128)}),
+    **_family("GN7vi.", "T4", 16, {"5XLARGE80": 1, "10XLARGE160": 2, "20XLARGE320": 4}),
+    **_family("GI3X.", "T4", 16, {"8XLARGE64": (1, 32, 64), "22XLARGE226": (2, 90, 226),
+                                  "45XLARGE452": (4, 180, 452)}),
+    **_family("GN10X.", "V100", 32, {"2XLARGE40": (1, 8, 40), "4XLARGE80": (2, 18, 80),
+                                     "9XLARGE160": (4, 36, 160), "18XLARGE320": (8, 72, 320)}),
+    **_family("GN10Xp.", "V100", 32, {"2XLARGE40": (1, 10, 40), "5XLARGE80": (2, 20, 80),
+                                      "10XLARGE160": (4, 40, 160),
+                                      "20XLARGE320": (8, 80, 320)}),
+    **_family("GT4.", "A100", 40, {"4XLARGE96": (1, 16, 96), "8XLARGE192": (2, 32, 192),
+                                   "20XLARGE474": (4, 82, 474), "41XLARGE948": (8, 164, 948)}),
+    **_family("PNV4.", "A10", 24, {"7XLARGE116": (1, 28, 116), "14XLARGE232": (2, 56, 232),
+                                   "28XLARGE466": (4, 112, 466), "56XLARGE932": (8, 224, 932)}),
+}
+# fmt: on
+
+# Alibaba Cloud ECS: DescribeInstanceTypes names the GPU ("GPUSpec": "NVIDIA A10"), its count
+# and per-GPU memory; the collector prices a type only when the API agrees with this table.
+# Sizes from Alibaba's "GPU-accelerated compute-optimized instance families" page:
+# size -> (GPUs, vCPUs, memory GiB). That page names no GPU for gn7 (40 GB) and gn7e (80 GB):
+# A100 is the usual reading, and the API's GPUSpec must confirm it. gn8v (96 GB HBM3, GPU not
+# named anywhere we could read) is left out, so the collector reports it as unknown.
+GPU_NAMES["alibaba"] = {
+    "NVIDIA T4": "T4", "NVIDIA V100": "V100", "NVIDIA A10": "A10", "NVIDIA A100": "A100",
+    "NVIDIA L20": "L20",
+}  # fmt: skip
+# fmt: off
+INSTANCE_GPUS["alibaba"] = {
+    **_family("ecs.gn6i-", "T4", 16, {"c4g1.xlarge": (1, 4, 15), "c8g1.2xlarge": (1, 8, 31),
+                                      "c16g1.4xlarge": (1, 16, 62), "c24g1.6xlarge": (1, 24, 93),
+                                      "c40g1.10xlarge": (1, 40, 155),
+                                      "c24g1.12xlarge": (2, 48, 186),
+                                      "c24g1.24xlarge": (4, 96, 372)}),
+    **_family("ecs.gn6v-", "V100", 16, {"c8g1.2xlarge": (1, 8, 32), "c8g1.4xlarge": (2, 16, 64),
+                                        "c8g1.8xlarge": (4, 32, 128),
+                                        "c8g1.16xlarge": (8, 64, 256),
+                                        "c10g1.20xlarge": (8, 82, 336)}),
+    **_family("ecs.gn6e-", "V100", 32, {"c12g1.3xlarge": (1, 12, 92),
+                                        "c12g1.6xlarge": (2, 24, 184),
+                                        "c12g1.12xlarge": (4, 48, 368),
+                                        "c12g1.24xlarge": (8, 96, 736)}),
+    **_family("ecs.gn7-", "A100", 40, {"c12g1.3xlarge": (1, 12, 94),
+                                       "c13g1.13xlarge": (4, 52, 378),
+                                       "c13g1.26xlarge": (8, 104, 756)}),
+    **_family("ecs.gn7e-", "A100", 80, {"c16g1.4xlarge": (1, 16, 125),
+                                        "c16g1.8xlarge": (2, 32, 250),
+                                        "c16g1.16xlarge": (4, 64, 500),
+                                        "c16g1.32xlarge": (8, 128, 1000)}),
+    **_family("ecs.gn7i-", "A10", 24, {"c8g1.2xlarge": (1, 8, 30), "c16g1.4xlarge": (1, 16, 60),
+                                       "c32g1.8xlarge": (1, 32, 188),
+                                       "c32g1.16xlarge": (2, 64, 376),
+                                       "c32g1.32xlarge": (4, 128, 752),
+                                       "c48g1.12xlarge": (1, 48, 310),
+                                       "c56g1.14xlarge": (1, 56, 346),
+                                       "2x.8xlarge": (2, 32, 128), "4x.8xlarge": (4, 32, 128),
+                                       "4x.16xlarge": (4, 64, 256), "8x.16xlarge": (8, 64, 256),
+                                       "8x.32xlarge": (8, 128, 512)}),
+    **_family("ecs.gn8is", "L20", 48, {".2xlarge": (1, 8, 64), ".4xlarge": (1, 16, 128),
+                                       "-2x.8xlarge": (2, 32, 256), "-4x.16xlarge": (4, 64, 512),
+                                       "-8x.32xlarge": (8, 128, 1024)}),
+}
+# fmt: on
+
 
 def lookup(provider: str, instance_type: str) -> InstanceGpu | None:
     """The GPUs of a provider's instance type, or None when the table does not know it."""
@@ -130,3 +286,8 @@ def lookup(provider: str, instance_type: str) -> InstanceGpu | None:
 def instance_types(provider: str) -> tuple[str, ...]:
     """Every instance type of a provider that the table knows, in a stable order."""
     return tuple(sorted(INSTANCE_GPUS.get(provider, {})))
+
+
+def canonical_model(provider: str, name: str) -> str | None:
+    """The canonical model for a provider's own GPU name ("Tesla V100", "nvidia_h100"), or None."""
+    return GPU_NAMES.get(provider, {}).get(name)

@@ -128,7 +128,8 @@ def environment() -> Mapping[str, str]:
 
 def _provider(name: str, info: ProviderInfo, raw: Mapping[str, Any]) -> ProviderConfig:
     prefix = f"providers.{name}."
-    cred_keys = {f"{k}_env" for k in info.credential_env}
+    # Optional credentials too can come from another variable (gcp: `api_key_env`).
+    cred_keys = {f"{k}_env" for k in (*info.credential_env, *info.optional_credential_env)}
     _no_unknown(raw, _COMMON_KEYS | set(info.options) | cred_keys, prefix)
     options = {}
     for key, kind in info.options.items():
@@ -157,7 +158,10 @@ def _provider(name: str, info: ProviderInfo, raw: Mapping[str, Any]) -> Provider
             k: _str(raw.get(f"{k}_env", v), f"{prefix}{k}_env")
             for k, v in info.credential_env.items()
         },
-        optional_credential_vars=dict(info.optional_credential_env),
+        optional_credential_vars={
+            k: _str(raw.get(f"{k}_env", v), f"{prefix}{k}_env")
+            for k, v in info.optional_credential_env.items()
+        },
     )
 
 
@@ -246,6 +250,10 @@ def _typed(value: Any, kind: Any, key: str) -> Any:
         return _str_list(value, key)
     if kind is str:
         return _str(value, key)
+    if isinstance(kind, tuple):  # a string that must be one of these
+        if value not in kind:
+            raise ConfigError(f"{key}: expected one of {', '.join(kind)}, got {value!r}")
+        return value
     raise ConfigError(f"{key}: unsupported option type {kind!r}")  # a registry mistake
 
 

@@ -1,0 +1,306 @@
+"""Tencent Cloud: DescribeZoneInstanceConfigInfos answers to price records (pure, no I/O).
+
+Each row of `InstanceTypeQuotaSet` is one instance type in one zone under one charge type,
+with an `ItemPrice` holding list and discounted amounts. The price stored is the one paid:
+`UnitPriceDiscount` per hour (pay-as-you-go, spot), `DiscountPrice*` for the prepaid totals.
+`Discount` is never applied by us ("20" means 20 % of list, and the API already did it).
+Zero or null means "not sold that way": no record. Numbers may arrive as strings.
+
+Spot prices are per zone. Pay-as-you-go and prepaid prices are per region when every zone
+agrees (they do, as far as the docs go); zones that disagree keep their own records.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter, defaultdict
+from dataclasses import replace
+from decimal import Decimal, InvalidOperation
+from typing import Any, TypeAlias
+
+from collectors import gpus
+from collectors.base import (
+    ParseResult,
+    Payloads,
+    PayloadShapeError,
+    PriceKind,
+    PriceRecord,
+    effective_hourly,
+    money,
+)
+
+PROVIDER = "tencent"
+ACTION = "DescribeZoneInstanceConfigInfos"
+CHARGE_KINDS: dict[str, PriceKind] = {
+    "POSTPAID_BY_HOUR": "on_demand",
+    "SPOTPAID": "spot",
+    "PREPAID": "reserved",
+}
+# (price paid, list price) per hour; the first step of tiered pay-as-you-go (0-96 h).
+HOURLY_FIELDS = ("UnitPriceDiscount", "UnitPrice")
+# Prepaid rows carry the total for each period: (price paid, list price, months).
+PREPAID_FIELDS = (
+    ("DiscountPrice", "OriginalPrice", 1),
+    ("DiscountPriceOneYear", "OriginalPriceOneYear", 12),
+    ("DiscountPriceThreeYear", "OriginalPriceThreeYear", 36),
+    ("DiscountPriceFiveYear", "OriginalPriceFiveYear", 60),
+)
+AVAILABLE = {"SELL": True, "SOLD_OUT": False}
+TEXT_FIELDS = ("Zone", "InstanceType", "InstanceChargeType")
+
+Log: TypeAlias = "logging.LoggerAdapter[logging.Logger]"
+
+
+def parse(
+    payloads: Payloads,
+    *,
+    currency: str,
+    regions: frozenset[str],
+    log: Log,
+) -> ParseResult:
+    """Every answer of the asked regions to records; see the module docstring for the rules."""
+    return _Parser(currency, log).run(payloads, regions)
+
+
+class _Skip(Exception):
+    """A row that yields no record: `odd` when it is not understood (logged as a warning)."""
+
+    def __init__(self, reason: str, *, odd: bool = True) -> None:
+        super().__init__(reason)
+        self.reason, self.odd = reason, odd
+
+
+class _Parser:
+    def __init__(self, currency: str, log: Log) -> None:
+        self.currency, self.log = currency, log
+        self.result = ParseResult()
+        self.offers: dict[tuple[Any, ...], PriceRecord] = {}  # per zone, first seen wins
+        self.skipped: Counter[str] = Counter()
+        self.gpu_count_mismatch: dict[str, tuple[Any, float]] = {}
+
+    def run(self, payloads: Payloads, regions: frozenset[str]) -> ParseResult:
+        for key in sorted(payloads):
+            region = _region_of_key(key)
+            if regions and region not in regions:
+                continue
+            for index, item in enumerate(_quota_set(payloads[key], key)):
+                self._row(item, region, f"{key} item {index}")
+        self.result.records = _per_region(list(self.offers.values()), self.log)
+        self.result.skipped_rows = sum(self.skipped.values())
+        self._summary()
+        return self.result
+
+    def _row(self, item: Any, region: str, where: str) -> None:
+        try:
+            records = self._records(item, region)
+        except _Skip as skip:
+            self.skipped[skip.reason] += 1
+            if skip.odd:
+                self.log.warning("tencent: %s: skipped (%s): %s", where, skip.reason, _brief(item))
+            return
+        new = conflicts = 0
+        for record in records:
+            kept = self.offers.setdefault(record.key(), record)
+            if kept is record:
+                new += 1
+            elif kept.price_per_hour != record.price_per_hour:
+                # Which of two prices Tencent bills is not knowable from the answer: keep the
+                # first (rows are read in a fixed order) and say so.
+                conflicts += 1
+                self.log.warning(
+                    "tencent: %s: second price %s for %s; keeping %s",
+                    where,
+                    record.price_per_hour,
+                    _offer(record),
+                    kept.price_per_hour,
+                )
+        if records and not new:
+            self.skipped["conflicting price" if conflicts else "duplicate"] += 1
+
+    def _records(self, item: Any, region: str) -> list[PriceRecord]:
+        if not isinstance(item, dict):
+            raise _Skip("not an object")
+        if not all(isinstance(item.get(f), str) and item[f] for f in TEXT_FIELDS):
+            raise _Skip(f"lacks one of {', '.join(TEXT_FIELDS)}")
+        zone, instance_type, charge = (item[f] for f in TEXT_FIELDS)
+        if zone.rpartition("-")[0] != region:
+            raise _Skip(f"zone {zone} is not in {region}")
+        kind = CHARGE_KINDS.get(charge)
+        if kind is None:
+            raise _Skip(f"charge type {charge}")
+        if not isinstance(item.get("Price"), dict):
+            raise _Skip("no Price object")
+        gpu = gpus.lookup(PROVIDER, instance_type)
+        if gpu is None:
+            self.result.unknown_instance_types.add(instance_type)
+            return []
+        self._check_gpu_count(item, instance_type, gpu)
+        prices = _prices(kind, item["Price"])
+        if not prices:
+            raise _Skip("not offered (no price)", odd=False)
+        base = PriceRecord(
+            provider=PROVIDER,
+            region=region,
+            zone=zone,
+            instance_type=instance_type,
+            price_kind=kind,
+            term_months=None,
+            payment_option=None,
+            offering_class=None,
+            currency=self.currency,
+            price_per_hour=Decimal(0),
+            upfront_total=None,
+            gpu_model=gpu.gpu_model,
+            gpu_count=gpu.gpu_count,
+            gpu_memory_gib=gpu.gpu_memory_gib,
+            vcpus=_positive(item.get("Cpu")) or gpu.vcpus,
+            memory_gib=_positive(item.get("Memory")) or gpu.memory_gib,
+            available=AVAILABLE.get(str(item.get("Status"))),
+        )
+        return [
+            replace(base, term_months=term, price_per_hour=hourly, upfront_total=upfront)
+            for term, hourly, upfront in prices
+        ]
+
+    def _check_gpu_count(
+        self, item: dict[str, Any], instance_type: str, gpu: gpus.InstanceGpu
+    ) -> None:
+        # The table wins (GpuCount's meaning for vGPU types is not documented), but a table
+        # entry the API contradicts deserves a look.
+        said = _positive(item.get("GpuCount"))
+        if said is not None and abs(said - gpu.gpu_count) > 1e-6:
+            self.gpu_count_mismatch[instance_type] = (item.get("GpuCount"), gpu.gpu_count)
+
+    def _summary(self) -> None:
+        result = self.result
+        for instance_type, (said, table) in sorted(self.gpu_count_mismatch.items()):
+            self.log.warning(
+                "tencent: %s: the API says GpuCount %s, the GPU table %s; using the table",
+                instance_type,
+                said,
+                table,
+            )
+        if result.unknown_instance_types:
+            unknown = ", ".join(sorted(result.unknown_instance_types))
+            self.log.warning("tencent: instance types not in the GPU table: %s", unknown)
+        reasons = ", ".join(f"{k}: {n}" for k, n in sorted(self.skipped.items()))
+        self.log.info(
+            "tencent: %d records, %d rows skipped%s",
+            len(result.records),
+            result.skipped_rows,
+            f" ({reasons})" if reasons else "",
+        )
+
+
+def _prices(kind: PriceKind, price: dict[str, Any]) -> list[tuple[int | None, Decimal, Any]]:
+    """(term months, effective hourly, upfront total) of each price the row offers."""
+    if kind != "reserved":
+        # ChargeUnit HOUR is what makes UnitPrice* an hourly price (GB is for traffic).
+        if price.get("ChargeUnit") != "HOUR":
+            raise _Skip(f"ChargeUnit {price.get('ChargeUnit')!r}, not HOUR")
+        paid = _paid(price, *HOURLY_FIELDS)
+        return [] if paid is None else [(None, money(paid), None)]
+    out: list[tuple[int | None, Decimal, Any]] = []
+    for paid_field, list_field, months in PREPAID_FIELDS:
+        total = _paid(price, paid_field, list_field)
+        if total is not None:
+            out.append((months, effective_hourly(Decimal(0), total, months), money(total)))
+    return out
+
+
+def _paid(price: dict[str, Any], paid_field: str, list_field: str) -> Decimal | None:
+    """The amount paid, or None when not offered; a discount above list is not understood."""
+    paid = _amount(price, paid_field)
+    listed = _amount(price, list_field)
+    if paid is not None and listed is not None and paid > listed:
+        raise _Skip(f"{paid_field} {paid} above {list_field} {listed}")
+    return paid
+
+
+def _amount(price: dict[str, Any], field: str) -> Decimal | None:
+    value = price.get(field)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise _Skip(f"{field} is {value!r}")
+    try:
+        # str() keeps a JSON float as written (8.68, not its binary expansion); the SDK and
+        # tccli pass numbers through as strings ("100.000000") just as well.
+        amount = Decimal(str(value).strip())
+    except InvalidOperation:
+        raise _Skip(f"{field} is {value!r}, not a number") from None
+    if not amount.is_finite() or amount < 0:
+        raise _Skip(f"{field} is {value!r}")
+    return amount or None  # 0 means not offered
+
+
+def _positive(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if number > 0 else None
+
+
+def _per_region(records: list[PriceRecord], log: Log) -> list[PriceRecord]:
+    """Spot stays per zone; other prices become one regional record when all zones agree."""
+    # Spot records stand alone; the others are gathered by offer, in the order first seen.
+    groups: dict[tuple[Any, ...], list[PriceRecord]] = defaultdict(list)
+    for r in records:
+        offer = (r.region, r.instance_type, r.price_kind, r.term_months)
+        groups[(r.key(),) if r.price_kind == "spot" else offer].append(r)
+    out: list[PriceRecord] = []
+    for zonal in groups.values():
+        first = zonal[0]
+        if first.price_kind == "spot":
+            out.extend(zonal)
+        elif len({(r.price_per_hour, r.upfront_total) for r in zonal}) == 1:
+            out.append(replace(first, zone=None, available=_any_available(zonal)))
+        else:
+            log.warning(
+                "tencent: %s in %s is priced differently per zone (%s); stored per zone",
+                _offer(first),
+                first.region,
+                ", ".join(f"{r.zone} {r.price_per_hour}" for r in zonal),
+            )
+            out.extend(zonal)
+    return out
+
+
+def _any_available(records: list[PriceRecord]) -> bool | None:
+    said = {r.available for r in records}
+    if True in said:
+        return True
+    return False if said == {False} else None
+
+
+def _region_of_key(key: Any) -> str:
+    action, _, region = str(key).partition("/")
+    if action != ACTION or not region:
+        raise PayloadShapeError(PROVIDER, f"unexpected payload key {key!r}")
+    return region
+
+
+def _quota_set(answer: Any, key: str) -> list[Any]:
+    response = answer.get("Response") if isinstance(answer, dict) else None
+    if isinstance(response, dict) and isinstance(response.get("Error"), dict):
+        error = response["Error"]
+        raise PayloadShapeError(PROVIDER, f"{key}: an error answer: {error.get('Code')}")
+    rows = response.get("InstanceTypeQuotaSet") if isinstance(response, dict) else None
+    if not isinstance(rows, list):
+        raise PayloadShapeError(PROVIDER, f"{key}: no Response.InstanceTypeQuotaSet list")
+    return rows
+
+
+def _offer(record: PriceRecord) -> str:
+    term = f" {record.term_months} months" if record.term_months else ""
+    return f"{record.instance_type} {record.price_kind}{term}"
+
+
+def _brief(item: Any) -> str:
+    if not isinstance(item, dict):
+        return repr(item)[:120]
+    fields = (*TEXT_FIELDS, "Status")
+    return " ".join(str(item.get(f, "?")) for f in fields)

@@ -15,12 +15,9 @@ retry mode; what still fails becomes a FetchError naming the call, the subject a
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Iterator
 from contextlib import closing
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal, InvalidOperation
 from typing import Any, TypeGuard
 
 import boto3
@@ -28,21 +25,17 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserError
 
-from collectors import gpus
+from collectors import aws_terms, gpus
+from collectors.aws_terms import PRODUCT_FILTERS, Host
 from collectors.base import (
-    OFFERING_CLASSES,
     Collector,
     FetchError,
     MissingCredentials,
     ParseResult,
     Payloads,
     PayloadShapeError,
-    PriceKind,
     PriceRecord,
-    effective_hourly,
-    money,
 )
-from collectors.gpus import InstanceGpu
 
 # The Price List Query API has endpoints only in us-east-1, eu-central-1 and ap-south-1, and
 # each answers for every region. boto3 happily builds a pricing host for any other region,
@@ -58,29 +51,7 @@ GPU_REGIONS = (
     "ap-northeast-1", "ap-northeast-2", "ap-northeast-3", "ap-south-1",
     "ap-southeast-1", "ap-southeast-2",
 )  # fmt: skip
-
-# Plain Linux, shared tenancy, no pre-installed software, ordinary capacity, on-demand market.
-# Without marketoption a $0.00 Capacity Block p5 product comes back; without capacitystatus,
-# $0 or duplicate capacity-reservation rows. The parser checks them again on every product:
-# a stored payload may come from a looser query, and some products lack the last two.
-PRODUCT_FILTERS = {
-    "operatingSystem": "Linux",
-    "tenancy": "Shared",
-    "preInstalledSw": "NA",
-    "capacitystatus": "Used",
-    "licenseModel": "No License required",
-    "marketoption": "OnDemand",
-}
-OPTIONAL_ATTRIBUTES = frozenset({"licenseModel", "marketoption"})
-CAPACITY_BLOCK_OPERATION = "RunInstances:CB"
 SPOT_PRODUCT = "Linux/UNIX"
-
-LEASE_MONTHS = {"1yr": 12, "3yr": 36}
-PURCHASE_OPTIONS = {
-    "No Upfront": "no_upfront",
-    "Partial Upfront": "partial_upfront",
-    "All Upfront": "all_upfront",
-}
 
 # boto3 method -> (API name for messages, the list each page carries).
 CALLS = {
@@ -89,9 +60,6 @@ CALLS = {
 }
 # ResponseParserError (a garbled answer) is not a BotoCoreError.
 BOTO_ERRORS = (BotoCoreError, ClientError, ResponseParserError)
-
-# Host size (vCPUs, memory GiB): the price list has it, spot answers do not.
-Host = tuple[float | None, float | None]
 
 
 class AwsCollector(Collector):
@@ -142,12 +110,12 @@ class AwsCollector(Collector):
         regions = frozenset(self.regions)
         hosts: dict[str, Host] = {}
         for key, page in _pages_of(payloads, "pricing"):
-            for product in _price_list(key, page):
+            for product in aws_terms.price_list(key, page):
                 result.records.extend(self._product_records(product, regions, hosts, result))
         for key, page in _pages_of(payloads, "spot"):
             region = key.split("/")[1]
             if region in regions:
-                for item in _require(page, "SpotPriceHistory", key):
+                for item in aws_terms.require(page, "SpotPriceHistory", key):
                     result.records.extend(self._spot_records(region, item, hosts, result))
         # Spot pages are not de-duplicated by AWS: the same item can come back on two pages.
         result.records = list(dict.fromkeys(result.records))
@@ -192,17 +160,17 @@ class AwsCollector(Collector):
         result: ParseResult,
     ) -> list[PriceRecord]:
         attrs = product.get("product", {}).get("attributes", {})
-        if not _is_plain_linux_box(attrs) or attrs.get("regionCode") not in regions:
+        if not aws_terms.is_plain_linux_box(attrs) or attrs.get("regionCode") not in regions:
             return []
-        instance_type, host = attrs["instanceType"], _host_size(attrs)
+        instance_type, host = attrs["instanceType"], aws_terms.host_size(attrs)
         hosts[instance_type] = host
         place = self._place(instance_type, attrs["regionCode"], None, host, result)
         if place is None:
             return []
         terms = product.get("terms", {})
-        offers = [_on_demand_offer(t) for t in terms.get("OnDemand", {}).values()]
-        offers += [_reserved_offer(t) for t in terms.get("Reserved", {}).values()]
-        return [_record(place, o) for o in offers if self._usable(o, place, result)]
+        offers = [aws_terms.on_demand_offer(t) for t in terms.get("OnDemand", {}).values()]
+        offers += [aws_terms.reserved_offer(t) for t in terms.get("Reserved", {}).values()]
+        return [aws_terms.record(place, o) for o in offers if self._usable(o, place, result)]
 
     def _spot_records(
         self,
@@ -220,8 +188,8 @@ class AwsCollector(Collector):
         place = self._place(instance_type, region, zone, host, result)
         if place is None:
             return []
-        offer = _spot_offer(region, item) if zone else None
-        return [_record(place, offer)] if self._usable(offer, place, result) else []
+        offer = aws_terms.spot_offer(region, item) if zone else None
+        return [aws_terms.record(place, offer)] if self._usable(offer, place, result) else []
 
     def _place(
         self,
@@ -230,16 +198,16 @@ class AwsCollector(Collector):
         zone: str | None,
         host: Host,
         result: ParseResult,
-    ) -> _Place | None:
+    ) -> aws_terms.Place | None:
         gpu = gpus.lookup(self.name, instance_type)
         if gpu is None:
             result.unknown_instance_types.add(instance_type)
             return None
-        return _Place(region, zone, instance_type, gpu, *host)
+        return aws_terms.Place(region, zone, instance_type, gpu, *host)
 
     def _usable(
-        self, offer: _Offer | None, place: _Place, result: ParseResult
-    ) -> TypeGuard[_Offer]:
+        self, offer: aws_terms.Offer | None, place: aws_terms.Place, result: ParseResult
+    ) -> TypeGuard[aws_terms.Offer]:
         """Offers that are not understood, or that cost nothing, are logged and skipped."""
         if offer is not None and offer.price_per_hour > 0:
             return True
@@ -285,52 +253,6 @@ class _Pages:
             self._progress(len(self.payloads), self.items)
 
 
-@dataclass(frozen=True)
-class _Place:
-    """Where an offer is sold and what it is: one instance type in one region (or zone)."""
-
-    region: str
-    zone: str | None
-    instance_type: str
-    gpu: InstanceGpu
-    vcpus: float | None
-    memory_gib: float | None
-
-
-@dataclass(frozen=True)
-class _Offer:
-    price_kind: PriceKind
-    currency: str
-    price_per_hour: Decimal
-    term_months: int | None = None
-    payment_option: str | None = None
-    offering_class: str | None = None
-    upfront_total: Decimal | None = None
-    effective_at: datetime | None = None  # spot: when AWS says this price took effect
-
-
-def _record(place: _Place, offer: _Offer) -> PriceRecord:
-    return PriceRecord(
-        provider="aws",
-        region=place.region,
-        zone=place.zone,
-        instance_type=place.instance_type,
-        price_kind=offer.price_kind,
-        term_months=offer.term_months,
-        payment_option=offer.payment_option,
-        offering_class=offer.offering_class,
-        currency=offer.currency,
-        price_per_hour=offer.price_per_hour,
-        upfront_total=offer.upfront_total,
-        gpu_model=place.gpu.gpu_model,
-        gpu_count=place.gpu.gpu_count,
-        gpu_memory_gib=place.gpu.gpu_memory_gib,
-        vcpus=place.vcpus,
-        memory_gib=place.memory_gib,
-        effective_at=offer.effective_at,
-    )
-
-
 def _products_query(instance_type: str) -> dict[str, Any]:
     # No region filter: one query returns the instance type in every region.
     filters = {"instanceType": instance_type, **PRODUCT_FILTERS}
@@ -357,115 +279,3 @@ def _pages_of(payloads: Payloads, kind: str) -> Iterator[tuple[str, Any]]:
             raise PayloadShapeError("aws", f"{key}: not a pricing/... or spot/... page")
         if key.startswith(kind + "/"):
             yield key, page
-
-
-def _require(page: Any, field: str, key: str) -> list[Any]:
-    items = page.get(field) if isinstance(page, dict) else None
-    if not isinstance(items, list):
-        raise PayloadShapeError("aws", f"{key}: the answer has no {field} list")
-    return items
-
-
-def _price_list(key: str, page: Any) -> Iterator[dict[str, Any]]:
-    # PriceList items are JSON documents inside strings, one product each.
-    for item in _require(page, "PriceList", key):
-        if not isinstance(item, str):
-            raise PayloadShapeError("aws", f"{key}: PriceList items are not JSON strings")
-        try:
-            product = json.loads(item)
-        except ValueError as exc:
-            raise PayloadShapeError("aws", f"{key}: a PriceList item is not JSON") from exc
-        if isinstance(product, dict):
-            yield product
-
-
-def _is_plain_linux_box(attrs: dict[str, Any]) -> bool:
-    # The free-tier pseudo product (location "Any", regionCode "") has no instanceType.
-    if not attrs.get("instanceType"):
-        return False
-    for name, want in PRODUCT_FILTERS.items():
-        have = attrs.get(name)
-        if have != want and not (have is None and name in OPTIONAL_ATTRIBUTES):
-            return False
-    # Capacity Blocks are $0.00 placeholders; Dedicated/UnusedBox usage types are other offers.
-    if attrs.get("operation") == CAPACITY_BLOCK_OPERATION:
-        return False
-    return "BoxUsage" in str(attrs.get("usagetype", ""))
-
-
-def _host_size(attrs: dict[str, Any]) -> Host:
-    # vcpu is "96", memory "1152 GiB"; both may be "NA".
-    return _number(attrs.get("vcpu")), _number(str(attrs.get("memory", "")).removesuffix(" GiB"))
-
-
-def _number(text: Any) -> float | None:
-    try:
-        return float(str(text).replace(",", ""))
-    except ValueError:
-        return None
-
-
-def _on_demand_offer(term: Any) -> _Offer | None:
-    hourly = _dimensions(term).get("Hrs")
-    return None if hourly is None else _Offer("on_demand", hourly[0], money(hourly[1]))
-
-
-def _reserved_offer(term: Any) -> _Offer | None:
-    attrs = term.get("termAttributes", {}) if isinstance(term, dict) else {}
-    months = LEASE_MONTHS.get(attrs.get("LeaseContractLength", ""))
-    payment = PURCHASE_OPTIONS.get(attrs.get("PurchaseOption", ""))
-    offering = attrs.get("OfferingClass")
-    dims = _dimensions(term)
-    if months is None or payment is None or offering not in OFFERING_CLASSES or "Hrs" not in dims:
-        return None
-    currency, recurring = dims["Hrs"]
-    # The one-off fee is a separate "Quantity" dimension for the whole term; No Upfront
-    # terms have none.
-    fee_currency, upfront = dims.get("Quantity", (currency, Decimal(0)))
-    if fee_currency != currency:
-        return None
-    hourly = effective_hourly(recurring, upfront, months)
-    return _Offer("reserved", currency, hourly, months, payment, offering, money(upfront))
-
-
-def _dimensions(term: Any) -> dict[str, tuple[str, Decimal]]:
-    """unit -> (currency, amount) of a term's price dimensions; {} when not understood."""
-    found: dict[str, tuple[str, Decimal]] = {}
-    dims = term.get("priceDimensions") if isinstance(term, dict) else None
-    for dim in (dims or {}).values():
-        prices = dim.get("pricePerUnit") or {}
-        amount = _decimal(next(iter(prices.values()), None))
-        if len(prices) != 1 or amount is None or dim.get("unit") in found:
-            return {}
-        found[dim.get("unit")] = next(iter(prices)), amount
-    return found
-
-
-def _spot_offer(region: str, item: dict[str, Any]) -> _Offer | None:
-    price = _decimal(item.get("SpotPrice"))
-    # Each item is a price change: its Timestamp is when this price took effect.
-    stamp = _timestamp(item.get("Timestamp"))
-    if price is None or stamp is None:
-        return None
-    # Spot answers carry no currency: AWS bills China regions in CNY and the rest in USD.
-    currency = "CNY" if region.startswith("cn-") else "USD"
-    return _Offer("spot", currency, money(price), effective_at=stamp)
-
-
-def _decimal(text: Any) -> Decimal | None:
-    """An API price string as an exact Decimal (never through float)."""
-    if not isinstance(text, str):
-        return None
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        return None
-    return value if value.is_finite() else None
-
-
-def _timestamp(text: Any) -> datetime | None:
-    try:
-        stamp = datetime.fromisoformat(str(text))
-    except ValueError:
-        return None
-    return stamp.astimezone(UTC) if stamp.tzinfo else stamp.replace(tzinfo=UTC)

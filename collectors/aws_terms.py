@@ -1,0 +1,208 @@
+"""AWS answers to price records: the pure parts of the Price List and spot history parsing.
+
+A Price List product is JSON inside a string, with its on-demand and reserved terms as nested
+price dimensions; a spot history item is one price change in one zone. Nothing here does I/O:
+`collectors.aws` fetches, and these turn what it fetched into offers and records.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from collectors.base import (
+    OFFERING_CLASSES,
+    PayloadShapeError,
+    PriceKind,
+    PriceRecord,
+    effective_hourly,
+    money,
+)
+from collectors.gpus import InstanceGpu
+
+# Plain Linux, shared tenancy, no pre-installed software, ordinary capacity, on-demand market.
+# Without marketoption a $0.00 Capacity Block p5 product comes back; without capacitystatus,
+# $0 or duplicate capacity-reservation rows. The parser checks them again on every product:
+# a stored payload may come from a looser query, and some products lack the last two.
+PRODUCT_FILTERS = {
+    "operatingSystem": "Linux",
+    "tenancy": "Shared",
+    "preInstalledSw": "NA",
+    "capacitystatus": "Used",
+    "licenseModel": "No License required",
+    "marketoption": "OnDemand",
+}
+OPTIONAL_ATTRIBUTES = frozenset({"licenseModel", "marketoption"})
+CAPACITY_BLOCK_OPERATION = "RunInstances:CB"
+
+LEASE_MONTHS = {"1yr": 12, "3yr": 36}
+PURCHASE_OPTIONS = {
+    "No Upfront": "no_upfront",
+    "Partial Upfront": "partial_upfront",
+    "All Upfront": "all_upfront",
+}
+
+# Host size (vCPUs, memory GiB): the price list has it, spot answers do not.
+Host = tuple[float | None, float | None]
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where an offer is sold and what it is: one instance type in one region (or zone)."""
+
+    region: str
+    zone: str | None
+    instance_type: str
+    gpu: InstanceGpu
+    vcpus: float | None
+    memory_gib: float | None
+
+
+@dataclass(frozen=True)
+class Offer:
+    price_kind: PriceKind
+    currency: str
+    price_per_hour: Decimal
+    term_months: int | None = None
+    payment_option: str | None = None
+    offering_class: str | None = None
+    upfront_total: Decimal | None = None
+    effective_at: datetime | None = None  # spot: when AWS says this price took effect
+
+
+def record(place: Place, offer: Offer) -> PriceRecord:
+    return PriceRecord(
+        provider="aws",
+        region=place.region,
+        zone=place.zone,
+        instance_type=place.instance_type,
+        price_kind=offer.price_kind,
+        term_months=offer.term_months,
+        payment_option=offer.payment_option,
+        offering_class=offer.offering_class,
+        currency=offer.currency,
+        price_per_hour=offer.price_per_hour,
+        upfront_total=offer.upfront_total,
+        gpu_model=place.gpu.gpu_model,
+        gpu_count=place.gpu.gpu_count,
+        gpu_memory_gib=place.gpu.gpu_memory_gib,
+        vcpus=place.vcpus,
+        memory_gib=place.memory_gib,
+        effective_at=offer.effective_at,
+    )
+
+
+def require(page: Any, field: str, key: str) -> list[Any]:
+    items = page.get(field) if isinstance(page, dict) else None
+    if not isinstance(items, list):
+        raise PayloadShapeError("aws", f"{key}: the answer has no {field} list")
+    return items
+
+
+def price_list(key: str, page: Any) -> Iterator[dict[str, Any]]:
+    # PriceList items are JSON documents inside strings, one product each.
+    for item in require(page, "PriceList", key):
+        if not isinstance(item, str):
+            raise PayloadShapeError("aws", f"{key}: PriceList items are not JSON strings")
+        try:
+            product = json.loads(item)
+        except ValueError as exc:
+            raise PayloadShapeError("aws", f"{key}: a PriceList item is not JSON") from exc
+        if isinstance(product, dict):
+            yield product
+
+
+def is_plain_linux_box(attrs: dict[str, Any]) -> bool:
+    # The free-tier pseudo product (location "Any", regionCode "") has no instanceType.
+    if not attrs.get("instanceType"):
+        return False
+    for name, want in PRODUCT_FILTERS.items():
+        have = attrs.get(name)
+        if have != want and not (have is None and name in OPTIONAL_ATTRIBUTES):
+            return False
+    # Capacity Blocks are $0.00 placeholders; Dedicated/UnusedBox usage types are other offers.
+    if attrs.get("operation") == CAPACITY_BLOCK_OPERATION:
+        return False
+    return "BoxUsage" in str(attrs.get("usagetype", ""))
+
+
+def host_size(attrs: dict[str, Any]) -> Host:
+    # vcpu is "96", memory "1152 GiB"; both may be "NA".
+    return _number(attrs.get("vcpu")), _number(str(attrs.get("memory", "")).removesuffix(" GiB"))
+
+
+def _number(text: Any) -> float | None:
+    try:
+        return float(str(text).replace(",", ""))
+    except ValueError:
+        return None
+
+
+def on_demand_offer(term: Any) -> Offer | None:
+    hourly = _dimensions(term).get("Hrs")
+    return None if hourly is None else Offer("on_demand", hourly[0], money(hourly[1]))
+
+
+def reserved_offer(term: Any) -> Offer | None:
+    attrs = term.get("termAttributes", {}) if isinstance(term, dict) else {}
+    months = LEASE_MONTHS.get(attrs.get("LeaseContractLength", ""))
+    payment = PURCHASE_OPTIONS.get(attrs.get("PurchaseOption", ""))
+    offering = attrs.get("OfferingClass")
+    dims = _dimensions(term)
+    if months is None or payment is None or offering not in OFFERING_CLASSES or "Hrs" not in dims:
+        return None
+    currency, recurring = dims["Hrs"]
+    # The one-off fee is a separate "Quantity" dimension for the whole term; No Upfront
+    # terms have none.
+    fee_currency, upfront = dims.get("Quantity", (currency, Decimal(0)))
+    if fee_currency != currency:
+        return None
+    hourly = effective_hourly(recurring, upfront, months)
+    return Offer("reserved", currency, hourly, months, payment, offering, money(upfront))
+
+
+def _dimensions(term: Any) -> dict[str, tuple[str, Decimal]]:
+    """unit -> (currency, amount) of a term's price dimensions; {} when not understood."""
+    found: dict[str, tuple[str, Decimal]] = {}
+    dims = term.get("priceDimensions") if isinstance(term, dict) else None
+    for dim in (dims or {}).values():
+        prices = dim.get("pricePerUnit") or {}
+        amount = _decimal(next(iter(prices.values()), None))
+        if len(prices) != 1 or amount is None or dim.get("unit") in found:
+            return {}
+        found[dim.get("unit")] = next(iter(prices)), amount
+    return found
+
+
+def spot_offer(region: str, item: dict[str, Any]) -> Offer | None:
+    price = _decimal(item.get("SpotPrice"))
+    # Each item is a price change: its Timestamp is when this price took effect.
+    stamp = _timestamp(item.get("Timestamp"))
+    if price is None or stamp is None:
+        return None
+    # Spot answers carry no currency: AWS bills China regions in CNY and the rest in USD.
+    currency = "CNY" if region.startswith("cn-") else "USD"
+    return Offer("spot", currency, money(price), effective_at=stamp)
+
+
+def _decimal(text: Any) -> Decimal | None:
+    """An API price string as an exact Decimal (never through float)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return None
+    return value if value.is_finite() else None
+
+
+def _timestamp(text: Any) -> datetime | None:
+    try:
+        stamp = datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return stamp.astimezone(UTC) if stamp.tzinfo else stamp.replace(tzinfo=UTC)

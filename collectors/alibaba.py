@@ -1,0 +1,280 @@
+"""Alibaba Cloud ECS: GPU prices through the official SDK (alibabacloud-ecs20140526).
+
+One collection is:
+
+- `DescribeInstanceTypes` once (the catalogue is global), for the GPU families: the GPU model,
+  count and per-GPU memory are checked against `collectors.gpus`; only confirmed types are priced.
+- per region (each on its own regional endpoint unless `endpoint` is set) and per confirmed type:
+  `DescribePrice` pay-as-you-go (Hour 1) and subscription (Month 1, Year 1, Year 3), then
+  `DescribeSpotPriceHistory` (every zone, every page) from one history window ago. A type the
+  region does not sell pay-as-you-go costs one call, not six.
+
+Throttling (`Throttling*`, `ServiceUnavailable`, a `x-acs-retry-after` answer), 5xx and
+network errors are retried by the SDK's own retry policy with exponential backoff; what still
+fails fails the whole run with a FetchError naming the call, the region and the code. Parsing is
+in `collectors.alibaba_parse`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar
+from urllib.parse import urlsplit
+
+from alibabacloud_ecs20140526 import models
+from alibabacloud_ecs20140526.client import Client
+from alibabacloud_tea_openapi import models as open_api_models
+from alibabacloud_tea_openapi.exceptions import AlibabaCloudException
+from darabonba.policy.retry import RetryCondition, RetryOptions
+from darabonba.runtime import RuntimeOptions
+from Tea.exceptions import TeaException, ValidateException
+
+from collectors import alibaba_parse
+from collectors.base import Collector, FetchError, ParseResult, Payloads, PayloadShapeError
+
+# A default list: the regions where Alibaba sells GPU instances to most accounts. Set
+# `regions` to collect others (DescribeRegions lists them all).
+GPU_REGIONS = (
+    "cn-hangzhou", "cn-shanghai", "cn-beijing", "cn-zhangjiakou", "cn-shenzhen",
+    "cn-hongkong", "ap-southeast-1", "us-west-1", "eu-central-1",
+)  # fmt: skip
+GPU_FAMILIES = (
+    "ecs.gn6i", "ecs.gn6v", "ecs.gn6e", "ecs.gn7", "ecs.gn7i", "ecs.gn7e", "ecs.gn8is", "ecs.gn8v",
+)  # fmt: skip
+PRICE_QUERIES = (("Hour", 1), ("Month", 1), ("Year", 1), ("Year", 3))
+# Every GPU family here takes ESSDs and some take nothing else; DescribePrice's default system
+# disk (cloud_efficiency) would be refused for them. The disk is priced apart and not stored.
+SYSTEM_DISK = "cloud_essd"
+TYPES_PAGE_SIZE = 100  # the documented maximum since 2023-11-15 (the SDK still says 1600)
+# Spot history comes as hourly points; the API's own default window is 3 h, so asking at
+# least that far back gives every zone its price in force. It refuses more than 30 days.
+SPOT_MIN_WINDOW = timedelta(hours=3)
+SPOT_MAX_WINDOW = timedelta(days=30)
+MAX_PAGES = 1000
+THROTTLING_CODES = (
+    "Throttling", "Throttling.User", "Throttling.Api", "Throttling.Resource",
+    "ServiceUnavailable",
+)  # fmt: skip
+AUTH_CODES = frozenset(
+    {
+        "InvalidAccessKeyId.NotFound",
+        "InvalidAccessKeyId.Inactive",
+        "InvalidAccessKeySecret",
+        "SignatureDoesNotMatch",
+        "IncompleteSignature",
+    }
+)
+CREDENTIAL_HINT = (
+    "check ALIBABA_CLOUD_ACCESS_KEY_ID and ALIBABA_CLOUD_ACCESS_KEY_SECRET "
+    "(or the variables named by access_key_id_env / access_key_secret_env)"
+)
+
+
+class AlibabaCollector(Collector):
+    """Pay-as-you-go, subscription and spot prices of Alibaba's GPU instance types."""
+
+    name = "alibaba"
+    # Backoff of the SDK's retry policy, in milliseconds: attempt n waits base * 2^n / 2 to
+    # base * 2^n, at most `backoff_cap_ms` (or what x-acs-retry-after asks, within the cap).
+    backoff_ms: ClassVar[int] = 1000
+    backoff_cap_ms: ClassVar[int] = 20_000
+    _items = 0  # items fetched so far, for progress
+
+    def default_regions(self) -> tuple[str, ...]:
+        return GPU_REGIONS
+
+    def fetch(self) -> Payloads:
+        payloads: Payloads = {}
+        self._items = 0
+        now = datetime.now(UTC).replace(microsecond=0)
+        self._walk_types(self._client(self.regions[0]), payloads)
+        known, _ = alibaba_parse.known_types(payloads)
+        for region in self.regions:
+            client = self._client(region)
+            for itype in sorted(known):
+                if self._prices(client, region, itype, payloads):
+                    self._walk_spot(client, region, itype, now, payloads)
+        self.log.info("%s: %d answers for %d types", self.name, len(payloads), len(known))
+        return payloads
+
+    def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
+        result = alibaba_parse.parse_payloads(payloads, frozenset(self.regions))
+        self.log.info(
+            "%s: %d records, %d rows skipped, %d unknown types",
+            self.name,
+            len(result.records),
+            result.skipped_rows,
+            len(result.unknown_instance_types),
+        )
+        return result
+
+    # -- the calls -------------------------------------------------------------------------
+
+    def _walk_types(self, client: Client, payloads: Payloads) -> None:
+        token: str | None = None
+        for number in range(1, MAX_PAGES + 1):
+            request = models.DescribeInstanceTypesRequest(
+                instance_type_families=list(GPU_FAMILIES),
+                max_results=TYPES_PAGE_SIZE,
+                next_token=token,
+            )
+            call = client.describe_instance_types_with_options
+            page = self._call(f"DescribeInstanceTypes page {number}", call, request)
+            self._keep(payloads, f"types/page-{number}", page, ("InstanceTypes", "InstanceType"))
+            next_token = page.get("NextToken")
+            if not next_token or next_token == token:
+                return
+            token = next_token
+        raise PayloadShapeError(self.name, f"DescribeInstanceTypes: more than {MAX_PAGES} pages")
+
+    def _prices(self, client: Client, region: str, itype: str, payloads: Payloads) -> bool:
+        """Every price term of one type in one region; False when it is not sold there."""
+        for unit, period in PRICE_QUERIES:
+            request = models.DescribePriceRequest(
+                region_id=region,
+                resource_type="instance",
+                instance_type=itype,
+                price_unit=unit,
+                period=period,
+                system_disk=models.DescribePriceRequestSystemDisk(category=SYSTEM_DISK),
+            )
+            what = f"DescribePrice {region} {itype} {unit}-{period}"
+            body = self._call(what, client.describe_price_with_options, request, not_offered=True)
+            self._keep(payloads, f"{region}/price/{itype}/{unit}-{period}", body, ())
+            if unit == "Hour" and body.get("Code") in alibaba_parse.NOT_OFFERED_CODES:
+                return False
+        return True
+
+    def _walk_spot(
+        self, client: Client, region: str, itype: str, now: datetime, payloads: Payloads
+    ) -> None:
+        window = timedelta(seconds=self.settings.history_window_s or 0)
+        start = now - min(max(window, SPOT_MIN_WINDOW), SPOT_MAX_WINDOW)
+        offset: int | None = None
+        for number in range(1, MAX_PAGES + 1):
+            request = models.DescribeSpotPriceHistoryRequest(
+                region_id=region,
+                instance_type=itype,
+                network_type="vpc",
+                ostype="linux",
+                start_time=_iso(start),
+                end_time=_iso(now),
+                offset=offset,
+            )
+            what = f"DescribeSpotPriceHistory {region} {itype} page {number}"
+            page = self._call(what, client.describe_spot_price_history_with_options, request)
+            items = self._keep(
+                payloads,
+                f"{region}/spot/{itype}/page-{number}",
+                page,
+                ("SpotPrices", "SpotPriceType"),
+            )
+            # The last page's NextOffset is not documented: stop on an empty page or an
+            # offset that does not move forward.
+            next_offset = page.get("NextOffset")
+            if not items or not isinstance(next_offset, int) or next_offset <= (offset or 0):
+                return
+            offset = next_offset
+        raise PayloadShapeError(
+            self.name, f"DescribeSpotPriceHistory {region} {itype}: too many pages"
+        )
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def _keep(
+        self, payloads: Payloads, key: str, body: dict[str, Any], path: tuple[str, ...]
+    ) -> int:
+        payloads[key] = body
+        items = _count(body, path)
+        self._items += items
+        self.progress(len(payloads), self._items)
+        return items
+
+    def _call(
+        self,
+        what: str,
+        method: Callable[[Any, RuntimeOptions], Any],
+        request: Any,
+        *,
+        not_offered: bool = False,
+    ) -> dict[str, Any]:
+        """One SDK call (the SDK retries) -> the answer as the API spelled it."""
+        try:
+            body: dict[str, Any] = method(request, RuntimeOptions()).body.to_map()
+        except AlibabaCloudException as exc:
+            data = {k: v for k, v in (exc.data or {}).items() if k != "statusCode"}
+            if not_offered and exc.code in alibaba_parse.NOT_OFFERED_CODES:
+                return data
+            raise self._api_error(what, exc, data) from exc
+        except (TeaException, ValidateException) as exc:
+            raise FetchError(self.name, f"{what}: {type(exc).__name__}: {exc}") from exc
+        return body
+
+    def _api_error(self, what: str, exc: AlibabaCloudException, data: dict[str, Any]) -> FetchError:
+        status, code = exc.status_code, exc.code
+        message = data.get("Message") or exc.message
+        if code in AUTH_CODES:
+            return FetchError(
+                self.name, f"{what}: {code}: the access key was refused; {CREDENTIAL_HINT}"
+            )
+        if code in THROTTLING_CODES or exc.name == "ThrottlingException":
+            attempts = self.settings.max_retries + 1
+            return FetchError(
+                self.name,
+                f"{what}: still throttled after {attempts} attempts "
+                f"({code}, HTTP {status}): {message}",
+            )
+        return FetchError(self.name, f"{what}: {code} (HTTP {status}): {message}")
+
+    def _client(self, region: str) -> Client:
+        creds = self.settings.credentials
+        protocol, endpoint = _endpoint(self.settings.endpoint)
+        timeout_ms = int(self.settings.timeout * 1000)
+        config = open_api_models.Config(
+            access_key_id=creds.get("access_key_id"),
+            access_key_secret=creds.get("access_key_secret"),
+            region_id=region,
+            endpoint=endpoint,
+            protocol=protocol,
+            read_timeout=timeout_ms,
+            connect_timeout=timeout_ms,
+            retry_options=self._retry_options(),
+        )
+        return Client(config)
+
+    def _retry_options(self) -> RetryOptions:
+        """The SDK's retry policy: throttling, 5xx and network errors, with backoff."""
+        condition = RetryCondition(
+            max_attempts=self.settings.max_retries + 1,
+            backoff={
+                "policy": "ExponentialWithEqualJitter",
+                "period": self.backoff_ms,
+                "cap": self.backoff_cap_ms,
+            },
+            exception=["ThrottlingException", "ServerException", "RetryError"],
+            error_code=list(THROTTLING_CODES),
+            max_delay=self.backoff_cap_ms,
+        )
+        return RetryOptions(retryable=True, retry_condition=[condition])
+
+
+def _endpoint(url: str | None) -> tuple[str | None, str | None]:
+    """(protocol, host[:port]) for the SDK, which takes no path; (None, None) = the real API."""
+    if not url:
+        return None, None
+    parts = urlsplit(url)
+    if parts.path.strip("/"):
+        raise FetchError("alibaba", f"endpoint {url!r}: the ECS API lives at the root of its host")
+    return parts.scheme, parts.netloc
+
+
+def _count(body: Any, path: tuple[str, ...]) -> int:
+    """How many items an answer carries under `path` (for progress), 0 when none."""
+    for name in path:
+        body = body.get(name) if isinstance(body, dict) else None
+    return len(body) if isinstance(body, list) else 0
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -175,6 +175,54 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             """,
         ],
     ),
+    (
+        3,
+        "alert events and per-rule state",
+        [
+            "CREATE SEQUENCE alert_event_ids START 1",
+            # One row per alert per channel, written as 'pending' before it is sent: a send
+            # that fails stays pending (attempts, next_attempt_at) until it succeeds or runs
+            # out of attempts ('failed'). last_error is redacted: never a webhook URL.
+            """
+            CREATE TABLE alert_event_log (
+                event_id BIGINT PRIMARY KEY,
+                rule VARCHAR NOT NULL,
+                subject VARCHAR NOT NULL,
+                fired_at TIMESTAMPTZ NOT NULL,
+                value DOUBLE,
+                threshold DOUBLE,
+                channel VARCHAR NOT NULL,
+                status VARCHAR NOT NULL CHECK (status IN ('sent', 'failed', 'pending')),
+                detail VARCHAR NOT NULL,
+                facts VARCHAR NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                next_attempt_at TIMESTAMPTZ NOT NULL,
+                last_error VARCHAR,
+                sent_at TIMESTAMPTZ
+            )
+            """,
+            # Edge triggering: a rule fires for a subject when its condition starts to hold
+            # (active false -> true) and re-arms when it clears. last_value: the value it last
+            # fired at (a new_low fires again only below it).
+            """
+            CREATE TABLE alert_state (
+                rule VARCHAR NOT NULL,
+                subject VARCHAR NOT NULL,
+                active BOOLEAN NOT NULL,
+                since TIMESTAMPTZ,
+                last_fired_at TIMESTAMPTZ,
+                last_value DOUBLE,
+                PRIMARY KEY (rule, subject)
+            )
+            """,
+            """
+            CREATE VIEW alert_events AS
+            SELECT rule, subject, fired_at, value, threshold, channel, status, detail,
+                   event_id, attempts, next_attempt_at, last_error, sent_at
+            FROM alert_event_log
+            """,
+        ],
+    ),
 ]
 
 
@@ -200,3 +248,18 @@ def migrate(con: Any) -> list[int]:
             raise
         applied.append(version)
     return applied
+
+
+def migrate_uncommitted(con: Any) -> None:
+    """Apply every pending migration inside the caller's open transaction, unrecorded unless the
+    caller commits: a dry run sees the current schema on an old store and rolls it all back."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
+    )
+    done = {row[0] for row in con.execute("SELECT version FROM schema_migrations").fetchall()}
+    for version, name, statements in MIGRATIONS:
+        if version not in done:
+            for statement in statements:
+                con.execute(statement)
+            con.execute("INSERT INTO schema_migrations VALUES (?, ?, now())", [version, name])

@@ -19,9 +19,9 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn
 
 from collectors.base import ConfigError, StoreError
 from storage.query import QueryRefused, query
+from tracker import cli_alerts, pipeline, render
 from tracker import config as config_mod
 from tracker import latest as latest_mod
-from tracker import pipeline, render
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
 
@@ -122,16 +122,19 @@ def _run_collection(
 )
 @click.pass_context
 def collect(ctx: click.Context, providers: tuple[str, ...]) -> None:
-    """Collect current prices from every enabled provider into the store."""
+    """Collect current prices from every enabled provider into the store, then check alerts."""
     config = _config(ctx)
+    env = config_mod.environment()
     try:
         config.enabled(providers)
-        outcomes = _run_collection(ctx.obj["err"], config, providers, config_mod.environment())
+        outcomes = _run_collection(ctx.obj["err"], config, providers, env)
     except ConfigError as exc:
         _fail(ctx.obj["err"], str(exc), EXIT_USAGE)
     except StoreError as exc:
         _fail(ctx.obj["err"], str(exc), EXIT_FAILED)
-    sys.exit(pipeline.exit_code(outcomes))
+    # After storing: a failed delivery fails the command (exit 1), never the stored prices.
+    delivered = cli_alerts.after_collect(ctx, config, env)
+    sys.exit(max(pipeline.exit_code(outcomes), 0 if delivered else EXIT_FAILED))
 
 
 @cli.command()
@@ -236,6 +239,9 @@ def demo(ctx: click.Context, keep: Path | None) -> None:
         options = {"sort": "gpu-hour", "limit": 60, "per_gpu": True}
         _print_latest(ctx, store, latest_mod.Filters(), options, "table")
     sys.exit(pipeline.exit_code(outcomes))
+
+
+cli.add_command(cli_alerts.alerts)
 
 
 def main() -> None:

@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from alerts.settings import AlertSettings, parse_settings
 from collectors import REGISTRY, ProviderInfo
 from collectors.base import ConfigError, ProviderSettings
+from collectors.gpus import GPU_MODELS
 from storage.fx import FxRate
 
 DEFAULT_CONFIG = Path("config.toml")
@@ -66,7 +68,7 @@ class Config:
     source: Path | None
     store_path: Path
     providers: dict[str, ProviderConfig]
-    alerts: dict[str, Any] = field(default_factory=dict)
+    alerts: AlertSettings = field(default_factory=AlertSettings)
     fx: tuple[FxRate, ...] = ()
 
     def enabled(self, names: tuple[str, ...] = ()) -> list[ProviderConfig]:
@@ -118,8 +120,13 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
         for name, info in REGISTRY.items()
     }
     return Config(
-        source, store_path, providers, dict(_table(data, "alerts")), fx=_fx(_table(data, "fx"))
+        source, store_path, providers, _alerts(_table(data, "alerts")), fx=_fx(_table(data, "fx"))
     )
+
+
+def _alerts(raw: Mapping[str, Any]) -> AlertSettings:
+    """[alerts]: validated by the alerts package; rule filters may name known GPUs and providers."""
+    return parse_settings(raw, gpu_models=list(GPU_MODELS), providers=list(REGISTRY))
 
 
 def environment() -> Mapping[str, str]:

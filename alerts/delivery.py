@@ -1,0 +1,178 @@
+"""One alerts run: evaluate and record, close the store, send, record what the sends did.
+
+The store is open only for the two short transactions, never while a channel is being talked
+to (DuckDB lets no one else even read while we hold it):
+
+1. evaluate every rule, move the per-subject state, insert the new events as pending (one
+   per channel) and claim every pending event that is due; commit; close.
+2. send the claimed events, grouped per channel into one message each.
+3. mark each event sent, or count the failed attempt and schedule the next (backoff).
+
+A crash between a channel accepting a message and step 3 committing is the only way an alert
+can be sent twice; nothing is ever lost (the claim expires and the event comes due again).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from itertools import groupby
+from pathlib import Path
+from typing import Any, TypeVar
+
+import duckdb
+
+from alerts import events as event_log
+from alerts.evaluate import evaluate
+from alerts.notify import AlertEvent, ChannelError, Notifier
+from alerts.rules import Rule
+from alerts.settings import RetryPolicy
+from collectors.base import StoreError
+from storage.connection import connect
+from storage.migrations import migrate, migrate_uncommitted
+
+log = logging.getLogger("alerts")
+T = TypeVar("T")
+DEFAULT_RETRY = RetryPolicy()
+
+_COUNTS = """
+SELECT count(*) FILTER (WHERE status = 'pending'),
+       count(*) FILTER (WHERE status = 'failed' AND list_contains($ids, event_id))
+FROM alert_event_log
+"""
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One message to one channel: how many alerts it carried and, if it failed, why."""
+
+    channel: str
+    events: int
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class AlertReport:
+    fired: list[AlertEvent]  # new this run, one per channel (a dry run: what would fire)
+    due: list[AlertEvent] = field(default_factory=list)  # sent (or, dry run, would be) now
+    deliveries: list[Delivery] = field(default_factory=list)
+    pending: int = 0  # left for a later run
+    gave_up: int = 0  # marked 'failed' this run: out of attempts
+    dry_run: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True when every channel accepted what it was given."""
+        return all(d.error is None for d in self.deliveries)
+
+
+def run(
+    store_path: Path | str,
+    rules: Sequence[Rule],
+    channels: Mapping[str, Notifier],
+    *,
+    now: datetime | None = None,
+    dry_run: bool = False,
+    retry: RetryPolicy = DEFAULT_RETRY,
+    lock_wait_s: float = 30.0,
+) -> AlertReport:
+    """Evaluate `rules` over the store at `store_path` and deliver what is due through
+    `channels` (dry run: evaluate only, store and channels untouched)."""
+    now = now or datetime.now(UTC)
+    path = Path(store_path)
+    if not path.exists():
+        raise StoreError(f"no price store at {path} yet: run `gpu-tracker collect` first")
+    if dry_run:
+        return _dry_run(path, rules, now, lock_wait_s)
+    with connect(path, read_only=False, wait_s=lock_wait_s) as con:
+        migrate(con)
+        fired, due = _in_transaction(con, lambda: _evaluate_and_claim(con, rules, now))
+    outcomes, deliveries = deliver(due, channels)
+    if not outcomes:
+        return AlertReport(fired, due, deliveries)
+    with connect(path, read_only=False, wait_s=lock_wait_s) as con:
+        pending, gave_up = _in_transaction(con, lambda: _mark(con, outcomes, now, retry))
+    return AlertReport(fired, due, deliveries, pending, gave_up)
+
+
+def deliver(
+    due: Sequence[AlertEvent], channels: Mapping[str, Notifier]
+) -> tuple[list[event_log.Outcome], list[Delivery]]:
+    """Send `due` grouped per channel, one message each; what happened to every event."""
+    outcomes: list[event_log.Outcome] = []
+    deliveries: list[Delivery] = []
+    for channel, group in groupby(sorted(due, key=lambda e: e.channel), key=lambda e: e.channel):
+        batch = list(group)
+        error, retry_after = _send(channel, batch, channels)
+        deliveries.append(Delivery(channel, len(batch), error))
+        outcomes.extend(
+            event_log.Outcome(e.event_id, e.attempts, error, retry_after) for e in batch
+        )
+    return outcomes, deliveries
+
+
+def _send(
+    channel: str, batch: list[AlertEvent], channels: Mapping[str, Notifier]
+) -> tuple[str | None, float | None]:
+    notifier = channels.get(channel)
+    if notifier is None:
+        return f"{channel}: the channel is not configured any more", None
+    try:
+        notifier.send(batch)
+    except ChannelError as exc:
+        log.info("alerts: %d alerts not delivered to %s: %s", len(batch), channel, exc)
+        return str(exc), exc.retry_after_s
+    except Exception as exc:  # a bug in one channel must not lose the others' outcomes
+        # No message: an unexpected error's text may quote a secret the channel holds.
+        log.error("alerts: %s failed unexpectedly (%s)", channel, type(exc).__name__)
+        return f"{channel}: unexpected {type(exc).__name__}", None
+    log.info("alerts: %d alerts delivered to %s", len(batch), channel)
+    return None, None
+
+
+def _evaluate_and_claim(
+    con: Any, rules: Sequence[Rule], now: datetime
+) -> tuple[list[AlertEvent], list[AlertEvent]]:
+    new = event_log.new_events(evaluate(con, rules, now), now)
+    event_log.record(con, new, now)
+    return new, event_log.claim_due(con, now)
+
+
+def _mark(
+    con: Any, outcomes: list[event_log.Outcome], now: datetime, retry: RetryPolicy
+) -> tuple[int, int]:
+    event_log.mark(con, outcomes, now, retry)
+    pending, gave_up = con.execute(_COUNTS, {"ids": [o.event_id for o in outcomes]}).fetchone()
+    return int(pending), int(gave_up)
+
+
+def _dry_run(path: Path, rules: Sequence[Rule], now: datetime, wait_s: float) -> AlertReport:
+    # One transaction, always rolled back: an old store is migrated inside it so the rules can
+    # be evaluated, and nothing of it (schema, state, events) is kept.
+    with connect(path, read_only=False, wait_s=wait_s) as con:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            migrate_uncommitted(con)
+            fired = event_log.new_events(evaluate(con, rules, now), now)
+            due = event_log.due(con, now)
+        except duckdb.Error as exc:
+            raise StoreError(f"alerts: could not evaluate the rules: {exc}") from exc
+        finally:
+            con.execute("ROLLBACK")
+    return AlertReport(fired, due, dry_run=True)
+
+
+def _in_transaction(con: Any, work: Callable[[], T]) -> T:
+    con.execute("BEGIN TRANSACTION")
+    try:
+        result = work()
+        con.execute("COMMIT")
+    except duckdb.Error as exc:
+        con.execute("ROLLBACK")
+        raise StoreError(f"alerts: could not update the store: {exc}") from exc
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return result

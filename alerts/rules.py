@@ -1,0 +1,257 @@
+"""Alert rules: what each `[[alerts.rules]]` table means, validated with errors naming the key.
+
+The TOML is already parsed (by `tracker`); this module turns one rule table into a `Rule`, or
+raises ConfigError naming the key path (`alerts.rules[1].threshold`). Which keys a kind takes
+is data (`KINDS`), so a key that means nothing for a kind is an error, not silently ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Literal
+
+from collectors.base import PAYMENT_OPTIONS, PRICE_KINDS, ConfigError
+
+Comparison = Literal["below", "above", "change", "low", "stale"]
+
+_DURATION = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_CURRENCY = re.compile(r"^[A-Z]{3}$")
+_FILTERS = ("gpu_model", "provider", "region", "instance_type")
+_COMMON = {"name", "kind", "channels", "cooldown"}
+DIRECTIONS = ("any", "down", "up")
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    """What a rule kind compares and which keys it takes."""
+
+    comparison: Comparison
+    unit: Literal["price", "percent", "hours", "none"]
+    price_kind: str | None  # the one price kind it looks at, None: any (or the filter's)
+    required: frozenset[str]
+    optional: frozenset[str]
+
+
+def _spec(comparison: Comparison, unit: Any, kind: str | None, req: str, opt: str) -> KindSpec:
+    return KindSpec(comparison, unit, kind, frozenset(req.split()), frozenset(opt.split()))
+
+
+_OFFER_KEYS = " ".join(_FILTERS) + " per"
+KINDS: dict[str, KindSpec] = {
+    "spot_price_below": _spec(
+        "below", "price", "spot", "threshold currency", f"{_OFFER_KEYS} hysteresis"
+    ),
+    "spot_discount_above": _spec(
+        "above", "percent", "spot", "threshold", f"{_OFFER_KEYS} currency hysteresis"
+    ),
+    "reserved_discount_above": _spec(
+        "above",
+        "percent",
+        "reserved",
+        "threshold",
+        f"{_OFFER_KEYS} currency hysteresis term_months payment_option",
+    ),
+    "reserved_discount_below": _spec(
+        "below",
+        "percent",
+        "reserved",
+        "threshold",
+        f"{_OFFER_KEYS} currency hysteresis term_months payment_option",
+    ),
+    "price_change": _spec(
+        "change",
+        "percent",
+        None,
+        "threshold window",
+        f"{_OFFER_KEYS} currency hysteresis price_kind term_months payment_option direction",
+    ),
+    "new_low": _spec(
+        "low", "price", None, "window currency", f"{_OFFER_KEYS} price_kind term_months"
+    ),
+    "stale_data": _spec("stale", "hours", None, "window", "provider"),
+}
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Offer filters; an empty tuple matches everything."""
+
+    gpu_model: tuple[str, ...] = ()
+    provider: tuple[str, ...] = ()
+    region: tuple[str, ...] = ()
+    instance_type: tuple[str, ...] = ()
+    price_kind: tuple[str, ...] = ()
+    term_months: tuple[int, ...] = ()
+    payment_option: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    kind: str
+    channels: tuple[str, ...]
+    threshold: Decimal | None = None  # a price, a percent; None for new_low / stale_data
+    currency: str | None = None
+    per: Literal["gpu", "instance"] = "gpu"
+    filters: Filters = Filters()
+    window_s: int | None = None
+    hysteresis: Decimal = Decimal(0)
+    cooldown_s: int = 0
+    direction: str = "any"
+
+    @property
+    def spec(self) -> KindSpec:
+        return KINDS[self.kind]
+
+
+def parse_duration(value: Any, key: str) -> int:
+    """'30s', '15m', '24h', '7d' -> seconds."""
+    match = _DURATION.match(value) if isinstance(value, str) else None
+    if not match or int(match.group(1)) == 0:
+        raise ConfigError(f'{key}: {value!r} is not a duration like "30m", "24h", "7d"')
+    return int(match.group(1)) * _UNIT_S[match.group(2)]
+
+
+def parse_rule(
+    raw: Any,
+    key: str,
+    *,
+    channels: Collection[str],
+    default_channels: tuple[str, ...],
+    gpu_models: Collection[str],
+    providers: Collection[str],
+) -> Rule:
+    """One `[[alerts.rules]]` table; `key` is its path (`alerts.rules[0]`)."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{key}: expected a table ([[alerts.rules]]), got {raw!r}")
+    kind = _choice(raw.get("kind"), tuple(KINDS), f"{key}.kind")
+    spec = KINDS[kind]
+    for name in raw:
+        if name not in _COMMON | spec.required | spec.optional:
+            allowed = ", ".join(sorted(_COMMON | spec.required | spec.optional))
+            raise ConfigError(f"{key}.{name}: unknown key for kind {kind} (allowed: {allowed})")
+    for name in sorted(spec.required):
+        if name not in raw:
+            raise ConfigError(f"{key}.{name}: required for kind {kind}")
+    k = f"{key}."
+    return Rule(
+        name=_text(raw.get("name"), k + "name"),
+        kind=kind,
+        channels=_channels(raw.get("channels"), k + "channels", channels, default_channels),
+        threshold=_threshold(raw, spec, k + "threshold"),
+        currency=_currency(raw.get("currency"), k + "currency"),
+        per=_choice(raw.get("per", "gpu"), ("gpu", "instance"), k + "per"),  # type: ignore[arg-type]
+        filters=_filters(raw, k, gpu_models, providers),
+        window_s=parse_duration(raw["window"], k + "window") if "window" in raw else None,
+        hysteresis=_number(raw.get("hysteresis", 0), k + "hysteresis", minimum=0),
+        cooldown_s=parse_duration(raw["cooldown"], k + "cooldown") if "cooldown" in raw else 0,
+        direction=_choice(raw.get("direction", "any"), DIRECTIONS, k + "direction"),
+    )
+
+
+def _threshold(raw: Mapping[str, Any], spec: KindSpec, key: str) -> Decimal | None:
+    if "threshold" not in raw:
+        return None
+    value = _number(raw["threshold"], key, minimum=0)
+    if value == 0:
+        raise ConfigError(f"{key}: expected a number > 0, got {raw['threshold']!r}")
+    if spec.comparison in ("above", "below") and spec.unit == "percent" and value >= 100:
+        raise ConfigError(f"{key}: a discount is a percent under 100, got {raw['threshold']!r}")
+    return value
+
+
+def _filters(
+    raw: Mapping[str, Any], k: str, gpu_models: Collection[str], providers: Collection[str]
+) -> Filters:
+    canonical = {m.lower(): m for m in gpu_models}
+    models = tuple(
+        _known(m, canonical, f"{k}gpu_model") for m in _strings(raw, "gpu_model", k, str)
+    )
+    for provider in _strings(raw, "provider", k, str):
+        if provider not in providers:
+            known = ", ".join(sorted(providers))
+            raise ConfigError(f"{k}provider: unknown provider {provider!r} (known: {known})")
+    for kind in _strings(raw, "price_kind", k, str):
+        _choice(kind, PRICE_KINDS, f"{k}price_kind")
+    for option in _strings(raw, "payment_option", k, str):
+        _choice(option, PAYMENT_OPTIONS, f"{k}payment_option")
+    terms = _strings(raw, "term_months", k, int)
+    if any(t <= 0 for t in terms):
+        raise ConfigError(f"{k}term_months: expected months > 0, got {raw['term_months']!r}")
+    return Filters(
+        gpu_model=models,
+        provider=_strings(raw, "provider", k, str),
+        region=_strings(raw, "region", k, str),
+        instance_type=_strings(raw, "instance_type", k, str),
+        price_kind=_strings(raw, "price_kind", k, str),
+        term_months=terms,
+        payment_option=_strings(raw, "payment_option", k, str),
+    )
+
+
+def _strings(raw: Mapping[str, Any], name: str, k: str, kind: type) -> tuple[Any, ...]:
+    """A filter value: one value or a list of them."""
+    value = raw.get(name, [])
+    values = value if isinstance(value, list) else [value]
+    for i, item in enumerate(values):
+        if not isinstance(item, kind) or isinstance(item, bool) or item == "":
+            where = f"{k}{name}" + (f"[{i}]" if isinstance(value, list) else "")
+            expected = "a non-empty string" if kind is str else "a whole number"
+            raise ConfigError(f"{where}: expected {expected} (or a list of them), got {item!r}")
+    return tuple(values)
+
+
+def _known(model: str, canonical: Mapping[str, str], key: str) -> str:
+    if model.lower() not in canonical:
+        known = ", ".join(sorted(canonical.values()))
+        raise ConfigError(f"{key}: unknown GPU model {model!r} (known: {known})")
+    return canonical[model.lower()]
+
+
+def _channels(
+    value: Any, key: str, configured: Collection[str], default: tuple[str, ...]
+) -> tuple[str, ...]:
+    if value is None:
+        return default
+    if not isinstance(value, list) or not value:
+        raise ConfigError(f"{key}: expected a non-empty list of channel names, got {value!r}")
+    for i, name in enumerate(value):
+        if name not in configured:
+            raise ConfigError(
+                f"{key}[{i}]: {name!r} is not a configured channel "
+                f"(configured: {', '.join(sorted(configured))}; add [alerts.{name}] to use it)"
+            )
+    if len(set(value)) != len(value):
+        raise ConfigError(f"{key}: a channel is listed twice: {value!r}")
+    return tuple(value)
+
+
+def _number(value: Any, key: str, *, minimum: int) -> Decimal:
+    if not isinstance(value, int | float) or isinstance(value, bool) or value < minimum:
+        raise ConfigError(f"{key}: expected a number >= {minimum}, got {value!r}")
+    # Through str: the TOML float 2.35 is meant as 2.35, not as its binary neighbour.
+    return Decimal(str(value))
+
+
+def _currency(value: Any, key: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _CURRENCY.match(value):
+        raise ConfigError(f"{key}: expected an ISO currency code like USD or CNY, got {value!r}")
+    return value
+
+
+def _text(value: Any, key: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{key}: expected a non-empty string, got {value!r}")
+    return value
+
+
+def _choice(value: Any, choices: tuple[str, ...], key: str) -> str:
+    if value not in choices:
+        raise ConfigError(f"{key}: expected one of {', '.join(choices)}, got {value!r}")
+    return str(value)

@@ -1,0 +1,113 @@
+"""Slack: one Block Kit message per batch, posted to an incoming webhook.
+
+The webhook URL is the secret: it is never logged, stored or put in an error (see
+alerts.notify.Redactor). Retries of 429 (honouring Retry-After) and 5xx happen within a send
+through the shared urllib3 Retry session; when they run out, the alert stays pending and a
+Retry-After Slack sent is honoured for the next attempt too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import requests
+
+from alerts.message import alternatives_table, subject_line
+from alerts.notify import AlertEvent, ChannelError, Redactor, redacted_logs
+from collectors.http import make_session
+
+# Slack allows 50 blocks a message; each alert takes up to three, plus header and footer.
+MAX_ALERTS_SHOWN = 14
+_FIELD_NAMES = (
+    ("value_text", "Value"),
+    ("threshold_text", "Threshold"),
+    ("where", "Provider / region"),
+    ("instance", "Instance"),
+)
+
+
+class SlackNotifier:
+    name = "slack"
+
+    def __init__(
+        self,
+        webhook_url: str,
+        *,
+        timeout: float = 10.0,
+        max_retries: int = 3,
+        backoff_factor: float = 1.0,
+    ) -> None:
+        self._url = webhook_url
+        self._redact = Redactor(webhook_url)
+        self.timeout = timeout
+        self.session = make_session(max_retries=max_retries, backoff_factor=backoff_factor)
+
+    def send(self, events: Sequence[AlertEvent]) -> None:
+        with redacted_logs(self._redact):
+            try:
+                response = self.session.post(self._url, json=message(events), timeout=self.timeout)
+            except requests.RequestException as exc:
+                # from None: the chained exception's text holds the URL.
+                raise ChannelError(
+                    f"slack: {type(exc).__name__}: {self._redact(str(exc))}"
+                ) from None
+        if response.status_code == 200:
+            return
+        body = self._redact(response.text[:200].strip())
+        raise ChannelError(
+            f"slack: HTTP {response.status_code}: {body or response.reason}",
+            retry_after_s=_retry_after(response),
+        )
+
+
+def message(events: Sequence[AlertEvent]) -> dict[str, Any]:
+    """The Block Kit payload: a header, then per alert what crossed, the numbers, where, and a
+    plain table of the three best alternatives."""
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": {"type": "plain_text", "text": subject_line(events)[:150]}}
+    ]
+    for event in events[:MAX_ALERTS_SHOWN]:
+        blocks.extend(_alert_blocks(event))
+    more = len(events) - MAX_ALERTS_SHOWN
+    fired = min(e.fired_at for e in events).strftime("%Y-%m-%d %H:%M UTC")
+    footer = f"gpu-tracker, fired {fired}"
+    if more > 0:
+        footer += f"; +{more} more: `gpu-tracker alerts list`"
+    blocks.append({"type": "context", "elements": [_mrkdwn(footer)]})
+    return {"text": subject_line(events), "blocks": blocks}
+
+
+def _alert_blocks(event: AlertEvent) -> list[dict[str, Any]]:
+    f = event.facts
+    section: dict[str, Any] = {
+        "type": "section",
+        "text": _mrkdwn(f"*{_escape(event.rule)}*: {_escape(f.get('headline') or event.detail)}"),
+    }
+    fields = [_mrkdwn(f"*{label}*\n{_escape(f[key])}") for key, label in _FIELD_NAMES if f.get(key)]
+    if fields:
+        section["fields"] = fields
+    blocks = [section]
+    table = alternatives_table(f)
+    if table:
+        text = "Best alternatives:\n```" + _escape("\n".join(table)) + "```"
+        blocks.append({"type": "section", "text": _mrkdwn(text)})
+    blocks.append({"type": "divider"})
+    return blocks
+
+
+def _mrkdwn(text: str) -> dict[str, str]:
+    return {"type": "mrkdwn", "text": text[:2900]}
+
+
+def _escape(text: Any) -> str:
+    # The three characters Slack's mrkdwn reserves (links and mentions).
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _retry_after(response: requests.Response) -> float | None:
+    value = response.headers.get("Retry-After")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None

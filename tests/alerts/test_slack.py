@@ -1,0 +1,151 @@
+"""The Slack channel through the real requests/urllib3 stack: `responses` at the transport for
+the webhook's answers, a closed loopback port for a channel that is down."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+from pathlib import Path
+from traceback import format_exception
+
+import pytest
+import responses
+
+from alerts.notify import AlertEvent, ChannelError
+from alerts.slack import SlackNotifier
+from tests.alerts.support import T0, Bench, offer, rules
+
+URL = "https://hooks.slack.com/services/T0001SECRET/B0002SECRET/s3cr3tW3bh00kT0k3n"
+SECRET = "s3cr3tW3bh00kT0k3n"
+
+
+@pytest.fixture
+def events(tmp_path: Path) -> list[AlertEvent]:
+    """A real alert, as evaluation makes it (p4d.24xlarge real spot prices, see test_evaluate)."""
+    bench = Bench(tmp_path / "prices.duckdb")
+    spots = [
+        offer("8.0468", kind="spot", zone="use1-az1"),
+        offer("9.1506", kind="spot", zone="use1-az2"),
+    ]
+    bench.collect([offer("21.957642"), *spots], T0)
+    rule = rules({"name": "cheap-a100-spot", "kind": "spot_price_below", "threshold": 1.10,
+                  "currency": "USD", "gpu_model": "A100"})  # fmt: skip
+    return bench.check(rule, T0, dry_run=True).fired
+
+
+def fast() -> SlackNotifier:
+    return SlackNotifier(URL, timeout=2, max_retries=2, backoff_factor=0)
+
+
+@responses.activate
+def test_the_message_is_block_kit_with_the_alert_and_its_alternatives(
+    events: list[AlertEvent],
+) -> None:
+    responses.post(URL, body="ok")
+    fast().send(events)
+    (call,) = responses.calls
+    assert call.request.headers["Content-Type"] == "application/json"
+    assert json.loads(call.request.body) == {
+        "text": "1 GPU price alert: cheap-a100-spot",
+        "blocks": [
+            {
+                "type": "header",
+                "text": {"type": "plain_text", "text": "1 GPU price alert: cheap-a100-spot"},
+            },
+            {
+                "type": "section",
+                "text": {
+                    "type": "mrkdwn",
+                    "text": "*cheap-a100-spot*: spot price 1.00585 USD/GPU-h is at or under "
+                    "1.10 USD/GPU-h",
+                },
+                "fields": [
+                    {"type": "mrkdwn", "text": "*Value*\n1.00585 USD/GPU-h"},
+                    {"type": "mrkdwn", "text": "*Threshold*\n1.10 USD/GPU-h"},
+                    {"type": "mrkdwn", "text": "*Provider / region*\naws us-east-1 (use1-az1)"},
+                    {"type": "mrkdwn", "text": "*Instance*\np4d.24xlarge, 8x A100, spot"},
+                ],
+            },
+            {
+                "type": "section",
+                "text": {
+                    "type": "mrkdwn",
+                    "text": "Best alternatives:\n```"
+                    "provider  region                instance      USD/GPU-h\n"
+                    "aws       us-east-1 (use1-az2)  p4d.24xlarge   1.143825```",
+                },
+            },
+            {"type": "divider"},
+            {
+                "type": "context",
+                "elements": [{"type": "mrkdwn", "text": "gpu-tracker, fired 2026-11-30 06:00 UTC"}],
+            },
+        ],
+    }
+
+
+@responses.activate
+def test_many_alerts_stay_within_slacks_block_limit(events: list[AlertEvent]) -> None:
+    responses.post(URL, body="ok")
+    many = [AlertEvent(i, f"rule-{i}", "s", T0, 1.0, 2.0, "slack", "d <b>&", {}) for i in range(30)]
+    fast().send(many)
+    body = json.loads(responses.calls[0].request.body)
+    assert len(body["blocks"]) <= 50
+    assert body["blocks"][-1]["elements"][0]["text"].endswith("+16 more: `gpu-tracker alerts list`")
+    assert body["blocks"][1]["text"]["text"] == "*rule-0*: d &lt;b&gt;&amp;"  # mrkdwn escaped
+
+
+@responses.activate
+def test_429_with_retry_after_then_accepted(events: list[AlertEvent]) -> None:
+    responses.post(URL, status=429, headers={"Retry-After": "1"}, body="rate_limited")
+    responses.post(URL, body="ok")
+    fast().send(events)
+    assert [c.response.status_code for c in responses.calls] == [429, 200]
+
+
+@responses.activate
+def test_5xx_then_accepted(events: list[AlertEvent]) -> None:
+    responses.post(URL, status=503, body="service unavailable")
+    responses.post(URL, status=500, body="oops")
+    responses.post(URL, body="ok")
+    fast().send(events)
+    assert len(responses.calls) == 3
+
+
+@responses.activate
+def test_rate_limited_past_the_retries_says_how_long_to_wait(events: list[AlertEvent]) -> None:
+    responses.post(URL, status=429, headers={"Retry-After": "120"}, body="rate_limited")
+    with pytest.raises(ChannelError) as caught:
+        fast().send(events)
+    assert caught.value.retry_after_s == 120.0
+    assert str(caught.value) == "slack: HTTP 429: rate_limited"
+    assert len(responses.calls) == 3  # the first try and two retries
+
+
+@responses.activate
+def test_a_refused_webhook_is_an_error_with_slacks_reason(events: list[AlertEvent]) -> None:
+    responses.post(URL, status=404, body="no_service")
+    with pytest.raises(ChannelError, match=r"^slack: HTTP 404: no_service$"):
+        fast().send(events)
+    assert len(responses.calls) == 1  # a 4xx other than 429 is not retried now
+
+
+def test_the_webhook_url_never_appears_in_errors_or_logs(
+    events: list[AlertEvent], caplog: pytest.LogCaptureFixture
+) -> None:
+    # A real connection refused: urllib3 retries it, logging the URL's path each time, and
+    # requests' exception quotes it too.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/services/T0001SECRET/B0002SECRET/{SECRET}"
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(ChannelError) as caught:
+        SlackNotifier(url, timeout=2, max_retries=2, backoff_factor=0).send(events)
+    message = str(caught.value)
+    assert message.startswith("slack: ConnectionError: ") and "***" in message
+    traceback = "".join(format_exception(caught.value))  # as a crash report would print it
+    assert "Retrying" in caplog.text  # urllib3 did log its retries ...
+    for text in (message, caplog.text, traceback):
+        assert SECRET not in text and "B0002SECRET" not in text  # ... without the secret

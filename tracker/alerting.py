@@ -1,0 +1,97 @@
+"""Alerts as the CLI (and the daemon) run them: the [alerts] config and the environment turned
+into notifiers, then `alerts.run` over the store.
+
+This is the only place the alert secrets are read: the Slack webhook URL and the SMTP login
+come from the variables the config names, and go down to the notifiers as arguments. A
+configured channel whose secret is missing is not a configuration error (the file is fine):
+its alerts stay pending, each run says which variable to set, and they go out once it is set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import TextIO
+
+from alerts import AlertReport, Notifier, run
+from alerts.console import ConsoleNotifier
+from alerts.email import EmailNotifier
+from alerts.message import test_event
+from alerts.notify import Unavailable
+from alerts.settings import AlertSettings, EmailSettings
+from alerts.slack import SlackNotifier
+from collectors.base import ConfigError
+from tracker.config import Config
+
+
+def channels(
+    settings: AlertSettings, env: Mapping[str, str], console: TextIO
+) -> dict[str, Notifier]:
+    """Every channel a rule may name, ready to send (or Unavailable, saying why)."""
+    result: dict[str, Notifier] = {"console": ConsoleNotifier(console)}
+    if settings.slack is not None:
+        variable = settings.slack.webhook_url_env
+        url = env.get(variable)
+        result["slack"] = (
+            SlackNotifier(url, timeout=settings.slack.timeout)
+            if url
+            else Unavailable("slack", f"slack: no webhook URL: set {variable}")
+        )
+    if settings.email is not None:
+        result["email"] = _email(settings.email, env)
+    return result
+
+
+def wanted(config: Config) -> bool:
+    """Whether a collection should be followed by an alerts run at all."""
+    settings = config.alerts
+    return bool(settings.rules) or settings.slack is not None or settings.email is not None
+
+
+def check(
+    config: Config,
+    env: Mapping[str, str],
+    console: TextIO,
+    *,
+    now: datetime | None = None,
+    dry_run: bool = False,
+) -> AlertReport:
+    """Evaluate the rules now and deliver what is due (dry run: evaluate only)."""
+    return run(
+        config.store_path,
+        config.alerts.rules,
+        channels(config.alerts, env, console),
+        now=now,
+        dry_run=dry_run,
+        retry=config.alerts.retry,
+    )
+
+
+def send_test(config: Config, env: Mapping[str, str], channel: str, console: TextIO) -> None:
+    """Send a test message through `channel`; ConfigError when it is not set up, ChannelError
+    when it refused."""
+    notifier = channels(config.alerts, env, console).get(channel)
+    if notifier is None:
+        raise ConfigError(f"--channel {channel}: not configured (add [alerts.{channel}])")
+    if isinstance(notifier, Unavailable):
+        raise ConfigError(notifier.reason)
+    notifier.send([test_event(channel, datetime.now(UTC))])
+
+
+def _email(email: EmailSettings, env: Mapping[str, str]) -> Notifier:
+    username = env.get(email.username_env) or None
+    password = env.get(email.password_env) or None
+    if username and not password:
+        return Unavailable(
+            "email", f"email: {email.username_env} is set but {email.password_env} is not"
+        )
+    return EmailNotifier(
+        host=email.smtp_host,
+        port=email.smtp_port,
+        security=email.security,
+        sender=email.sender,
+        recipients=email.recipients,
+        username=username,
+        password=password,
+        timeout=email.timeout,
+    )

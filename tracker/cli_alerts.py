@@ -1,0 +1,199 @@
+"""`gpu-tracker alerts ...`: check the rules now, send a test message, list rules and events.
+
+Also how `collect` reports the alerts run that follows it. Secrets never reach the screen: the
+channels are described by the variable that holds their secret, not by its value.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, NoReturn
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from alerts import AlertReport, ChannelError, Rule
+from alerts.message import number, window_words
+from alerts.settings import AlertSettings
+from collectors.base import ConfigError, StoreError
+from storage.query import query
+from tracker import alerting
+from tracker import config as config_mod
+
+EXIT_FAILED, EXIT_USAGE = 1, 2
+_EVENTS = """
+SELECT fired_at, rule, subject, channel, status, attempts, detail, last_error
+FROM alert_events ORDER BY fired_at DESC, event_id DESC LIMIT ?
+"""
+
+
+@click.group()
+def alerts() -> None:
+    """Alert rules: check them now, send a test message, list rules and recent alerts."""
+
+
+@alerts.command()
+@click.option(
+    "--dry-run", is_flag=True, help="Print what would fire; change nothing, send nothing."
+)
+@click.pass_context
+def check(ctx: click.Context, dry_run: bool) -> None:
+    """Evaluate the alert rules over the store now and deliver what is due."""
+    config = _config(ctx)
+    try:
+        report = alerting.check(config, config_mod.environment(), sys.stdout, dry_run=dry_run)
+    except StoreError as exc:
+        _fail(ctx, str(exc), EXIT_FAILED)
+    print_report(ctx.obj["err"], report)
+    sys.exit(0 if report.ok else EXIT_FAILED)
+
+
+@alerts.command("test")
+@click.option(
+    "--channel",
+    type=click.Choice(["slack", "email", "console"]),
+    required=True,
+    help="The channel to send a test message through.",
+)
+@click.pass_context
+def test_message(ctx: click.Context, channel: str) -> None:
+    """Send a test message through one channel."""
+    config = _config(ctx)
+    try:
+        alerting.send_test(config, config_mod.environment(), channel, sys.stdout)
+    except ConfigError as exc:
+        _fail(ctx, str(exc), EXIT_USAGE)
+    except ChannelError as exc:
+        _fail(ctx, str(exc), EXIT_FAILED)
+    _say(ctx.obj["err"], f"test message sent through {channel}")
+
+
+@alerts.command("list")
+@click.option("--limit", type=click.IntRange(1), default=20, show_default=True,
+              help="How many recent alerts to show.")  # fmt: skip
+@click.pass_context
+def list_rules(ctx: click.Context, limit: int) -> None:
+    """Show the configured rules and channels, and the most recent alerts."""
+    config = _config(ctx)
+    out: Console = ctx.obj["out"]
+    out.print(rules_table(config.alerts))
+    out.print(channels_text(config.alerts), markup=False, highlight=False)
+    try:
+        result = query(config.store_path, _EVENTS, [limit])
+    except StoreError as exc:
+        if "alert_events" not in str(exc) and "no price store" not in str(exc):
+            _fail(ctx, str(exc), EXIT_FAILED)
+        result = None  # a store from before alerts, or none yet: no alerts either
+    if result is None or not result.rows:
+        out.print("no alerts yet", markup=False)
+        return
+    table = Table(title=f"Recent alerts (last {limit})")
+    for column in result.columns:
+        table.add_column(column)
+    for row in result.rows:
+        table.add_row(*("" if v is None else escape(str(v)) for v in row))
+    out.print(table)
+
+
+def after_collect(ctx: click.Context, config: config_mod.Config, env: Any) -> bool:
+    """The alerts run that follows a collection; False when a delivery (or the run) failed."""
+    if not alerting.wanted(config):
+        return True
+    try:
+        report = alerting.check(config, env, sys.stdout)
+    except StoreError as exc:
+        _say(ctx.obj["err"], f"alerts: {exc}")
+        return False
+    print_report(ctx.obj["err"], report)
+    return report.ok
+
+
+def print_report(console: Console, report: AlertReport) -> None:
+    if report.dry_run:
+        _say(console, f"dry run: {len(report.fired)} alerts would fire")
+        for event in report.fired:
+            _say(console, f"  {event.rule} -> {event.channel}: {event.detail}")
+        if report.due:
+            _say(console, f"and {len(report.due)} pending alerts would be sent again")
+        return
+    rules = sorted({e.rule for e in report.fired})
+    _say(console, f"alerts: {len(report.fired)} new" + (f" ({', '.join(rules)})" if rules else ""))
+    for d in report.deliveries:
+        if d.error is None:
+            _say(console, f"  {d.channel}: {d.events} sent")
+        else:
+            _say(console, f"  {d.channel}: {d.events} NOT sent: {d.error}")
+    if report.pending:
+        _say(console, f"  {report.pending} alerts pending, retried on later runs")
+    if report.gave_up:
+        _say(console, f"  {report.gave_up} alerts given up after the last attempt (status failed)")
+
+
+def rules_table(settings: AlertSettings) -> Table:
+    table = Table(title="Alert rules")
+    for column in ("name", "kind", "threshold", "filters", "window", "channels"):
+        table.add_column(column)
+    for rule in settings.rules:
+        table.add_row(
+            escape(rule.name),
+            rule.kind,
+            escape(_threshold(rule)),
+            escape(_filters(rule)),
+            window_words(rule.window_s),
+            ", ".join(rule.channels),
+        )
+    return table
+
+
+def channels_text(settings: AlertSettings) -> str:
+    """Where alerts go, naming the variables that hold the secrets (never their values)."""
+    lines = ["channels: console (always)"]
+    if settings.slack:
+        lines.append(f"  slack: incoming webhook from ${settings.slack.webhook_url_env}")
+    if settings.email:
+        e = settings.email
+        lines.append(
+            f"  email: {e.smtp_host}:{e.smtp_port} ({e.security}) to {', '.join(e.recipients)}, "
+            f"login from ${e.username_env} / ${e.password_env}"
+        )
+    return "\n".join(lines)
+
+
+def _threshold(rule: Rule) -> str:
+    if rule.threshold is None:
+        return ""
+    if rule.spec.unit == "percent":
+        return f"{number(rule.threshold)}%"
+    unit = "h" if rule.per == "instance" else "GPU-h"
+    return f"{number(rule.threshold)} {rule.currency}/{unit}"
+
+
+def _filters(rule: Rule) -> str:
+    parts = [rule.currency or ""] if rule.spec.unit == "percent" and rule.currency else []
+    for name, values in vars(rule.filters).items():
+        if values:
+            parts.append(f"{name}={','.join(map(str, values))}")
+    if rule.hysteresis:
+        parts.append(f"hysteresis={number(rule.hysteresis)}")
+    if rule.cooldown_s:
+        parts.append(f"cooldown={window_words(rule.cooldown_s)}")
+    return " ".join(parts)
+
+
+def _say(console: Console, text: str) -> None:
+    console.print(text, markup=False, highlight=False)
+
+
+# The same two helpers as tracker.cli's (which imports this module, so it cannot import them).
+def _config(ctx: click.Context) -> config_mod.Config:
+    try:
+        return config_mod.load(ctx.obj["config_path"])
+    except ConfigError as exc:
+        _fail(ctx, str(exc), EXIT_USAGE)
+
+
+def _fail(ctx: click.Context, message: str, code: int) -> NoReturn:
+    ctx.obj["err"].print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    sys.exit(code)

@@ -101,6 +101,9 @@ class ParseResult:
     records: list[PriceRecord] = field(default_factory=list)
     unknown_instance_types: set[str] = field(default_factory=set)
     skipped_rows: int = 0
+    # Offers the answer priced but said had no capacity in any asked region (Lambda): their
+    # intervals close. Lets an answer of only sold-out offers be told from an empty one.
+    sold_out: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)

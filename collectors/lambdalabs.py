@@ -104,6 +104,7 @@ class LambdaCollector(Collector):
             raise PayloadShapeError(
                 self.name, f"none of the {len(data)} instance types could be read: changed shape?"
             )
+        result.sold_out.update(sold_out)
         if sold_out:
             # Not skipped rows: capacity comes and goes, and the closed interval records it.
             self.log.info(

@@ -124,9 +124,10 @@ def _fetch_parse_store(
     parsed = collector.parse(payloads, observed_at=started_at)
     outcome.unknown_instance_types = parsed.unknown_instance_types
     outcome.skipped_rows = parsed.skipped_rows
-    if not parsed.records:
+    if not parsed.records and not parsed.sold_out:
         # An empty answer is far likelier a changed API or a bad filter than every GPU offer
-        # withdrawn at once: storing it would close the whole history of this provider.
+        # withdrawn at once: storing it would close the whole history of this provider. An
+        # answer that priced offers but said all were sold out is news, and is stored.
         raise CollectorError(provider.name, "the API answered but no GPU price was found in it")
     with write_lock:
         result = store.write_run(

@@ -1,0 +1,59 @@
+"""A provider whose answer prices offers but has capacity for none of them (Lambda sold out
+everywhere) is news, stored as such: its intervals close. An empty answer still fails."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from collectors import REGISTRY
+from storage.query import query
+from tracker import pipeline
+from tracker.config import from_dict
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "lambdalabs"
+ENV = {"LAMBDA_API_KEY": "lambda-test-key"}
+
+
+def recording(tmp_path: Path, name: str, change: Any) -> Path:
+    folder = tmp_path / name
+    shutil.copytree(FIXTURES, folder)
+    body = json.loads((folder / "instance-types.json").read_text())
+    change(body["data"])
+    (folder / "instance-types.json").write_text(json.dumps(body))
+    return folder
+
+
+def sell_nothing(data: dict[str, Any]) -> None:
+    for entry in data.values():
+        entry["regions_with_capacity_available"] = []
+
+
+def collect(replay: Any, folder: Path, store: Path) -> pipeline.Outcome:
+    server = replay(folder)
+    providers: dict[str, Any] = {n: {"enabled": False} for n in REGISTRY}
+    providers["lambdalabs"] = {"endpoint": server.url, "timeout": 2}
+    config = from_dict({"storage": {"path": str(store)}, "providers": providers}, source=None)
+    (outcome,) = pipeline.collect(config, env=ENV)
+    return outcome
+
+
+def test_sold_out_everywhere_closes_the_intervals(replay: Any, tmp_path: Path) -> None:
+    store = tmp_path / "prices.duckdb"
+    first = collect(replay, FIXTURES, store)
+    assert first.status == "ok" and first.records > 0
+    sold_out = collect(replay, recording(tmp_path, "sold-out", sell_nothing), store)
+    assert (sold_out.status, sold_out.records, sold_out.changed) == ("ok", 0, first.records)
+    assert query(store, "SELECT count(*) FROM latest_prices").rows == [(0,)]
+    closed = query(store, "SELECT count(*) FROM prices WHERE valid_to IS NOT NULL").rows
+    assert closed == [(first.records,)]
+
+
+def test_an_answer_with_no_gpu_offer_at_all_still_fails(replay: Any, tmp_path: Path) -> None:
+    store = tmp_path / "prices.duckdb"
+    first = collect(replay, FIXTURES, store)
+    empty = collect(replay, recording(tmp_path, "empty", lambda data: data.clear()), store)
+    assert empty.status == "failed" and "no GPU price" in str(empty.error)
+    assert query(store, "SELECT count(*) FROM latest_prices").rows == [(first.records,)]

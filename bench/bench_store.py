@@ -47,7 +47,7 @@ BARE_TABLE = """CREATE TABLE bare (provider VARCHAR, region VARCHAR, zone VARCHA
     instance_type VARCHAR, price_kind VARCHAR, term_months INTEGER, payment_option VARCHAR,
     offering_class VARCHAR, currency VARCHAR, price_per_hour DECIMAL(18, 6),
     upfront_total DECIMAL(18, 6), gpu_model VARCHAR, gpu_count DOUBLE, gpu_memory_gib DOUBLE,
-    vcpus DOUBLE, memory_gib DOUBLE, effective_at TIMESTAMPTZ)"""
+    vcpus DOUBLE, memory_gib DOUBLE, effective_at TIMESTAMPTZ, available BOOLEAN)"""
 
 
 def _seconds(fn: Callable[[], Any]) -> float:

@@ -88,10 +88,10 @@ def run(
         return _dry_run(path, rules, now, lock_wait_s)
     with connect(path, read_only=False, wait_s=lock_wait_s) as con:
         migrate(con)
-        fired, due = _in_transaction(con, lambda: _evaluate_and_claim(con, rules, now))
+        fired, due, waiting = _in_transaction(con, lambda: _evaluate_and_claim(con, rules, now))
     outcomes, deliveries = deliver(due, channels)
-    if not outcomes:
-        return AlertReport(fired, due, deliveries)
+    if not outcomes:  # nothing was due: the pending ones wait for their next attempt
+        return AlertReport(fired, due, deliveries, pending=waiting)
     with connect(path, read_only=False, wait_s=lock_wait_s) as con:
         pending, gave_up = _in_transaction(con, lambda: _mark(con, outcomes, now, retry))
     return AlertReport(fired, due, deliveries, pending, gave_up)
@@ -134,10 +134,13 @@ def _send(
 
 def _evaluate_and_claim(
     con: Any, rules: Sequence[Rule], now: datetime
-) -> tuple[list[AlertEvent], list[AlertEvent]]:
+) -> tuple[list[AlertEvent], list[AlertEvent], int]:
+    """What fired, what is due now (claimed), and how many pending alerts are not due yet."""
     new = event_log.new_events(evaluate(con, rules, now), now)
     event_log.record(con, new, now)
-    return new, event_log.claim_due(con, now)
+    due = event_log.claim_due(con, now)
+    pending = con.execute("SELECT count(*) FROM alert_event_log WHERE status = 'pending'")
+    return new, due, int(pending.fetchall()[0][0]) - len(due)
 
 
 def _mark(

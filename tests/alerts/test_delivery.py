@@ -68,6 +68,7 @@ def test_a_channel_down_for_several_runs_gets_each_alert_once(bench: Bench) -> N
         # Not due yet: nothing is tried, nothing fires again.
         report = bench.check(rules(CHEAP, **SLACK), T0 + 2 * MIN, slack(), retry=RETRY)
         assert report.ok and report.deliveries == [] and len(rsps.calls) == 2
+        assert report.pending == 1  # still said: the alert waits for its next attempt
         # Due, still down: the wait doubles.
         bench.check(rules(CHEAP, **SLACK), T0 + 5 * MIN, slack(), retry=RETRY)
         assert log(bench)[0][2:5] == ("pending", 2, T0 + 15 * MIN)

@@ -44,8 +44,13 @@ GPU_FAMILIES = (
 )  # fmt: skip
 PRICE_QUERIES = (("Hour", 1), ("Month", 1), ("Year", 1), ("Year", 3))
 # Every GPU family here takes ESSDs and some take nothing else; DescribePrice's default system
-# disk (cloud_efficiency) would be refused for them. The disk is priced apart and not stored.
-SYSTEM_DISK = "cloud_essd"
+# disk (cloud_efficiency) would be refused for them. The disk is priced apart and not stored,
+# so when a type refuses one category the quote is asked again with the next: the instance
+# module's price does not depend on it.
+SYSTEM_DISKS = ("cloud_essd", "cloud_ssd", "cloud_efficiency")
+DISK_REFUSED_CODES = frozenset(
+    {"InvalidSystemDiskCategory.ValueNotSupported", "InvalidInstanceType.NotSupportDiskCategory"}
+)
 TYPES_PAGE_SIZE = 100  # the documented maximum since 2023-11-15 (the SDK still says 1600)
 # Spot history comes as hourly points; the API's own default window is 3 h, so asking at
 # least that far back gives every zone its price in force. It refuses more than 30 days.
@@ -131,20 +136,34 @@ class AlibabaCollector(Collector):
     def _prices(self, client: Client, region: str, itype: str, payloads: Payloads) -> bool:
         """Every price term of one type in one region; False when it is not sold there."""
         for unit, period in PRICE_QUERIES:
+            what = f"DescribePrice {region} {itype} {unit}-{period}"
+            body = self._quote(client, what, region, itype, unit, period)
+            self._keep(payloads, f"{region}/price/{itype}/{unit}-{period}", body, ())
+            if unit == "Hour" and body.get("Code") in alibaba_parse.NOT_OFFERED_CODES:
+                return False
+        return True
+
+    def _quote(
+        self, client: Client, what: str, region: str, itype: str, unit: str, period: int
+    ) -> dict[str, Any]:
+        """One DescribePrice answer, with the first system disk category the type accepts."""
+        accepted = alibaba_parse.NOT_OFFERED_CODES | DISK_REFUSED_CODES
+        for disk in SYSTEM_DISKS:
             request = models.DescribePriceRequest(
                 region_id=region,
                 resource_type="instance",
                 instance_type=itype,
                 price_unit=unit,
                 period=period,
-                system_disk=models.DescribePriceRequestSystemDisk(category=SYSTEM_DISK),
+                system_disk=models.DescribePriceRequestSystemDisk(category=disk),
             )
-            what = f"DescribePrice {region} {itype} {unit}-{period}"
-            body = self._call(what, client.describe_price_with_options, request, not_offered=True)
-            self._keep(payloads, f"{region}/price/{itype}/{unit}-{period}", body, ())
-            if unit == "Hour" and body.get("Code") in alibaba_parse.NOT_OFFERED_CODES:
-                return False
-        return True
+            body = self._call(what, client.describe_price_with_options, request, accept=accepted)
+            if body.get("Code") not in DISK_REFUSED_CODES:
+                return body
+            self.log.info("%s: %s refuses a %s system disk; asking again", self.name, what, disk)
+        raise FetchError(
+            self.name, f"{what}: no system disk category accepted ({', '.join(SYSTEM_DISKS)})"
+        )
 
     def _walk_spot(
         self, client: Client, region: str, itype: str, now: datetime, payloads: Payloads
@@ -197,14 +216,14 @@ class AlibabaCollector(Collector):
         method: Callable[[Any, RuntimeOptions], Any],
         request: Any,
         *,
-        not_offered: bool = False,
+        accept: frozenset[str] = frozenset(),
     ) -> dict[str, Any]:
         """One SDK call (the SDK retries) -> the answer as the API spelled it."""
         try:
             body: dict[str, Any] = method(request, RuntimeOptions()).body.to_map()
         except AlibabaCloudException as exc:
             data = {k: v for k, v in (exc.data or {}).items() if k != "statusCode"}
-            if not_offered and exc.code in alibaba_parse.NOT_OFFERED_CODES:
+            if exc.code in accept:  # an answer the caller reads, not a failure
                 return data
             raise self._api_error(what, exc, data) from exc
         except (TeaException, ValidateException) as exc:

@@ -635,3 +635,43 @@ def test_demo_recording_answers_every_request(replay: Replay, observed_at: datet
     assert kinds == {"on_demand", "reserved", "spot"}
     assert {r.currency for r in result.records} == {"USD"}
     assert {r.gpu_model for r in result.records} >= {"T4", "A10", "V100", "A100"}
+
+
+def _disk_refused(**query: str) -> dict[str, Any]:
+    # The code is the one other DescribePrice clients handle the same way (retry with another
+    # disk category); the status and message are invented.
+    body = {
+        "Code": "InvalidSystemDiskCategory.ValueNotSupported",
+        "Message": "The specified parameter 'SystemDisk.Category' is not supported.",
+        "RequestId": "7C1F9E1A-disk",
+    }
+    return {
+        "match": {"method": "POST", "headers": {"x-acs-action": "DescribePrice"}, "query": query},
+        "status": 403,
+        "content_type": "application/json;charset=utf-8",
+        "body": json.dumps(body),
+    }
+
+
+def test_a_refused_system_disk_is_asked_again_with_the_next_category(
+    replay: Replay, fixtures: Path, tmp_path: Path, observed_at: datetime
+) -> None:
+    refused = _disk_refused(InstanceType=GN6V, **{"SystemDisk.Category": "cloud_essd"})
+    server = replay(recording(tmp_path, refused), fixtures)
+    payloads = make(server.url, regions=("cn-hangzhou",)).fetch()
+    assert server.unmatched == []
+    hour = calls(server, "DescribePrice", InstanceType=GN6V, PriceUnit="Hour")
+    assert [q["SystemDisk.Category"] for q in hour] == ["cloud_essd", "cloud_ssd"]
+    # The instance module's price is what the fixture says, whatever disk the quote carried.
+    baseline = make(None, regions=("cn-hangzhou",))
+    got = find(baseline.parse(payloads, observed_at=observed_at), instance_type=GN6V)
+    assert {r.price_kind for r in got} >= {"on_demand", "reserved"}
+
+
+def test_a_type_refusing_every_system_disk_fails_the_run(
+    replay: Replay, fixtures: Path, tmp_path: Path
+) -> None:
+    server = replay(recording(tmp_path, _disk_refused(InstanceType=GN6V)), fixtures)
+    with pytest.raises(FetchError, match=r"DescribePrice cn-hangzhou ecs.gn6v-c8g1.16xlarge "
+                       r"Hour-1: no system disk category accepted"):  # fmt: skip
+        make(server.url, regions=("cn-hangzhou",)).fetch()

@@ -126,6 +126,7 @@ class PaperspaceCollector(Collector):
             raise PayloadShapeError(
                 self.name, f"none of the {examined} GPU sizes could be read: changed shape?"
             )
+        result.sold_out.update(nowhere)  # priced, but sold nowhere asked: their intervals close
         if nowhere:
             self.log.info(
                 "%s: %d GPU sizes offered in no asked region, no record: %s",

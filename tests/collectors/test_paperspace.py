@@ -224,6 +224,12 @@ def test_skips_and_unknowns_are_logged_with_the_provider_name(
     ]
 
 
+def test_sizes_offered_nowhere_are_reported_as_sold_out(observed_at: datetime) -> None:
+    # So that an answer where no GPU size is sold anywhere asked closes the history instead of
+    # failing the run as an empty answer would.
+    assert parse(load_pages(), observed_at).sold_out == {"gpu-l40sx1-48gb"}
+
+
 @pytest.mark.parametrize(
     ("regions", "expected"),
     [

@@ -67,24 +67,29 @@ _COMMITTED = {name: (component, part) for component, part, _, name in COMPONENTS
 # Spot is "Spot Preemptible <name> running in <geo>" or "<name> attached to Spot Preemptible
 # VMs running in <geo>". Google files some of these (local SSD, some GPUs) under usageType
 # OnDemand, so the words decide too: a spot SKU read as on-demand would undercut the real price.
+# The place ends the description: capitalised words only ("Americas", "Northern Virginia",
+# "Sao Paulo"), so a qualifier written after it ("... running in Americas on Sole Tenant
+# Nodes", "... attached to Spot Preemptible VMs") makes the description unknown, not the place.
+_GEO = r"(?P<geo>[A-Z][\w'.-]*(?: [A-Z][\w'.-]*)*)"
 _RUNNING_FORM = re.compile(
     r"(?P<spot>Spot Preemptible )?(?P<name>.+?)(?P<attached> attached to Spot Preemptible VMs)?"
-    r" running in (?P<geo>.+)"
+    rf" running in {_GEO}"
 )
 # "SSD backed Local Storage", "... in Paris", "... attached to Spot Preemptible VMs in Paris".
 _SSD_FORM = re.compile(
     r"(?P<name>SSD backed Local Storage)(?P<attached> attached to Spot Preemptible VMs?)?"
-    r"(?: (?:running )?in (?P<geo>.+))?"
+    rf"(?: (?:running )?in {_GEO})?"
 )
 _COMMIT_FORM = re.compile(
-    r"Commitment v1: (?P<name>.+?) (?:running )?[Ii]n (?P<geo>.+) for (?P<years>\d+) Years?"
+    rf"Commitment v1: (?P<name>.+?) (?:running )?[Ii]n {_GEO} for (?P<years>\d+) Years?"
 )
+_SPOT_WORDS = "spot preemptible"
 # SKUs of the families above that are another product: scheduling modes, reservations,
 # surcharges, licensed workstations. Lower case, matched anywhere in the description.
 OTHER_PRODUCTS = (
     "dws", "dynamic workload scheduler", "calendar mode", "flex", "reserved", "reservation",
-    "sole tenancy", "premium", "custom", "extended", "suspended", "virtual workstation",
-    "confidential",
+    "sole tenancy", "sole tenant", "autopilot", "premium", "custom", "extended", "suspended",
+    "virtual workstation", "confidential",
 )  # fmt: skip
 _NEVER = datetime.min.replace(tzinfo=UTC)
 _RELATED = re.compile(r"(?:Spot Preemptible |Commitment v1: )?(?:A2|A3|A3Plus|G2) ")
@@ -141,7 +146,7 @@ def read_sku(sku: dict[str, Any]) -> SkuRate | Skip | None:
 def _is_related(description: str) -> bool:
     return (
         "Nvidia" in description
-        or description.startswith("SSD backed Local Storage")
+        or description.startswith(("SSD backed Local Storage", "Commitment v1: Local SSD "))
         or _RELATED.match(description) is not None
     )
 
@@ -154,7 +159,10 @@ def _component(description: str) -> tuple[str, str, bool, int | None] | None:
     form = _SSD_FORM.fullmatch(description) or _RUNNING_FORM.fullmatch(description)
     if form is None or form["name"] not in _RUNNING:
         return None
-    spot = bool(form.groupdict().get("spot") or form["attached"])
+    # Spot wording anywhere counts: read as on-demand, a spot SKU would undercut the price.
+    spot = bool(form.groupdict().get("spot") or form["attached"]) or (
+        _SPOT_WORDS in description.lower()
+    )
     return (*_RUNNING[form["name"]], spot, None)
 
 

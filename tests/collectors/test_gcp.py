@@ -827,3 +827,98 @@ def test_cloud_billing_catalog_live() -> None:
     assert 1 < a2 < 10  # 3.673385 in the api-notes
     assert offers["us-central1", "a2-highgpu-1g", "spot", None].price_per_hour < a2
     assert {r.price_kind for r in result.records} == {"on_demand", "spot", "reserved"}
+
+
+# -- look-alikes the name table alone would let through (found in review) -------------------
+
+
+def _sku(desc: str, usage: str, group: str, nanos: int, *, family: str = "Compute",
+         unit: str = "h", units: str = "0", sku_id: str = "X") -> dict[str, Any]:  # fmt: skip
+    return {
+        "name": f"services/6F81-5844-456A/skus/{sku_id}",
+        "skuId": sku_id,
+        "description": desc,
+        "category": {"resourceFamily": family, "resourceGroup": group, "usageType": usage},
+        "serviceRegions": ["us-central1"],
+        "pricingInfo": [
+            {
+                "effectiveTime": "2026-11-01T00:00:00Z",
+                "pricingExpression": {
+                    "usageUnit": unit,
+                    "tieredRates": [
+                        {
+                            "startUsageAmount": 0,
+                            "unitPrice": {"currencyCode": "USD", "units": units, "nanos": nanos},
+                        }
+                    ],
+                },
+            }
+        ],
+    }
+
+
+G2_HOST = [
+    _sku("G2 Instance Core running in Americas", "OnDemand", "CPU", 24988000, sku_id="core"),
+    _sku("G2 Instance Ram running in Americas", "OnDemand", "RAM", 2927000, unit="GiBy.h",
+         sku_id="ram"),
+]  # fmt: skip
+
+
+def _g2_4(skus: list[dict[str, Any]], observed_at: datetime) -> dict[str, Decimal]:
+    result = parse({"page-1": {"skus": skus, "nextPageToken": ""}}, observed_at)
+    return {
+        r.price_kind: r.price_per_hour for r in result.records if r.instance_type == "g2-standard-4"
+    }
+
+
+def test_spot_wording_after_the_place_is_still_spot(observed_at: datetime) -> None:
+    # Filed under OnDemand with its spot words after the place: read as on-demand it would make
+    # a g2-standard-4 on-demand price of 4 x 0.024988 + 16 x 0.002927 + 0.2231 = 0.369884.
+    spot_l4 = _sku("Nvidia L4 GPU running in Americas attached to Spot Preemptible VMs",
+                   "OnDemand", "GPU", 223100000, sku_id="l4")  # fmt: skip
+    assert _g2_4([*G2_HOST, spot_l4], observed_at) == {}  # no on-demand GPU price: no machine
+
+
+@pytest.mark.parametrize(
+    "qualified",
+    [
+        "Nvidia L4 GPU running in Americas on Sole Tenant Nodes",
+        "Nvidia L4 GPU running in Americas for GKE Autopilot",
+        "Nvidia L4 GPU running in Americas (1 gpu slice)",
+        "Nvidia L4 GPU running in Americas Calendar Mode",  # passes the place: the filter stops it
+    ],
+)
+def test_a_qualifier_after_the_place_is_another_product(
+    qualified: str, observed_at: datetime
+) -> None:
+    l4 = _sku(qualified, "OnDemand", "GPU", 559000000, sku_id="l4")
+    assert _g2_4([*G2_HOST, l4], observed_at) == {}
+    plain = _sku("Nvidia L4 GPU running in Americas", "OnDemand", "GPU", 559000000, sku_id="l4")
+    # 4 x 0.024988 + 16 x 0.002927 + 0.559 = 0.705784: the same SKU without the qualifier
+    assert _g2_4([*G2_HOST, plain], observed_at) == {"on_demand": Decimal("0.705784")}
+
+
+def test_a_local_ssd_commitment_prices_reserved_a2_ultragpu(observed_at: datetime) -> None:
+    skus = [
+        _sku("Commitment v1: A2 Cpu in Americas for 1 Year", "Commit1Yr", "CPU", 19915000,
+             sku_id="c"),
+        _sku("Commitment v1: A2 Ram in Americas for 1 Year", "Commit1Yr", "RAM", 2669000,
+             unit="GiBy.h", sku_id="r"),
+        _sku("Commitment v1: Nvidia Tesla A100 80GB GPU in Americas for 1 Year", "Commit1Yr",
+             "GPU", 0, units="2", sku_id="g"),
+        _sku("Commitment v1: Local SSD in Americas for 1 Year", "Commit1Yr", "LocalSSD",
+             50000000, family="Storage", unit="GiBy.mo", sku_id="s"),
+    ]  # fmt: skip
+    result = parse({"page-1": {"skus": skus, "nextPageToken": ""}}, observed_at)
+    got = {r.instance_type: r for r in result.records}
+    # a2-ultragpu-1g: 12 x 0.019915 + 170 x 0.002669 + 2 + 375 x 0.05 / 730
+    #   = 0.23898 + 0.45373 + 2 + 0.025684931... = 2.718394931... -> 2.718395
+    one = got["a2-ultragpu-1g"]
+    assert (one.price_kind, one.term_months, one.price_per_hour) == (
+        "reserved",
+        12,
+        Decimal("2.718395"),
+    )
+    assert {t for t in got if t.startswith("a2-ultragpu")} == {
+        "a2-ultragpu-1g", "a2-ultragpu-2g", "a2-ultragpu-4g", "a2-ultragpu-8g"
+    }  # fmt: skip

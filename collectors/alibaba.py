@@ -128,8 +128,12 @@ class AlibabaCollector(Collector):
             page = self._call(f"DescribeInstanceTypes page {number}", call, request)
             self._keep(payloads, f"types/page-{number}", page, ("InstanceTypes", "InstanceType"))
             next_token = page.get("NextToken")
-            if not next_token or next_token == token:
+            if not next_token:
                 return
+            if next_token == token:  # the same page again: the type list would be cut short
+                raise PayloadShapeError(
+                    self.name, f"DescribeInstanceTypes page {number}: NextToken did not move"
+                )
             token = next_token
         raise PayloadShapeError(self.name, f"DescribeInstanceTypes: more than {MAX_PAGES} pages")
 
@@ -191,8 +195,8 @@ class AlibabaCollector(Collector):
             )
             # The last page's NextOffset is not documented: stop on an empty page or an
             # offset that does not move forward.
-            next_offset = page.get("NextOffset")
-            if not items or not isinstance(next_offset, int) or next_offset <= (offset or 0):
+            next_offset = _offset(page.get("NextOffset"))
+            if not items or next_offset is None or next_offset <= (offset or 0):
                 return
             offset = next_offset
         raise PayloadShapeError(
@@ -293,6 +297,18 @@ def _count(body: Any, path: tuple[str, ...]) -> int:
     for name in path:
         body = body.get(name) if isinstance(body, dict) else None
     return len(body) if isinstance(body, list) else 0
+
+
+def _offset(value: Any) -> int | None:
+    """NextOffset as a number: the SDK passes the JSON through, so "100" would stay a string
+    (and, unread, end the paging after one page)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
 
 
 def _iso(moment: datetime) -> str:

@@ -10,6 +10,7 @@ numbers in those files.
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import time
 from collections.abc import Callable
@@ -675,3 +676,32 @@ def test_a_type_refusing_every_system_disk_fails_the_run(
     with pytest.raises(FetchError, match=r"DescribePrice cn-hangzhou ecs.gn6v-c8g1.16xlarge "
                        r"Hour-1: no system disk category accepted"):  # fmt: skip
         make(server.url, regions=("cn-hangzhou",)).fetch()
+
+
+def _edited_fixtures(fixtures: Path, tmp_path: Path, name: str, **changes: Any) -> Path:
+    copy = tmp_path / "edited"
+    shutil.copytree(fixtures, copy)
+    body = json.loads((copy / name).read_text())
+    body.update(changes)
+    (copy / name).write_text(json.dumps(body))
+    return copy
+
+
+def test_a_next_offset_given_as_a_string_is_still_followed(
+    replay: Replay, fixtures: Path, tmp_path: Path
+) -> None:
+    edited = _edited_fixtures(
+        fixtures, tmp_path, "spot-cn-hangzhou-gn7i-page1.json", NextOffset="3"
+    )
+    server = replay(edited)
+    payloads = make(server.url, regions=("cn-hangzhou",)).fetch()
+    assert f"cn-hangzhou/spot/{GN7I}/page-2" in payloads
+
+
+def test_a_next_token_that_does_not_move_fails_loudly(
+    replay: Replay, fixtures: Path, tmp_path: Path
+) -> None:
+    token = json.loads((fixtures / "types-page1.json").read_text())["NextToken"]
+    server = replay(_edited_fixtures(fixtures, tmp_path, "types-page2.json", NextToken=token))
+    with pytest.raises(PayloadShapeError, match="page 2: NextToken did not move"):
+        make(server.url).fetch()

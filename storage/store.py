@@ -68,6 +68,34 @@ _DUPLICATE_POINTS = """
 SELECT count(*) - count(DISTINCT (offer_key, ts)) FROM incoming
 """
 
+# An offer whose intervals are all closed (withdrawn) and that comes back with a provider
+# timestamp from before the last one ended (AWS spot history: "this price since <earlier>")
+# would overlap history already recorded. Its return is dated from that end instead, with the
+# newest of the points at or before it; points after it stand as they are.
+# (Staged after open_now: only offers without an open interval are looked up, few of them.)
+_STAGE_CLOSED = """
+CREATE TEMP TABLE closed_end AS
+WITH coming_back AS (
+    SELECT DISTINCT offer_key FROM incoming ANTI JOIN open_now USING (offer_key)
+)
+SELECT p.offer_key, max(p.valid_to) AS last_end
+FROM price_intervals p SEMI JOIN coming_back r ON p.offer_key = r.offer_key
+WHERE p.provider = $provider
+GROUP BY p.offer_key
+"""
+
+_DROP_SUPERSEDED = """
+DELETE FROM incoming i USING closed_end c
+WHERE i.offer_key = c.offer_key AND i.ts < c.last_end
+  AND EXISTS (SELECT 1 FROM incoming j
+              WHERE j.offer_key = i.offer_key AND j.ts > i.ts AND j.ts <= c.last_end)
+"""
+
+_DATE_FROM_CLOSED = """
+UPDATE incoming i SET ts = c.last_end
+FROM closed_end c WHERE i.offer_key = c.offer_key AND i.ts < c.last_end
+"""
+
 # The open interval of every offer this run saw.
 _STAGE_OPEN = """
 CREATE TEMP TABLE open_now AS
@@ -237,6 +265,9 @@ class Store:
                 f"{duplicates} records repeat an offer at the same moment with another price"
             )
         con.execute(_STAGE_OPEN, {"provider": params["provider"]})
+        con.execute(_STAGE_CLOSED, {"provider": params["provider"]})
+        con.execute(_DROP_SUPERSEDED)
+        con.execute(_DATE_FROM_CLOSED)
         con.execute(_STAGE_SEQUENCE, observed)
         con.execute(_EXTEND_OR_CLOSE, params)
         opened = scalar(con, _INSERT_NEW, {**observed, "run_id": run_id})
@@ -245,7 +276,7 @@ class Store:
             _CLOSE_WITHDRAWN,
             {**params, "all_regions": regions is None, "regions": list(regions or [])},
         )
-        for table in ("incoming", "open_now", "sequence"):
+        for table in ("incoming", "closed_end", "open_now", "sequence"):
             con.execute(f"DROP TABLE {table}")
         return int(opened) + int(withdrawn)
 

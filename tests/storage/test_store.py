@@ -343,3 +343,31 @@ def test_a_price_the_last_collection_did_not_confirm_is_stale(store: Store) -> N
         con.execute("UPDATE runs SET finished_at = now()")
     got = query(store.path, "SELECT region, stale FROM latest_prices ORDER BY region").rows
     assert got == [("us-east-1", False), ("us-west-2", True)]
+
+
+def test_an_offer_back_with_an_older_timestamp_never_overlaps_its_history(store: Store) -> None:
+    z = {"kind": "spot", "zone": "use1-az1"}
+    write(store, [rec("8.0468", ts=T0 - 3 * H, **z)], T0)
+    write(store, [rec("21.957642")], T0 + H)  # the spot offer is withdrawn at T0 + 1h
+    # It comes back: AWS says 8.10 since T0 - 2h and 8.20 since T0 - 30m, both before the
+    # withdrawal; then 8.30 from T0 + 2h. The return is dated from the withdrawal, with the
+    # newest price at or before it (8.20); the later point stands.
+    back = [
+        rec("8.10", ts=T0 - 2 * H, **z),
+        rec("8.20", ts=T0 - H / 2, **z),
+        rec("8.30", ts=T0 + 2 * H, **z),
+        rec("21.957642"),
+    ]
+    write(store, back, T0 + 3 * H)
+    assert rows(store, "price_kind = 'spot'") == [
+        ("us-east-1", "use1-az1", "spot", 8.0468, None, T0 - 3 * H, T0 + H, T0),
+        ("us-east-1", "use1-az1", "spot", 8.2, None, T0 + H, T0 + 2 * H, T0 + 3 * H),
+        ("us-east-1", "use1-az1", "spot", 8.3, None, T0 + 2 * H, None, T0 + 3 * H),
+    ]
+    overlaps = query(
+        store.path,
+        "SELECT count(*) FROM prices a JOIN prices b USING (provider, region, zone,"
+        " instance_type, price_kind) WHERE a.valid_from < b.valid_from"
+        " AND coalesce(a.valid_to, 'infinity'::TIMESTAMPTZ) > b.valid_from",
+    ).rows
+    assert overlaps == [(0,)]

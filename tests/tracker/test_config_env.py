@@ -1,0 +1,37 @@
+"""Credential keys of config.toml name environment variables; a secret pasted there instead is
+refused without being repeated anywhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from collectors.base import ConfigError
+from tracker import config as config_mod
+
+SECRET = "sk-live-0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    ("section", "key"),
+    [("lambdalabs", "api_key_env"), ("gcp", "api_key_env"), ("aws", "aws_secret_access_key_env")],
+)
+def test_a_pasted_secret_is_refused_and_not_repeated(
+    tmp_path: Path, section: str, key: str
+) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(f'[providers.{section}]\n{key} = "{SECRET}"\n')
+    with pytest.raises(ConfigError) as err:
+        config_mod.load(path)
+    message = str(err.value)
+    assert message.startswith(f"providers.{section}.{key}: expected the NAME")
+    assert SECRET not in message
+
+
+def test_a_variable_name_is_taken(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('[providers.lambdalabs]\napi_key_env = "TEAM_LAMBDA_KEY"\n')
+    provider = config_mod.load(path).providers["lambdalabs"]
+    settings, missing = provider.settings({"TEAM_LAMBDA_KEY": "k"})
+    assert settings.credentials == {"api_key": "k"} and missing == []

@@ -8,8 +8,11 @@ to (DuckDB lets no one else even read while we hold it):
 2. send the claimed events, grouped per channel into one message each.
 3. mark each event sent, or count the failed attempt and schedule the next (backoff).
 
-A crash between a channel accepting a message and step 3 committing is the only way an alert
-can be sent twice; nothing is ever lost (the claim expires and the event comes due again).
+A channel accepting a message and step 3 not committing (a crash, the store still locked when
+the wait runs out) is the only way an alert can be sent twice; nothing is ever lost (the claim
+expires and the event comes due again). A channel that cannot send at all (`Unavailable`: its
+secret is not set) is a setup problem, not a failed attempt: its alerts keep every attempt for
+when it is set, and every run reports it (not ok) while alerts wait on it.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import duckdb
 
 from alerts import events as event_log
 from alerts.evaluate import evaluate
-from alerts.notify import AlertEvent, ChannelError, Notifier
+from alerts.notify import AlertEvent, ChannelError, Notifier, Unavailable
 from alerts.rules import Rule
 from alerts.settings import RetryPolicy
 from collectors.base import StoreError
@@ -41,6 +44,9 @@ _COUNTS = """
 SELECT count(*) FILTER (WHERE status = 'pending'),
        count(*) FILTER (WHERE status = 'failed' AND list_contains($ids, event_id))
 FROM alert_event_log
+"""
+_PENDING = """
+SELECT channel, count(*) FROM alert_event_log WHERE status = 'pending' GROUP BY channel
 """
 
 
@@ -64,7 +70,8 @@ class AlertReport:
 
     @property
     def ok(self) -> bool:
-        """True when every channel accepted what it was given."""
+        """True when every channel accepted what it was given, and none that alerts wait on is
+        unavailable."""
         return all(d.error is None for d in self.deliveries)
 
 
@@ -90,8 +97,9 @@ def run(
         migrate(con)
         fired, due, waiting = _in_transaction(con, lambda: _evaluate_and_claim(con, rules, now))
     outcomes, deliveries = deliver(due, channels)
-    if not outcomes:  # nothing was due: the pending ones wait for their next attempt
-        return AlertReport(fired, due, deliveries, pending=waiting)
+    deliveries = _with_unavailable(deliveries, channels, waiting)
+    if not outcomes:  # nothing was tried: the pending ones wait for their next attempt
+        return AlertReport(fired, due, deliveries, pending=sum(waiting.values()))
     with connect(path, read_only=False, wait_s=lock_wait_s) as con:
         pending, gave_up = _in_transaction(con, lambda: _mark(con, outcomes, now, retry))
     return AlertReport(fired, due, deliveries, pending, gave_up)
@@ -105,6 +113,12 @@ def deliver(
     deliveries: list[Delivery] = []
     for channel, group in groupby(sorted(due, key=lambda e: e.channel), key=lambda e: e.channel):
         batch = list(group)
+        notifier = channels.get(channel)
+        if isinstance(notifier, Unavailable):
+            # Not an attempt: its claim runs out and the alerts come due again, all attempts
+            # left, so they go out once the variable is set rather than ending 'failed'.
+            deliveries.append(Delivery(channel, len(batch), notifier.reason))
+            continue
         error, retry_after = _send(channel, batch, channels)
         deliveries.append(Delivery(channel, len(batch), error))
         outcomes.extend(
@@ -132,15 +146,31 @@ def _send(
     return None, None
 
 
+def _with_unavailable(
+    deliveries: list[Delivery], channels: Mapping[str, Notifier], waiting: Mapping[str, int]
+) -> list[Delivery]:
+    """`deliveries`, where an unavailable channel counts every alert waiting on it (due now or
+    not): a run where none was due still says why they wait."""
+    unavailable = {name: n.reason for name, n in channels.items() if isinstance(n, Unavailable)}
+    kept = [d for d in deliveries if d.channel not in unavailable]
+    held = [
+        Delivery(name, waiting[name], reason)
+        for name, reason in sorted(unavailable.items())
+        if waiting.get(name)
+    ]
+    return kept + held
+
+
 def _evaluate_and_claim(
     con: Any, rules: Sequence[Rule], now: datetime
-) -> tuple[list[AlertEvent], list[AlertEvent], int]:
-    """What fired, what is due now (claimed), and how many pending alerts are not due yet."""
+) -> tuple[list[AlertEvent], list[AlertEvent], dict[str, int]]:
+    """What fired, what is due now (claimed), and how many alerts are pending per channel (the
+    due ones included)."""
     new = event_log.new_events(evaluate(con, rules, now), now)
     event_log.record(con, new, now)
     due = event_log.claim_due(con, now)
-    pending = con.execute("SELECT count(*) FROM alert_event_log WHERE status = 'pending'")
-    return new, due, int(pending.fetchall()[0][0]) - len(due)
+    pending = {str(c): int(n) for c, n in con.execute(_PENDING).fetchall()}
+    return new, due, pending
 
 
 def _mark(

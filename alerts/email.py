@@ -2,12 +2,15 @@
 plain-text part and an HTML part saying the same.
 
 The password never leaves `smtplib.login`: SMTP errors quote the server's reply, never what the
-client sent, and every error text is redacted anyway before it is raised.
+client sent, and every error text is redacted anyway before it is raised. Once the server has
+taken the mail it counts as sent, even for recipients it refused one by one (logged): a retry
+would mail the others again.
 """
 
 from __future__ import annotations
 
 import html
+import logging
 import smtplib
 import ssl
 from collections.abc import Sequence
@@ -17,6 +20,7 @@ from email.utils import formatdate, make_msgid
 from alerts.message import alternatives_table, plain_text, subject_line
 from alerts.notify import AlertEvent, ChannelError, Redactor
 
+log = logging.getLogger("alerts")
 _SUBJECT_PREFIX = "[gpu-tracker] "
 # The first run of broad rules can fire thousands of alerts at once: the mail lists this many
 # and points to `gpu-tracker alerts list` for the rest (all of them count as delivered).
@@ -50,15 +54,40 @@ class EmailNotifier:
     def send(self, events: Sequence[AlertEvent]) -> None:
         mail = message(events, sender=self.sender, recipients=self.recipients)
         try:
-            with self._connect() as smtp:
-                if self.security == "starttls":
-                    smtp.starttls(context=self.ssl_context)
-                if self._username:
-                    smtp.login(self._username, self._password or "")
-                smtp.send_message(mail)
+            smtp = self._connect()
+            try:
+                refused = self._submit(smtp, mail)
+            finally:
+                _close(smtp)
         except (smtplib.SMTPException, OSError) as exc:
             text = self._redact(f"{type(exc).__name__}: {exc}")
             raise ChannelError(f"email via {self.host}:{self.port}: {text}") from None
+        if refused:
+            # Sent all the same: the others have it, and a retry would send it to them twice.
+            # Addresses are no secret; the server's replies say why.
+            log.warning(
+                "alerts: email via %s:%d: %d of %d recipients refused the mail, not retried: %s",
+                self.host,
+                self.port,
+                len(refused),
+                len(self.recipients),
+                "; ".join(f"{to} ({_reply(reply)})" for to, reply in sorted(refused.items())),
+            )
+
+    def _submit(self, smtp: smtplib.SMTP, mail: EmailMessage) -> dict[str, tuple[int, bytes]]:
+        """Send `mail` on an open connection; the recipients the server refused one by one."""
+        if self.security == "starttls":
+            smtp.starttls(context=self.ssl_context)
+        if self._username:
+            if self.security == "none":
+                log.warning(
+                    'alerts: email via %s:%d: security = "none": the SMTP password goes over '
+                    "the network in clear",
+                    self.host,
+                    self.port,
+                )
+            smtp.login(self._username, self._password or "")
+        return smtp.send_message(mail)
 
     def _connect(self) -> smtplib.SMTP:
         if self.security == "ssl":
@@ -66,6 +95,23 @@ class EmailNotifier:
                 self.host, self.port, timeout=self.timeout, context=self.ssl_context
             )
         return smtplib.SMTP(self.host, self.port, timeout=self.timeout)
+
+
+def _close(smtp: smtplib.SMTP) -> None:
+    # Once send_message has returned the server has the mail: a QUIT answered with anything but
+    # 221 (or a connection dropped before it) must not make it a failed send, retried and so
+    # mailed twice. smtplib's context manager would raise there.
+    try:
+        smtp.quit()
+    except (smtplib.SMTPException, OSError):
+        pass
+    finally:
+        smtp.close()
+
+
+def _reply(reply: tuple[int, bytes]) -> str:
+    code, text = reply
+    return f"{code} {text.decode(errors='replace')}"
 
 
 def message(

@@ -54,13 +54,15 @@ FROM ({{measure}})
 # Fires: the condition holds and the subject is not active (a new_low also fires again below
 # the low it last fired at), and the rule's cooldown since the last alert is over. A crossing
 # inside the cooldown leaves the subject inactive, so it fires once the cooldown ends if the
-# condition still holds then.
+# condition still holds then. One row per subject whatever the measure returned (a history
+# with overlapping intervals): a second would break alert_state's key and with it every run.
 _FIRED = """
 CREATE OR REPLACE TEMP TABLE alert_fired AS
 SELECT o.* FROM alert_obs o LEFT JOIN alert_state s USING (rule, subject)
 WHERE o.holds
   AND (s.active IS NOT TRUE OR (o.refire_lower AND o.value < s.last_value))
   AND (s.last_fired_at IS NULL OR s.last_fired_at + to_seconds(o.cooldown_s) <= $now)
+QUALIFY row_number() OVER (PARTITION BY o.rule, o.subject ORDER BY o.value, o.offer) = 1
 """
 
 # Re-arms: no measurement still keeps the subject active (unknown ones do: NULL keeps).
@@ -85,8 +87,10 @@ SELECT rule, subject, true, $now, $now, value FROM alert_fired ANTI JOIN alert_s
 """
 
 # The three cheapest other current offers of the same GPU model, price kind and term, priced
-# like the alert: same unit, in its currency, or in USD through a known rate for a USD alert.
-# Ranked once per group (four: one may be the alert's own offer), not per alert.
+# like the alert: same unit, in its currency, or in USD through a known rate for a USD alert
+# (then `converted_from` names the currency it was priced in). Fresh and not sold out: places a
+# user can move to. Ranked once per group (four: one may be the alert's own offer), not per
+# alert.
 _FIRED_WITH_ALTERNATIVES = f"""
 WITH modes AS (
     SELECT DISTINCT price_currency, per FROM alert_fired
@@ -99,9 +103,10 @@ WITH modes AS (
                 WHEN m.price_currency = 'USD' THEN
                     CASE m.per WHEN 'instance' THEN lp.price_per_hour_usd
                                ELSE lp.price_per_gpu_hour_usd END
-           END AS price
+           END AS price,
+           CASE WHEN lp.currency <> m.price_currency THEN lp.currency END AS converted_from
     FROM latest_prices lp, modes m
-    WHERE NOT lp.stale
+    WHERE NOT lp.stale AND coalesce(lp.available, true)
 ), best AS (
     SELECT * FROM ranked WHERE price IS NOT NULL
     QUALIFY row_number() OVER (
@@ -110,7 +115,8 @@ WITH modes AS (
 ), alternatives AS (
     SELECT f.rule, f.subject,
            list({{'provider': b.provider, 'region': b.region, 'zone': b.zone,
-                  'instance_type': b.instance_type, 'price': b.price}}
+                  'instance_type': b.instance_type, 'price': b.price,
+                  'converted_from': b.converted_from}}
                 ORDER BY b.price, b.provider, b.region, b.zone, b.instance_type)[1:3]
                AS alternatives
     FROM alert_fired f JOIN best b

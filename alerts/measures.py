@@ -3,8 +3,10 @@
 Every measure yields one row per subject with the same columns (`COLUMNS`): the subject, the
 offer it is about, `known` (false while the data cannot say: a stale price, no FX rate, no
 on-demand price to compare with, so the rule's state is left as it is) and the `value` compared
-with the threshold. Price rules read only `latest_prices` rows with `stale = false`; a rule in
-USD compares other currencies through the `_usd` columns where a rate is known, never without.
+with the threshold. Price rules read only `latest_prices` rows with `stale = false` of offers
+that are not sold out (`available` false; NULL, the provider does not say, counts as available);
+a rule in USD compares other currencies through the `_usd` columns where a rate is known, never
+without.
 """
 
 from __future__ import annotations
@@ -81,11 +83,13 @@ QUALIFY row_number() OVER (PARTITION BY o.offer ORDER BY d.zone NULLS LAST) = 1
 """
 
 # The change of each current price against the same offer's price in force a window ago (of
-# the instance price: the per-GPU one is rounded).
+# the instance price: the per-GPU one is rounded). One past price per offer, the latest to take
+# effect: a history with overlapping intervals must not measure (and fire) a subject twice.
 _CHANGE_MEASURE = f"""
 WITH offers AS ({{priced}}), past AS (
     SELECT offer, price AS past_price, price_per_hour AS past_hour FROM ({{priced_past}})
     WHERE valid_from <= $then AND coalesce(valid_to > $then, true)
+    QUALIFY row_number() OVER (PARTITION BY offer ORDER BY valid_from DESC) = 1
 )
 SELECT offer AS subject, offer,
        NOT stale AND price IS NOT NULL AND past_price IS NOT NULL AS known,
@@ -95,7 +99,11 @@ FROM offers LEFT JOIN past USING (offer)
 """
 
 # The lowest current price of a GPU model (per price kind and term) is new when it took effect
-# within the window and is below every price seen in the window before it took effect.
+# within the window and is below every price seen in the window before it took effect: a closed
+# interval ended within the window, an open one was last confirmed within it (a price left stale
+# for months is not one seen this week). While a stale offer seen within the window is at or
+# under the fresh low, the low is unknown: it may be back at the next collection, and a state
+# re-armed meanwhile would fire the same low again.
 _LOW_MEASURE = f"""
 WITH offers AS (
     SELECT *, concat_ws('/', gpu_model, price_kind, term_months || 'mo') AS grp
@@ -105,6 +113,9 @@ WITH offers AS (
 ), lows AS (
     SELECT grp, min(price) AS low, arg_min(offer, (price, valid_from, offer)) AS low_offer
     FROM known GROUP BY grp
+), stale_lows AS (
+    SELECT grp, min(price) AS stale_low
+    FROM offers WHERE stale AND price IS NOT NULL AND last_seen > $then GROUP BY grp
 ), since AS (
     SELECT grp, min(k.valid_from) AS low_from
     FROM known k JOIN lows l USING (grp) WHERE k.price = l.low GROUP BY grp
@@ -113,25 +124,29 @@ WITH offers AS (
     FROM (SELECT *, concat_ws('/', gpu_model, price_kind, term_months || 'mo') AS grp
           FROM ({{priced_past}})) h
     JOIN since s USING (grp)
-    WHERE h.valid_from < s.low_from AND coalesce(h.valid_to > $then, true)
+    WHERE h.valid_from < s.low_from AND coalesce(h.valid_to, h.last_seen) > $then
     GROUP BY grp
 )
 SELECT grp || '/' || $rule_currency AS subject,
-       o.offer, l.low IS NOT NULL AS known, l.low AS value, h.previous_low AS reference,
+       o.offer, l.low IS NOT NULL AND coalesce(st.stale_low > l.low, true) AS known,
+       l.low AS value, h.previous_low AS reference,
        {_cols("o.")},
        coalesce(s.low_from > $then AND l.low < h.previous_low, false) AS new_low
 FROM (SELECT DISTINCT grp FROM offers) g
 LEFT JOIN lows l USING (grp)
+LEFT JOIN stale_lows st USING (grp)
 LEFT JOIN since s USING (grp)
 LEFT JOIN history h USING (grp)
 LEFT JOIN known o ON o.offer = l.low_offer
 """
 
-# A provider is stale when its last successful collection started longer ago than the window
-# (or it never had one but has tried). Providers only ever skipped (no credentials) are not.
+# A provider is stale when its last successful collection completed longer ago than the window
+# (or it never had one but has tried): a collection that took hours counts from its end.
+# Providers only ever skipped (no credentials) are not.
 _STALE_MEASURE = """
 WITH last_ok AS (
-    SELECT provider, max(started_at) FILTER (WHERE status = 'ok') AS last_ok
+    SELECT provider,
+           max(coalesce(finished_at, started_at)) FILTER (WHERE status = 'ok') AS last_ok
     FROM collection_runs WHERE status IN ('ok', 'failed') AND {where} GROUP BY provider
 )
 SELECT provider AS subject, CAST(NULL AS VARCHAR) AS offer, true AS known,
@@ -144,6 +159,10 @@ SELECT provider AS subject, CAST(NULL AS VARCHAR) AS offer, true AS known,
        coalesce(last_ok < $then, true) AS overdue
 FROM last_ok
 """
+
+# A sold-out offer is nowhere to move to: price rules leave it out, like a withdrawn one (so it
+# re-arms them). NULL, the provider does not say, counts as available.
+_AVAILABLE = " AND coalesce(available, true)"
 
 _FILTER_COLUMNS = (
     "gpu_model",
@@ -164,15 +183,18 @@ def measure(rule: Rule, now: datetime) -> tuple[str, dict[str, Any]]:
     comparison = rule.spec.comparison
     if comparison == "stale":
         return _STALE_MEASURE.format(where=where), params
-    priced = _priced(rule, "latest_prices", where, params)
+    priced = _priced(rule, "latest_prices", where + _AVAILABLE, params)
     if comparison == "below" and rule.spec.unit == "price":
         return _THRESHOLD_MEASURE.format(priced=priced), params
     if comparison in ("above", "below"):
         column = "price_per_hour" if rule.per == "instance" else "price_per_gpu_hour"
         return _DISCOUNT_MEASURE.format(priced=priced, od_price=column), params
-    past = _priced(rule, "prices", where, params)
     if comparison == "change":
+        # The offer's own price a window ago is what it moved from, sold out then or not.
+        past = _priced(rule, "prices", where, params)
         return _CHANGE_MEASURE.format(priced=priced, priced_past=past), params
+    # A low is among prices one could get: a sold-out price seen earlier is no bar to it.
+    past = _priced(rule, "prices", where + _AVAILABLE, params)
     return _LOW_MEASURE.format(priced=priced, priced_past=past), params
 
 

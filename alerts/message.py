@@ -95,23 +95,28 @@ def number(value: Any) -> str:
 
 
 def alternatives_table(f: dict[str, Any]) -> list[str]:
-    """The three best alternatives as aligned plain-text lines (no links), or none."""
+    """The three best alternatives as aligned plain-text lines (no links), or none; a column
+    names the currency of those converted to the alert's (only when there is one)."""
+    alternatives = f.get("alternatives") or []
     rows = [
         (
             a["provider"],
             a["region"] + (f" ({a['zone']})" if a.get("zone") else ""),
             a["instance_type"],
             amount(a["price"]),
+            a.get("converted_from") or "",  # absent from alerts stored before it was kept
         )
-        for a in f.get("alternatives") or []
+        for a in alternatives
     ]
     if not rows:
         return []
-    header = ("provider", "region", "instance", f["unit"] or "price")
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
+    header = ("provider", "region", "instance", f["unit"] or "price", "converted from")
+    columns = 5 if any(r[4] for r in rows) else 4
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(columns)]
     return [
         "  ".join(
-            cell.rjust(widths[i]) if i == 3 else cell.ljust(widths[i]) for i, cell in enumerate(r)
+            cell.rjust(widths[i]) if i == 3 else cell.ljust(widths[i])
+            for i, cell in enumerate(r[:columns])
         ).rstrip()
         for r in [header, *rows]
     ]

@@ -7,6 +7,7 @@ is data (`KINDS`), so a key that means nothing for a kind is an error, not silen
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -233,6 +234,9 @@ def _channels(
 def _number(value: Any, key: str, *, minimum: int) -> Decimal:
     if not isinstance(value, int | float) or isinstance(value, bool) or value < minimum:
         raise ConfigError(f"{key}: expected a number >= {minimum}, got {value!r}")
+    # TOML has inf and nan: nan compares false with everything, so such a rule never fires.
+    if not math.isfinite(value):
+        raise ConfigError(f"{key}: expected a finite number, got {value!r}")
     # Through str: the TOML float 2.35 is meant as 2.35, not as its binary neighbour.
     return Decimal(str(value))
 

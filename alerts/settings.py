@@ -1,11 +1,14 @@
 """The `[alerts]` table of config.toml, validated: channels, retry policy and rules.
 
 Secrets are not here: the Slack and SMTP tables only name the environment variables that hold
-them, and `tracker` resolves those. Every error names the key path.
+them, and `tracker` resolves those. Every error names the key path; an error about a `*_env` key
+never repeats its value (it may be the secret itself, pasted where its variable's name goes).
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +17,7 @@ from alerts.rules import Rule, parse_duration, parse_rule
 from collectors.base import ConfigError
 
 SECURITY = ("starttls", "ssl", "none")
+_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DEFAULT_PORT = {"starttls": 587, "ssl": 465, "none": 25}
 _TOP_KEYS = {"slack", "email", "rules", "retry_base", "retry_max", "max_attempts"}
 _SLACK_KEYS = {"webhook_url_env", "timeout"}
@@ -124,7 +128,7 @@ def _retry(raw: Mapping[str, Any]) -> RetryPolicy:
 def _slack(raw: Mapping[str, Any]) -> SlackSettings:
     _no_unknown(raw, _SLACK_KEYS, "alerts.slack.")
     return SlackSettings(
-        webhook_url_env=_text(
+        webhook_url_env=_variable(
             raw.get("webhook_url_env", "SLACK_WEBHOOK_URL"), "alerts.slack.webhook_url_env"
         ),
         timeout=_seconds(raw.get("timeout", 10), "alerts.slack.timeout"),
@@ -152,8 +156,8 @@ def _email(raw: Mapping[str, Any]) -> EmailSettings:
         recipients=tuple(_address(a, f"{k}to[{i}]") for i, a in enumerate(to)),
         smtp_port=port,
         security=security,
-        username_env=_text(raw.get("username_env", "SMTP_USERNAME"), k + "username_env"),
-        password_env=_text(raw.get("password_env", "SMTP_PASSWORD"), k + "password_env"),
+        username_env=_variable(raw.get("username_env", "SMTP_USERNAME"), k + "username_env"),
+        password_env=_variable(raw.get("password_env", "SMTP_PASSWORD"), k + "password_env"),
         timeout=_seconds(raw.get("timeout", 30), k + "timeout"),
     )
 
@@ -165,9 +169,20 @@ def _address(value: Any, key: str) -> str:
 
 
 def _seconds(value: Any, key: str) -> float:
-    if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or value <= 0:
         raise ConfigError(f"{key}: expected a number of seconds > 0, got {value!r}")
     return float(value)
+
+
+def _variable(value: Any, key: str) -> str:
+    # The value is not quoted: what is pasted here by mistake is most likely the secret itself.
+    if not isinstance(value, str) or not _VARIABLE.match(value):
+        raise ConfigError(
+            f"{key}: expected the name of an environment variable (letters, digits and _, "
+            "like SLACK_WEBHOOK_URL), not its value: set the secret in that variable"
+        )
+    return value
 
 
 def _text(value: Any, key: str) -> str:

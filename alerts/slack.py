@@ -1,9 +1,11 @@
 """Slack: one Block Kit message per batch, posted to an incoming webhook.
 
 The webhook URL is the secret: it is never logged, stored or put in an error (see
-alerts.notify.Redactor). Retries of 429 (honouring Retry-After) and 5xx happen within a send
-through the shared urllib3 Retry session; when they run out, the alert stays pending and a
-Retry-After Slack sent is honoured for the next attempt too.
+alerts.notify.Redactor). Retries of connection errors, 429 (honouring Retry-After) and 5xx
+answers happen within a send through the shared urllib3 Retry session; when they run out, the
+alert stays pending and a Retry-After Slack sent is honoured for the next attempt too. A POST is
+never repeated within a send once it may have reached Slack (a read timeout or a connection
+dropped after sending): that is left to the next run's retry, the one duplicate window there is.
 """
 
 from __future__ import annotations
@@ -41,7 +43,10 @@ class SlackNotifier:
         self._url = webhook_url
         self._redact = Redactor(webhook_url)
         self.timeout = timeout
-        self.session = make_session(max_retries=max_retries, backoff_factor=backoff_factor)
+        # Webhook posts are not idempotent: read errors are not retried (see the docstring).
+        self.session = make_session(
+            max_retries=max_retries, backoff_factor=backoff_factor, retry_reads=False
+        )
 
     def send(self, events: Sequence[AlertEvent]) -> None:
         with redacted_logs(self._redact):

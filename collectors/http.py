@@ -30,12 +30,18 @@ class _CappedRetry(Retry):
         return None if value is None else min(value, MAX_RETRY_AFTER_S)
 
 
-def make_session(*, max_retries: int = 4, backoff_factor: float = 0.5) -> requests.Session:
-    """A session that retries connection errors, 429 (with Retry-After) and 5xx with backoff."""
+def make_session(
+    *, max_retries: int = 4, backoff_factor: float = 0.5, retry_reads: bool = True
+) -> requests.Session:
+    """A session that retries connection errors, 429 (with Retry-After) and 5xx with backoff.
+
+    `retry_reads=False` for a request that must not be repeated once it may have arrived: an
+    error after it was sent (a read timeout, a dropped connection) is then raised at once.
+    """
     retry = _CappedRetry(
         total=max_retries,
         connect=max_retries,
-        read=max_retries,
+        read=max_retries if retry_reads else 0,
         status=max_retries,
         status_forcelist=RETRY_STATUSES,
         allowed_methods=frozenset({"GET", "POST"}),

@@ -11,6 +11,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from alerts import AlertReport, Notifier, Rule, parse_settings, run
 from alerts.console import ConsoleNotifier
 from alerts.settings import RetryPolicy
@@ -80,10 +82,18 @@ class Bench:
         *,
         provider: str = "aws",
         regions: Sequence[str] | None = ("us-east-1",),
+        finished_at: datetime | None = None,
     ) -> None:
-        Store(self.path, fx_rates=self.fx).write_run(
+        """Write one collection observed at `at`. The store dates its end by the wall clock
+        (what `latest_prices.stale` compares with); `finished_at` dates it explicitly, for
+        what measures from a collection's end at an explicit `now` (stale_data)."""
+        result = Store(self.path, fx_rates=self.fx).write_run(
             provider, records, started_at=at, observed_at=at, regions=regions
         )
+        if finished_at is not None:
+            with duckdb.connect(str(self.path)) as con:
+                sql = "UPDATE runs SET finished_at = ? WHERE run_id = ?"
+                con.execute(sql, [finished_at, result.run_id])
 
     def check(
         self,

@@ -13,6 +13,7 @@ import pytest
 import responses
 
 from alerts.console import ConsoleNotifier
+from alerts.notify import Unavailable
 from alerts.settings import RetryPolicy
 from alerts.slack import SlackNotifier
 from tests.alerts.support import T0, Bench, H, offer, rules
@@ -182,3 +183,21 @@ def test_the_webhook_url_never_reaches_the_store(bench: Bench) -> None:
     assert "ConnectionError" in everything and secret not in everything
     with open(bench.path, "rb") as stored:
         assert secret.encode() not in stored.read()
+
+
+def test_a_channel_without_its_secret_keeps_every_attempt_and_says_so(bench: Bench) -> None:
+    unset = {"slack": Unavailable("slack", "slack: no webhook URL: set SLACK_WEBHOOK_URL")}
+    policy = RetryPolicy(base_s=60, max_s=120, max_attempts=2)
+    blocked = [("slack", 1, "slack: no webhook URL: set SLACK_WEBHOOK_URL")]
+    # Due or not (the first run claimed it for 15 minutes), every run says why it waits.
+    for later in (0 * MIN, 2 * MIN, 16 * MIN, 40 * MIN, 5 * H):
+        report = bench.check(rules(CHEAP, **SLACK), T0 + later, unset, retry=policy)
+        assert not report.ok and report.pending == 1
+        assert [(d.channel, d.events, d.error) for d in report.deliveries] == blocked
+    # No attempt was spent on it: set the variable and it goes out, however long it waited.
+    assert log(bench)[0][2:4] == ("pending", 0)
+    with responses.RequestsMock() as rsps:
+        rsps.post(URL, body="ok")
+        report = bench.check(rules(CHEAP, **SLACK), T0 + 6 * H, slack(), retry=policy)
+        assert report.ok and posted(rsps) == [["cheap-a100-spot"]]
+    assert log(bench)[0][2:4] == ("sent", 1)

@@ -195,3 +195,77 @@ def test_a_wrong_password_fails_without_showing_it(events: list[AlertEvent]) -> 
 def test_a_server_that_is_down(events: list[AlertEvent]) -> None:
     with pytest.raises(ChannelError, match=r"^email via 127.0.0.1:\d+: ConnectionRefusedError"):
         notifier(free_port(), "none").send(events)
+
+
+class QuitNot221(Inbox):
+    """Takes the mail (250 after DATA), then answers QUIT with 421, as some relays do."""
+
+    async def handle_QUIT(self, server: Any, session: Any, envelope: Any) -> str:
+        return "421 4.3.0 closing, try later"
+
+
+class RefusesOne(Inbox):
+    """Refuses one recipient at RCPT (550) and takes the others."""
+
+    async def handle_RCPT(
+        self, server: Any, session: Any, envelope: Any, address: str, options: Any
+    ) -> str:
+        if address.startswith("gone@"):
+            return "550 5.1.1 no such user"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+
+EMAIL_RULE = {"name": "cheap-a100-spot", "kind": "spot_price_below", "threshold": 1.10,
+              "currency": "USD", "channels": ["email"]}  # fmt: skip
+EMAIL = {"smtp_host": "127.0.0.1", "from": "a@example.com", "to": "b@example.com"}
+
+
+def alert_bench(tmp_path: Path) -> Bench:
+    bench = Bench(tmp_path / "run.duckdb")
+    bench.collect([offer("21.957642"), offer("8.0468", kind="spot", zone="use1-az1")], T0)
+    return bench
+
+
+def test_a_mail_taken_is_sent_whatever_the_server_answers_to_quit(tmp_path: Path) -> None:
+    bench, inbox = alert_bench(tmp_path), QuitNot221()
+    rule_set = rules(EMAIL_RULE, email=EMAIL)
+    with smtp_server(inbox, auth_require_tls=False) as port:
+        channel = {"email": notifier(port, "none")}
+        first = bench.check(rule_set, T0, channel)
+        bench.check(rule_set, T0 + dt.timedelta(hours=1), channel)
+    assert first.ok and len(inbox.mails) == 1
+    assert bench.sql("SELECT status, attempts FROM alert_events") == [("sent", 1)]
+
+
+def test_recipients_refused_one_by_one_are_logged_and_not_mailed_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    bench, inbox = alert_bench(tmp_path), RefusesOne()
+    rule_set = rules(EMAIL_RULE, email=EMAIL)
+    to = ["ops@example.com", "gone@example.com"]
+    with smtp_server(inbox, auth_require_tls=False) as port:
+        channel = {"email": notifier(port, "none", recipients=to)}
+        first = bench.check(rule_set, T0, channel)
+        bench.check(rule_set, T0 + dt.timedelta(hours=1), channel)
+    assert [recipients for _, recipients, _, _ in inbox.mails] == [["ops@example.com"]]
+    assert first.ok and bench.sql("SELECT status FROM alert_events") == [("sent",)]
+    (record,) = [r for r in caplog.records if r.name == "alerts"]
+    assert record.levelname == "WARNING" and record.getMessage() == (
+        f"alerts: email via 127.0.0.1:{port}: 1 of 2 recipients refused the mail, not retried: "
+        "gone@example.com (550 5.1.1 no such user)"
+    )
+
+
+def test_a_login_without_tls_warns_that_the_password_goes_in_clear(
+    events: list[AlertEvent], caplog: pytest.LogCaptureFixture
+) -> None:
+    with smtp_server(Inbox(), auth_require_tls=False) as port:
+        notifier(port, "none").send(events)  # no login: nothing to warn about
+        assert [r for r in caplog.records if r.name == "alerts"] == []
+        notifier(port, "none", username=USER, password=PASSWORD).send(events)
+    (record,) = [r for r in caplog.records if r.name == "alerts"]
+    assert record.levelname == "WARNING" and "password goes over the network in clear" in (
+        record.getMessage()
+    )
+    assert PASSWORD not in caplog.text

@@ -212,7 +212,7 @@ def test_new_low_of_a_gpu_model(bench: Bench) -> None:
     )
     assert event.facts["alternatives"] == [
         {"provider": "aws", "region": "us-east-1", "zone": "use1-az6",
-         "instance_type": "p5.48xlarge", "price": 3.3}
+         "instance_type": "p5.48xlarge", "price": 3.3, "converted_from": None}
     ]  # fmt: skip
     bench.collect(cut, T0 + 2 * H)
     assert bench.fired(rule, T0 + 2 * H) == []  # the same low: no second alert
@@ -226,7 +226,7 @@ def test_new_low_of_a_gpu_model(bench: Bench) -> None:
 
 def test_stale_data_per_provider(bench: Bench) -> None:
     rule = rules({"name": "stale", "kind": "stale_data", "window": "6h"})
-    bench.collect(spot("8.0468"), T0)
+    bench.collect(spot("8.0468"), T0, finished_at=T0)
     store = Store(bench.path)
     store.record_run("azure", "failed", started_at=T0, error="HTTP 503")  # never succeeded
     store.record_run("lambdalabs", "skipped", started_at=T0, error="no credentials")
@@ -237,7 +237,7 @@ def test_stale_data_per_provider(bench: Bench) -> None:
     assert (event.subject, event.value, event.threshold) == ("aws", 7.0, 6.0)
     assert event.detail == "aws: no successful collection for 7.0 h (limit 6h)"
     assert bench.fired(rule, T0 + 8 * H) == []
-    bench.collect(spot("8.0468"), T0 + 9 * H)
+    bench.collect(spot("8.0468"), T0 + 9 * H, finished_at=T0 + 9 * H)
     assert bench.fired(rule, T0 + 9 * H) == []  # fresh again: re-armed
     assert bench.fired(rule, T0 + 16 * H) == ["aws"]
 

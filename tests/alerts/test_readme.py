@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from decimal import Decimal
 from pathlib import Path
 
 from alerts.email import message as email_message
 from alerts.slack import message as slack_message
+from storage.fx import FxRate
 from tests.alerts.support import T0, Bench, offer, rules
 from tracker import config as config_mod
 
@@ -38,8 +40,13 @@ def _email() -> dict[str, object]:
 
 def test_the_messages_shown_are_what_the_code_sends(tmp_path: Path) -> None:
     # AWS's real p4d.24xlarge prices; the use1-az4, use1-az2 and us-west-2 spot prices are the
-    # README's invented alternatives.
-    bench = Bench(tmp_path / "prices.duckdb")
+    # README's invented alternatives, and so are Tencent's spot price and the CNY rate.
+    rate = FxRate.per_usd("CNY", T0.date(), Decimal("7.2"), "example")
+    bench = Bench(tmp_path / "prices.duckdb", fx=[rate])
+    tencent = offer("64.00", kind="spot", zone="ap-guangzhou-6", region="ap-guangzhou",
+                    provider="tencent", currency="CNY", itype="GT4.41XLARGE948",
+                    gpu=("A100", 8, 40))  # fmt: skip
+    bench.collect([tencent], T0, provider="tencent", regions=None)
     bench.collect(
         [
             offer("21.957642"),

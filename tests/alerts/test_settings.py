@@ -141,6 +141,15 @@ RULE = 'name = "r"\nkind = "spot_price_below"\nthreshold = 2.5\ncurrency = "USD"
         ),
         ("[[alerts.rules]]\nname='l'\nkind='new_low'\nwindow='7d'", r"\[0\].currency: required"),
         ("[[alerts.rules]]\nname='s'\nkind='stale_data'\nwindow='6h'\nthreshold=1", "threshold"),
+        # TOML's nan compares false with everything: such a rule would never fire.
+        ("[[alerts.rules]]\n" + RULE.replace("2.5", "nan"), r"\[0\].threshold: expected a finite"),
+        ("[[alerts.rules]]\n" + RULE.replace("2.5", "inf"), r"\[0\].threshold: expected a finite"),
+        ("[[alerts.rules]]\n" + RULE + "hysteresis = nan", r"\[0\].hysteresis: expected a finite"),
+        ("[[alerts.rules]]\n" + RULE + "hysteresis = inf", r"\[0\].hysteresis: expected a finite"),
+        ("[alerts.slack]\ntimeout = inf", r"alerts.slack.timeout: expected a number of seconds"),
+        ("[alerts.email]\nsmtp_host='h'\nfrom='a@b'\nto='c@d'\ntimeout=nan", "email.timeout"),
+        ("[alerts.slack]\nwebhook_url_env = ''", r"alerts.slack.webhook_url_env: expected the"),
+        ("[alerts.slack]\nwebhook_url_env = 3", r"alerts.slack.webhook_url_env: expected the"),
     ],
 )
 def test_bad_values_name_the_key(text: str, message: str) -> None:
@@ -156,3 +165,29 @@ def test_durations(text: str, seconds: int) -> None:
 def test_retry_policy_doubles_up_to_its_cap() -> None:
     policy = RetryPolicy(base_s=300, max_s=3600, max_attempts=24)
     assert [policy.delay_s(n) for n in range(1, 7)] == [300, 600, 1200, 2400, 3600, 3600]
+
+
+@pytest.mark.parametrize(
+    ("table", "key", "secret"),
+    [
+        ("slack", "webhook_url_env", "https://hooks.slack.com/services/T0001/B0002/Pa5t3dT0k3n"),
+        ("email", "password_env", "Pa5t3d pa55word!"),
+        ("email", "username_env", "alerts@example.com"),
+        ("email", "password_env", "9PASTED"),
+    ],
+)
+def test_a_secret_pasted_for_a_variable_name_is_refused_without_repeating_it(
+    table: str, key: str, secret: str
+) -> None:
+    email = {"smtp_host": "h", "from": "a@example.com", "to": "b@example.com"}
+    raw = {table: {**(email if table == "email" else {}), key: secret}}
+    with pytest.raises(ConfigError) as caught:
+        parse_settings(raw, gpu_models=MODELS, providers=PROVIDERS)
+    assert str(caught.value).startswith(f"alerts.{table}.{key}: expected the name of an env")
+    assert secret not in str(caught.value)
+
+
+def test_variable_names_as_the_shell_has_them() -> None:
+    raw = {"slack": {"webhook_url_env": "_hook_2"}}
+    settings = parse_settings(raw, gpu_models=MODELS, providers=PROVIDERS)
+    assert settings.slack == SlackSettings(webhook_url_env="_hook_2")

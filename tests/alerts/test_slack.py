@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import threading
 from pathlib import Path
 from traceback import format_exception
 
@@ -149,3 +150,56 @@ def test_the_webhook_url_never_appears_in_errors_or_logs(
     assert "Retrying" in caplog.text  # urllib3 did log its retries ...
     for text in (message, caplog.text, traceback):
         assert SECRET not in text and "B0002SECRET" not in text  # ... without the secret
+
+
+def test_a_post_that_may_have_arrived_is_not_posted_again(events: list[AlertEvent]) -> None:
+    # A real loopback server that reads each request whole, then hangs up without an answer:
+    # Slack may have acted on it, so a second POST within the send could duplicate the alert.
+    requests_seen: list[bytes] = []
+
+    def serve(server: socket.socket) -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:  # closed: the test is over
+                return
+            with conn:
+                requests_seen.append(_read_request(conn))
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        thread = threading.Thread(target=serve, args=(server,), daemon=True)
+        thread.start()
+        url = f"http://127.0.0.1:{port}/services/T0001SECRET/B0002SECRET/{SECRET}"
+        with pytest.raises(ChannelError) as caught:
+            SlackNotifier(url, timeout=2, max_retries=2, backoff_factor=0).send(events)
+        server.shutdown(socket.SHUT_RDWR)
+    thread.join(timeout=5)
+    assert len(requests_seen) == 1
+    assert requests_seen[0].startswith(b"POST /services/") and b'"blocks"' in requests_seen[0]
+    assert str(caught.value).startswith("slack: ConnectionError: ") and SECRET not in str(
+        caught.value
+    )
+
+
+def _read_request(conn: socket.socket) -> bytes:
+    """One HTTP request, headers and body (by its Content-Length)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(next(
+        line.split(b":")[1] for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    ))  # fmt: skip
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return head + b"\r\n\r\n" + body

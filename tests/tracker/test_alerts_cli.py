@@ -98,10 +98,32 @@ def test_check_delivers_and_a_failed_delivery_exits_1(
 
 
 def test_a_missing_webhook_variable_keeps_alerts_pending(tmp_path: Path) -> None:
-    result = invoke(setup(tmp_path), "alerts", "check")
+    config = setup(tmp_path)
+    result = invoke(config, "alerts", "check")
     assert result.exit_code == 1
-    assert "slack: no webhook URL: set SLACK_WEBHOOK_URL" in result.output
-    assert events(tmp_path)[0][2] == "pending"
+    assert "slack: 1 NOT sent: slack: no webhook URL: set SLACK_WEBHOOK_URL" in result.output
+    # Not a failed attempt (the setup is what is wrong): all of them are kept for when it is set.
+    assert events(tmp_path) == [("cheap-a100-spot", "slack", "pending", 0, None)]
+    # The next run has nothing due (the alert is claimed for a while) and still says why it
+    # waits, and fails, as long as it does.
+    again = invoke(config, "alerts", "check")
+    assert again.exit_code == 1
+    assert "slack: 1 NOT sent: slack: no webhook URL: set SLACK_WEBHOOK_URL" in again.output
+    assert "alerts: 0 new" in again.output
+
+
+def test_a_secret_pasted_for_the_variable_name_is_refused_and_never_shown(
+    tmp_path: Path,
+) -> None:
+    config = setup(tmp_path, f'[alerts.slack]\nwebhook_url_env = "{URL}"\n')
+    for command in (["alerts", "list"], ["alerts", "check"], ["collect"]):
+        result = invoke(config, *command)
+        assert result.exit_code == 2, command
+        assert "alerts.slack.webhook_url_env: expected the name of an environment" in (
+            result.output
+        )
+        assert SECRET not in result.output
+    assert SECRET.encode() not in (tmp_path / "prices.duckdb").read_bytes()
 
 
 def test_send_a_test_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

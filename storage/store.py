@@ -266,8 +266,9 @@ class Store:
             )
         con.execute(_STAGE_OPEN, {"provider": params["provider"]})
         con.execute(_STAGE_CLOSED, {"provider": params["provider"]})
-        con.execute(_DROP_SUPERSEDED)
-        con.execute(_DATE_FROM_CLOSED)
+        if scalar(con, "SELECT count(*) FROM closed_end"):  # usually none: skip two statements
+            con.execute(_DROP_SUPERSEDED)
+            con.execute(_DATE_FROM_CLOSED)
         con.execute(_STAGE_SEQUENCE, observed)
         con.execute(_EXTEND_OR_CLOSE, params)
         opened = scalar(con, _INSERT_NEW, {**observed, "run_id": run_id})

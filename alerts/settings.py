@@ -8,16 +8,14 @@ never repeats its value (it may be the secret itself, pasted where its variable'
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from alerts.rules import Rule, parse_duration, parse_rule
-from collectors.base import ConfigError
+from collectors.base import ConfigError, env_variable_name
 
 SECURITY = ("starttls", "ssl", "none")
-_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DEFAULT_PORT = {"starttls": 587, "ssl": 465, "none": 25}
 _TOP_KEYS = {"slack", "email", "rules", "retry_base", "retry_max", "max_attempts"}
 _SLACK_KEYS = {"webhook_url_env", "timeout"}
@@ -128,7 +126,7 @@ def _retry(raw: Mapping[str, Any]) -> RetryPolicy:
 def _slack(raw: Mapping[str, Any]) -> SlackSettings:
     _no_unknown(raw, _SLACK_KEYS, "alerts.slack.")
     return SlackSettings(
-        webhook_url_env=_variable(
+        webhook_url_env=env_variable_name(
             raw.get("webhook_url_env", "SLACK_WEBHOOK_URL"), "alerts.slack.webhook_url_env"
         ),
         timeout=_seconds(raw.get("timeout", 10), "alerts.slack.timeout"),
@@ -156,8 +154,12 @@ def _email(raw: Mapping[str, Any]) -> EmailSettings:
         recipients=tuple(_address(a, f"{k}to[{i}]") for i, a in enumerate(to)),
         smtp_port=port,
         security=security,
-        username_env=_variable(raw.get("username_env", "SMTP_USERNAME"), k + "username_env"),
-        password_env=_variable(raw.get("password_env", "SMTP_PASSWORD"), k + "password_env"),
+        username_env=env_variable_name(
+            raw.get("username_env", "SMTP_USERNAME"), k + "username_env"
+        ),
+        password_env=env_variable_name(
+            raw.get("password_env", "SMTP_PASSWORD"), k + "password_env"
+        ),
         timeout=_seconds(raw.get("timeout", 30), k + "timeout"),
     )
 
@@ -175,14 +177,8 @@ def _seconds(value: Any, key: str) -> float:
     return float(value)
 
 
-def _variable(value: Any, key: str) -> str:
-    # The value is not quoted: what is pasted here by mistake is most likely the secret itself.
-    if not isinstance(value, str) or not _VARIABLE.match(value):
-        raise ConfigError(
-            f"{key}: expected the name of an environment variable (letters, digits and _, "
-            "like SLACK_WEBHOOK_URL), not its value: set the secret in that variable"
-        )
-    return value
+def _variable(raw: Mapping[str, Any], name: str, default: str, prefix: str) -> str:
+    return env_variable_name(raw.get(name, default), prefix + name)
 
 
 def _text(value: Any, key: str) -> str:

@@ -8,6 +8,7 @@ lets the same bytes be archived, replayed by the offline demo and re-parsed afte
 from __future__ import annotations
 
 import logging
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -157,6 +158,28 @@ class Collector(ABC):
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         """Pure: the raw answers to records. Unknown rows are logged and skipped; a changed
         overall shape raises PayloadShapeError."""
+
+
+# An environment variable's name as config.toml may give it: upper case, like the ecosystem's
+# own (LAMBDA_API_KEY). Key IDs are often valid identifiers too, so the usual key prefixes are
+# refused: a pasted key must never be taken for a name (and echoed in "set <name>").
+_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,63}$")
+_KEY_PREFIXES = ("AKIA", "ASIA", "AKID", "LTAI", "DOP_V1_")
+
+
+def env_variable_name(value: Any, key: str) -> str:
+    """`value` when it is the name of an environment variable, else a ConfigError naming `key`
+    that does not repeat the value (what gets pasted there by mistake is the secret itself)."""
+    if (
+        not isinstance(value, str)
+        or not _ENV_NAME.match(value)
+        or value.upper().startswith(_KEY_PREFIXES)
+    ):
+        raise ConfigError(
+            f"{key}: expected the NAME of an environment variable (upper case letters, digits "
+            "and _, like LAMBDA_API_KEY), not its value: put the secret in that variable"
+        )
+    return value
 
 
 class TrackerError(Exception):

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from alerts.settings import AlertSettings, parse_settings
 from collectors import REGISTRY, ProviderInfo
-from collectors.base import ConfigError, ProviderSettings
+from collectors.base import ConfigError, ProviderSettings, env_variable_name
 from collectors.gpus import GPU_MODELS
 from storage.fx import FxRate
 
@@ -31,7 +31,6 @@ _COMMON_KEYS = {"enabled", "endpoint", "regions", "interval", "timeout"}
 _INTERVAL = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FX_KEYS = {"units_per_usd", "usd_per_unit", "date", "source"}
 
 
@@ -163,11 +162,11 @@ def _provider(name: str, info: ProviderInfo, raw: Mapping[str, Any]) -> Provider
         timeout=float(timeout),
         options=options,
         credential_vars={
-            k: _env_name(raw.get(f"{k}_env", v), f"{prefix}{k}_env")
+            k: env_variable_name(raw.get(f"{k}_env", v), f"{prefix}{k}_env")
             for k, v in info.credential_env.items()
         },
         optional_credential_vars={
-            k: _env_name(raw.get(f"{k}_env", v), f"{prefix}{k}_env")
+            k: env_variable_name(raw.get(f"{k}_env", v), f"{prefix}{k}_env")
             for k, v in info.optional_credential_env.items()
         },
     )
@@ -244,17 +243,6 @@ def _no_unknown(data: Mapping[str, Any], allowed: set[str], prefix: str) -> None
 def _str(value: Any, key: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{key}: expected a non-empty string, got {value!r}")
-    return value
-
-
-def _env_name(value: Any, key: str) -> str:
-    """The name of an environment variable. The value is never repeated in the error: what
-    gets pasted here by mistake is usually the secret itself."""
-    if not isinstance(value, str) or not _ENV_NAME.match(value):
-        raise ConfigError(
-            f"{key}: expected the NAME of an environment variable (like LAMBDA_API_KEY), "
-            "not its value; put the secret in that variable"
-        )
     return value
 
 

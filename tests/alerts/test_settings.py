@@ -183,11 +183,11 @@ def test_a_secret_pasted_for_a_variable_name_is_refused_without_repeating_it(
     raw = {table: {**(email if table == "email" else {}), key: secret}}
     with pytest.raises(ConfigError) as caught:
         parse_settings(raw, gpu_models=MODELS, providers=PROVIDERS)
-    assert str(caught.value).startswith(f"alerts.{table}.{key}: expected the name of an env")
+    assert str(caught.value).startswith(f"alerts.{table}.{key}: expected the NAME of an env")
     assert secret not in str(caught.value)
 
 
-def test_variable_names_as_the_shell_has_them() -> None:
-    raw = {"slack": {"webhook_url_env": "_hook_2"}}
+def test_variable_names_as_the_ecosystem_writes_them() -> None:
+    raw = {"slack": {"webhook_url_env": "_TEAM_HOOK_2"}}
     settings = parse_settings(raw, gpu_models=MODELS, providers=PROVIDERS)
-    assert settings.slack == SlackSettings(webhook_url_env="_hook_2")
+    assert settings.slack == SlackSettings(webhook_url_env="_TEAM_HOOK_2")

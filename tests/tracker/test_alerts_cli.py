@@ -119,7 +119,7 @@ def test_a_secret_pasted_for_the_variable_name_is_refused_and_never_shown(
     for command in (["alerts", "list"], ["alerts", "check"], ["collect"]):
         result = invoke(config, *command)
         assert result.exit_code == 2, command
-        assert "alerts.slack.webhook_url_env: expected the name of an environment" in (
+        assert "alerts.slack.webhook_url_env: expected the NAME of an environment" in (
             result.output
         )
         assert SECRET not in result.output

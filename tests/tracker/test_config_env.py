@@ -35,3 +35,21 @@ def test_a_variable_name_is_taken(tmp_path: Path) -> None:
     provider = config_mod.load(path).providers["lambdalabs"]
     settings, missing = provider.settings({"TEAM_LAMBDA_KEY": "k"})
     assert settings.credentials == {"api_key": "k"} and missing == []
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        "dop_v1_" + "0" * 64,  # a DigitalOcean token is a valid identifier
+        "AKIAIOSFODNN7EXAMPLE",  # AWS key IDs too (AWS's documented example)
+        "AKIDz8krbsJ5yKBZQpn74WFkmLPx3EXAMPLE",  # Tencent SecretId
+        "LTAI5tDemoKeyId00000000",  # Alibaba AccessKey ID
+        "lower_case_name",  # environment names are upper case
+    ],
+)
+def test_key_lookalikes_are_not_names(tmp_path: Path, pasted: str) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(f'[providers.paperspace]\ntoken_env = "{pasted}"\n')
+    with pytest.raises(ConfigError) as err:
+        config_mod.load(path)
+    assert pasted not in str(err.value)

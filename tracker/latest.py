@@ -24,8 +24,11 @@ _TIES = """provider, region, zone NULLS FIRST, instance_type, price_kind, term_m
 # One statement for every currency: offers are ranked within their currency only, and the
 # tables come out USD first.
 _SQL = r"""
-WITH filtered AS (
-    SELECT {columns} FROM latest_prices WHERE {where} {qualify}
+WITH chosen AS (
+    SELECT {columns} FROM latest_prices WHERE {where}
+), filtered AS (
+    -- A level apart, so that --per-gpu ranks on the converted prices and currency of --usd.
+    SELECT * FROM chosen {qualify}
 ), ranked AS (
     SELECT provider, region, zone, instance_type,
            CASE price_kind

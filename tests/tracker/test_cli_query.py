@@ -254,3 +254,26 @@ def test_latest_usd_leaves_out_and_counts_offers_without_a_rate(config_path: Pat
     assert code == 0
     assert "GT4.41XLARGE948" not in out and out.count("\n") == 5  # header + 4 USD offers
     assert "left out 1 offers priced in CNY: no rate for it in [fx]" in err
+
+
+def test_latest_usd_per_gpu_picks_one_offer_per_model_in_dollars(config_path: Path) -> None:
+    # 105 CNY/h at 7 CNY per USD = 15 USD/h: cheaper than an H100 at 20 USD/h once converted,
+    # though 105 > 20 as numbers. One H100 on-demand row, the Tencent one.
+    store = Store(
+        config_path.parent / "prices.duckdb",
+        fx_rates=[FxRate.per_usd("CNY", date(2026, 1, 8), Decimal("7"), None)],
+    )
+    for provider, price, currency in (("lambdalabs", "20", "USD"), ("tencent", "105", "CNY")):
+        store.write_run(
+            provider,
+            [offer(provider, f"{provider}-h100x8", price, currency=currency)],
+            started_at=T0,
+            observed_at=T0,
+            regions=None,
+        )
+    code, out, _ = run(
+        config_path, "latest", "--usd", "--per-gpu", "--gpu", "H100", "--format", "json"
+    )
+    assert code == 0
+    rows = [(r["provider"], r["kind"], r["per_hour"]) for r in json.loads(out)]
+    assert rows == [("aws", "spot", 13.2182), ("tencent", "on-demand", 15.0)]  # by GPU-hour

@@ -229,6 +229,7 @@ class Store:
             migrate(con)
             con.execute("BEGIN TRANSACTION")
             try:
+                _refuse_out_of_order(con, provider, observed_at)
                 run_id = int(scalar(con, "SELECT nextval('run_ids')"))
                 con.register("batch", batch)
                 changed = self._merge(con, params, run_id, regions)
@@ -300,3 +301,20 @@ class Store:
                 [run_id, provider, started_at, status, records, error, interval_seconds],
             )
         return run_id
+
+
+def _refuse_out_of_order(con: Any, provider: str, observed_at: datetime) -> None:
+    """Two collections of one provider that commit out of order (the daemon and a manual
+    `collect` started side by side) would interleave their observations into overlapping
+    intervals. The older one is refused: the newer one already holds fresher prices."""
+    newest = scalar(
+        con,
+        "SELECT max(observed_at) FROM runs WHERE provider = $provider AND status = 'ok'",
+        {"provider": provider},
+    )
+    if newest is not None and observed_at < newest:
+        raise StoreError(
+            f"a newer collection of {provider} (observed {newest:%Y-%m-%d %H:%M:%S} UTC) was"
+            f" stored meanwhile; this one (observed {observed_at:%Y-%m-%d %H:%M:%S} UTC) is"
+            " dropped so the history stays in order"
+        )

@@ -371,3 +371,14 @@ def test_an_offer_back_with_an_older_timestamp_never_overlaps_its_history(store:
         " AND coalesce(a.valid_to, 'infinity'::TIMESTAMPTZ) > b.valid_from",
     ).rows
     assert overlaps == [(0,)]
+
+
+def test_a_collection_older_than_the_last_one_stored_is_refused(store: Store) -> None:
+    # The daemon and a manual collect started side by side: the one started first commits last.
+    write(store, [rec("21.957642")], T0 + H)
+    before = rows(store)
+    with pytest.raises(StoreError, match=r"a newer collection of aws .* stored meanwhile"):
+        write(store, [rec("22.00")], T0)
+    assert rows(store) == before
+    runs = query(store.path, "SELECT count(*) FROM collection_runs").rows
+    assert runs == [(1,)]  # the refused one left nothing (the pipeline records it as failed)

@@ -124,8 +124,9 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             FROM fx_rates
             """,
             # The rate of an interval is the newest one dated on or before the interval's end
-            # (today for a current price); when every rate is dated later, the oldest one.
-            # USD needs none; a currency with no rate gets NULL, never a guess.
+            # (today for a current price), the date taken in UTC whatever the reader's time
+            # zone; when every rate is dated later, the oldest one. USD needs none; a currency
+            # with no rate gets NULL, never a guess.
             """
             CREATE OR REPLACE VIEW prices AS
             WITH rated AS (
@@ -133,7 +134,8 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
                        CASE WHEN p.currency = 'USD' THEN 1 ELSE coalesce(
                            (SELECT arg_max(f.usd_per_unit, f.as_of) FROM fx_rates f
                             WHERE f.currency = p.currency
-                              AND f.as_of <= CAST(coalesce(p.valid_to, now()) AS DATE)),
+                              AND f.as_of <= CAST(
+                                  timezone('UTC', coalesce(p.valid_to, now())) AS DATE)),
                            (SELECT arg_min(f.usd_per_unit, f.as_of) FROM fx_rates f
                             WHERE f.currency = p.currency)) END AS usd_rate
                 FROM price_intervals p

@@ -6,6 +6,7 @@ never live in the file: it names the environment variable that holds each one.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -21,7 +22,7 @@ from alerts.settings import AlertSettings, parse_settings
 from collectors import REGISTRY, ProviderInfo
 from collectors.base import ConfigError, ProviderSettings, env_variable_name
 from collectors.gpus import GPU_MODELS
-from storage.fx import FxRate
+from storage.fx import RATE_PLACES, FxRate
 
 DEFAULT_CONFIG = Path("config.toml")
 DEFAULT_STORE = "prices.duckdb"
@@ -198,17 +199,32 @@ def _fx_rate(currency: str, entry: Any, key: str) -> FxRate:
     if len(given) != 1:
         raise ConfigError(f"{key}: give exactly one of units_per_usd or usd_per_unit")
     amount = entry[given[0]]
-    if not isinstance(amount, int | float) or isinstance(amount, bool) or amount <= 0:
-        raise ConfigError(f"{key}.{given[0]}: expected a number > 0, got {amount!r}")
+    if (
+        not isinstance(amount, int | float)
+        or isinstance(amount, bool)
+        or not math.isfinite(amount)
+        or amount <= 0
+    ):
+        raise ConfigError(f"{key}.{given[0]}: expected a finite number > 0, got {amount!r}")
     if "date" not in entry:
         raise ConfigError(f"{key}.date: missing; a rate is only honest with the day it is from")
     as_of = _date(entry["date"], f"{key}.date")
     source = _str(entry["source"], f"{key}.source") if "source" in entry else None
     # str() first: the TOML float 7.0197 becomes Decimal("7.0197"), not its binary expansion.
     value = Decimal(str(amount))
-    if given[0] == "units_per_usd":
-        return FxRate.per_usd(currency, as_of, value, source)
-    return FxRate(currency, as_of, value, source)
+    rate = (
+        FxRate.per_usd(currency, as_of, value, source)
+        if given[0] == "units_per_usd"
+        else FxRate(currency, as_of, value.quantize(RATE_PLACES), source)
+    )
+    # The store keeps USD per unit to 9 places in DECIMAL(18, 9): outside that, refuse here
+    # rather than fail every provider's write later.
+    if not Decimal("0") < rate.usd_per_unit < Decimal("1e9"):
+        raise ConfigError(
+            f"{key}.{given[0]}: {amount!r} is out of range (USD per unit must be between "
+            "0.000000001 and 1000000000)"
+        )
+    return rate
 
 
 def _date(value: Any, key: str) -> date:

@@ -167,3 +167,21 @@ def test_a_store_from_before_migration_2_is_upgraded_in_place(
         (None, T0, T0 + H, 31.92),  # the old row kept, closed when availability became known
         (True, T0 + H, None, 31.92),
     ]
+
+
+def test_the_rate_of_an_interval_does_not_depend_on_the_readers_time_zone(tmp_path: Path) -> None:
+    rates = [
+        FxRate("CNY", date(2026, 1, 1), Decimal("0.125")),
+        FxRate("CNY", date(2026, 2, 1), Decimal("0.1")),
+    ]
+    store = Store(tmp_path / "p.duckdb", fx_rates=rates)
+    jan, feb_utc = datetime(2026, 1, 10, tzinfo=UTC), datetime(2026, 1, 31, 20, tzinfo=UTC)
+    write(store, [replace(TENCENT, price_per_hour=Decimal("80"))], jan)
+    write(store, [replace(TENCENT, price_per_hour=Decimal("90"))], feb_utc)
+    # The first interval ends 2026-01-31 20:00 UTC (2026-02-01 04:00 in Shanghai): January's
+    # rate, 80 x 0.125 = 10.0, for every reader.
+    sql = "SELECT price_per_hour_usd FROM prices ORDER BY valid_from LIMIT 1"
+    for zone in ("UTC", "Asia/Shanghai", "America/Los_Angeles"):
+        with connect(store.path, read_only=True) as con:
+            con.execute(f"SET TimeZone = '{zone}'")
+            assert con.execute(sql).fetchall() == [(10.0,)], zone

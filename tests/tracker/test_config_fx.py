@@ -82,3 +82,19 @@ def test_no_fx_table_means_no_rates(tmp_path: Path) -> None:
 def test_bad_fx_names_the_key(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
         load_text(tmp_path, text)
+
+
+@pytest.mark.parametrize(
+    ("rate", "message"),
+    [
+        ("units_per_usd = inf", "fx.CNY.units_per_usd: expected a finite number"),
+        ("units_per_usd = nan", "fx.CNY.units_per_usd: expected a finite number"),
+        ("usd_per_unit = 1e-10", "fx.CNY.usd_per_unit: 1e-10 is out of range"),
+        ("units_per_usd = 1e12", "fx.CNY.units_per_usd: 1000000000000.0 is out of range"),
+    ],
+)
+def test_rates_the_store_cannot_hold_are_config_errors(
+    tmp_path: Path, rate: str, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_text(tmp_path, f"[fx]\nCNY = {{ {rate}, date = 2026-01-08 }}\n")

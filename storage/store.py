@@ -282,6 +282,23 @@ class Store:
             con.execute(f"DROP TABLE {table}")
         return int(opened) + int(withdrawn)
 
+    def open_offers(self, provider: str, regions: Sequence[str] | None) -> int:
+        """How many offers of `provider` are current in `regions` (None: anywhere)."""
+        if not self.path.exists():
+            return 0
+        # Read-write like every other connection of this process: DuckDB refuses two
+        # configurations of one file in one process.
+        with connect(self.path, read_only=False, wait_s=self.lock_wait_s) as con:
+            migrate(con)
+            return int(
+                scalar(
+                    con,
+                    "SELECT count(*) FROM price_intervals WHERE provider = $provider"
+                    " AND valid_to IS NULL AND ($all OR list_contains($regions, region))",
+                    {"provider": provider, "all": regions is None, "regions": list(regions or [])},
+                )
+            )
+
     def record_run(
         self,
         provider: str,

@@ -124,18 +124,29 @@ def _fetch_parse_store(
     parsed = collector.parse(payloads, observed_at=started_at)
     outcome.unknown_instance_types = parsed.unknown_instance_types
     outcome.skipped_rows = parsed.skipped_rows
-    if not parsed.records and not parsed.sold_out:
+    covered = provider.regions or collector.regions or None
+    if not parsed.records:
         # An empty answer is far likelier a changed API or a bad filter than every GPU offer
         # withdrawn at once: storing it would close the whole history of this provider. An
-        # answer that priced offers but said all were sold out is news, and is stored.
-        raise CollectorError(provider.name, "the API answered but no GPU price was found in it")
+        # answer that priced offers but said all were sold out is news, stored when it closes
+        # something; with nothing open in the asked regions it is more likely a `regions` typo.
+        if not parsed.sold_out:
+            raise CollectorError(provider.name, "the API answered but no GPU price was found in it")
+        with write_lock:  # one connection configuration per file within this process
+            still_open = store.open_offers(provider.name, covered)
+        if not still_open:
+            raise CollectorError(
+                provider.name,
+                f"every offer in the answer is sold out or not in the asked regions "
+                f"({', '.join(covered or ['all'])}); check `regions`",
+            )
     with write_lock:
         result = store.write_run(
             provider.name,
             parsed.records,
             started_at=started_at,
             observed_at=started_at,
-            regions=provider.regions or collector.regions or None,
+            regions=covered,
             interval_seconds=provider.interval_s,
         )
     outcome.records, outcome.changed = result.records, result.changed

@@ -57,3 +57,14 @@ def test_an_answer_with_no_gpu_offer_at_all_still_fails(replay: Any, tmp_path: P
     empty = collect(replay, recording(tmp_path, "empty", lambda data: data.clear()), store)
     assert empty.status == "failed" and "no GPU price" in str(empty.error)
     assert query(store, "SELECT count(*) FROM latest_prices").rows == [(first.records,)]
+
+
+def test_a_regions_typo_is_not_taken_for_a_sell_out(replay: Any, tmp_path: Path) -> None:
+    server = replay(FIXTURES)
+    providers: dict[str, Any] = {n: {"enabled": False} for n in REGISTRY}
+    providers["lambdalabs"] = {"endpoint": server.url, "timeout": 2, "regions": ["us-east1"]}
+    store = tmp_path / "prices.duckdb"
+    config = from_dict({"storage": {"path": str(store)}, "providers": providers}, source=None)
+    (outcome,) = pipeline.collect(config, env=ENV)
+    assert outcome.status == "failed"
+    assert "sold out or not in the asked regions (us-east1); check `regions`" in str(outcome.error)

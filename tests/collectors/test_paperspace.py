@@ -200,11 +200,15 @@ def test_every_offer_and_price(observed_at: datetime) -> None:
     assert result.skipped_rows == 2  # the "-spot" size and the null price
 
 
-def test_hourly_price_is_never_derived_from_the_monthly_one() -> None:
-    # Hand check of the trap: the two sizes use different hours per month.
-    assert round(Decimal("4529.3") / Decimal("6.74"), 2) == Decimal("672.00")
-    assert Decimal("17796.48") / Decimal("23.92") == 744
-    assert round(Decimal("17796.48") / 730, 6) == Decimal("24.378740")
+def test_hourly_price_is_never_derived_from_the_monthly_one(observed_at: datetime) -> None:
+    # The trap: DigitalOcean's months are 672 h for one size (4529.3 / 6.74) and 744 h for
+    # another (17796.48 / 23.92), so monthly / 730 would be wrong for both.
+    prices = {
+        slug: r.price_per_hour
+        for (slug, _), r in by_offer(parse(load_pages(), observed_at)).items()
+    }
+    assert prices["gpu-h100x1-80gb"] == Decimal("6.740000")  # not 4529.3 / 730 = 6.204521
+    assert prices["gpu-h100x8-640gb"] == Decimal("23.920000")  # not 17796.48 / 730 = 24.378740
 
 
 def test_skips_and_unknowns_are_logged_with_the_provider_name(

@@ -50,8 +50,10 @@ NOT_OFFERED_CODES = frozenset({"PriceNotFound", "InvalidInstanceType.ValueNotSup
 log = logging.getLogger(f"collectors.{PROVIDER}")
 
 
-def _skip(result: ParseResult, where: str, why: str) -> None:
+def _skip(result: ParseResult, where: str, why: str, itype: str | None = None) -> None:
     result.skipped_rows += 1
+    if itype is not None:
+        result.unreadable.add(itype)  # its offers missing here: unconfirmed, not withdrawn
     log.warning("%s: %s: skipped: %s", PROVIDER, where, why)
 
 
@@ -152,7 +154,7 @@ def _price_record(
     if not isinstance(currency, str) or not currency:
         amount, why = None, "the answer names no Currency"  # never assumed from the site
     if amount is None or not isinstance(currency, str):
-        _skip(result, key, why)
+        _skip(result, key, why, itype)
         return None
     kind, months = PRICE_TERMS[term]
     upfront = money(amount) if months else None
@@ -200,10 +202,10 @@ def _spot_records(
         price, stamp = _number(item.get("SpotPrice")), _timestamp(item.get("Timestamp"))
         zone = item.get("ZoneId")
         if price is None or price <= 0 or stamp is None or not isinstance(zone, str) or not zone:
-            _skip(result, at, "no positive SpotPrice, Timestamp or ZoneId")
+            _skip(result, at, "no positive SpotPrice, Timestamp or ZoneId", itype)
             continue
         if not isinstance(currency, str) or not currency:
-            _skip(result, at, "the answer names no Currency")
+            _skip(result, at, "the answer names no Currency", itype)
             continue
         # Each item is the price in force from its Timestamp on, in its zone.
         yield _record(region, zone, itype, gpu, "spot", None, currency, money(price), None, stamp)

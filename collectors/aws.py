@@ -212,6 +212,7 @@ class AwsCollector(Collector):
         if offer is not None and offer.price_per_hour > 0:
             return True
         result.skipped_rows += 1
+        result.unreadable.add(place.instance_type)  # its missing offers: unconfirmed, not gone
         self.log.warning(
             "aws: skipped a %s row for %s in %s: %s",
             offer.price_kind if offer else "price",

@@ -105,6 +105,10 @@ class ParseResult:
     # Offers the answer priced but said had no capacity in any asked region (Lambda): their
     # intervals close. Lets an answer of only sold-out offers be told from an empty one.
     sold_out: set[str] = field(default_factory=set)
+    # Instance types with a row the parser could not read: their offers missing from this
+    # answer are not withdrawn, only unconfirmed (stale), so a malformed row never records a
+    # withdrawal that did not happen (nor re-arms an alert that would then fire again).
+    unreadable: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)

@@ -122,6 +122,7 @@ class LambdaCollector(Collector):
         except _Skip as why:
             self.log.warning("%s: %s skipped: %s", self.name, instance_type, why)
             result.skipped_rows += 1
+            result.unreadable.add(instance_type)  # unconfirmed, not withdrawn
             return None
         except _Unplaced as why:
             self.log.warning("%s: %s: %s; its prices are not stored", self.name, instance_type, why)

@@ -143,6 +143,8 @@ class PaperspaceCollector(Collector):
         except _Skip as why:
             self.log.warning("%s: %s skipped: %s", self.name, where, why)
             result.skipped_rows += 1
+            if isinstance(size, dict) and isinstance(size.get("slug"), str):
+                result.unreadable.add(size["slug"])  # unconfirmed, not withdrawn
         except _Unplaced as why:
             self.log.warning("%s: %s: %s; its prices are not stored", self.name, size["slug"], why)
             result.unknown_instance_types.add(size["slug"])

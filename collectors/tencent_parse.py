@@ -95,6 +95,8 @@ class _Parser:
             records = self._records(item, region)
         except _Skip as skip:
             self.skipped[skip.reason] += 1
+            if skip.odd and isinstance(item, dict) and isinstance(item.get("InstanceType"), str):
+                self.result.unreadable.add(item["InstanceType"])  # unconfirmed, not withdrawn
             if skip.odd:
                 self.log.warning("tencent: %s: skipped (%s): %s", where, skip.reason, _brief(item))
             return

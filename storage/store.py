@@ -8,7 +8,7 @@ table of the run's records: no row-by-row statements.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from operator import attrgetter
@@ -168,6 +168,7 @@ UPDATE price_intervals AS p
 SET valid_to = $observed
 WHERE p.provider = $provider AND p.valid_to IS NULL
   AND ($all_regions OR list_contains($regions, p.region))
+  AND NOT list_contains($keep_open, p.instance_type)
   AND NOT EXISTS (SELECT 1 FROM incoming i WHERE i.offer_key = p.offer_key)
 """
 
@@ -217,11 +218,14 @@ class Store:
         observed_at: datetime,
         regions: Sequence[str] | None,
         interval_seconds: int | None = None,
+        keep_open: Collection[str] = (),
     ) -> RunResult:
         """Merge one provider's collection into the history: all of it lands, or none does.
 
         `regions` are the regions the collection covered (None: all of the provider's), so an
-        offer is closed as withdrawn only where the collection looked for it.
+        offer is closed as withdrawn only where the collection looked for it. Offers of the
+        instance types in `keep_open` (a row of theirs could not be read) are never closed as
+        withdrawn: unconfirmed, they show as stale until a collection reads them again.
         """
         batch = to_arrow(records)
         params = {"provider": provider, "observed": observed_at}
@@ -232,7 +236,7 @@ class Store:
                 _refuse_out_of_order(con, provider, observed_at)
                 run_id = int(scalar(con, "SELECT nextval('run_ids')"))
                 con.register("batch", batch)
-                changed = self._merge(con, params, run_id, regions)
+                changed = self._merge(con, params, run_id, regions, sorted(keep_open))
                 if self.fx_rates is not None:
                     replace_rates(con, self.fx_rates)
                 con.execute(
@@ -256,7 +260,12 @@ class Store:
         return RunResult(run_id, len(records), changed)
 
     def _merge(
-        self, con: Any, params: dict[str, Any], run_id: int, regions: Sequence[str] | None
+        self,
+        con: Any,
+        params: dict[str, Any],
+        run_id: int,
+        regions: Sequence[str] | None,
+        keep_open: list[str],
     ) -> int:
         observed = {"observed": params["observed"]}
         con.execute(_STAGE_INCOMING, observed)
@@ -276,7 +285,12 @@ class Store:
         withdrawn = scalar(
             con,
             _CLOSE_WITHDRAWN,
-            {**params, "all_regions": regions is None, "regions": list(regions or [])},
+            {
+                **params,
+                "all_regions": regions is None,
+                "regions": list(regions or []),
+                "keep_open": keep_open,
+            },
         )
         for table in ("incoming", "closed_end", "open_now", "sequence"):
             con.execute(f"DROP TABLE {table}")

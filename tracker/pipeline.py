@@ -147,6 +147,7 @@ def _fetch_parse_store(
             started_at=started_at,
             observed_at=started_at,
             regions=covered,
+            keep_open=parsed.unreadable,
             interval_seconds=provider.interval_s,
         )
     outcome.records, outcome.changed = result.records, result.changed

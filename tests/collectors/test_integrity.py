@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import collectors
-from collectors import REGISTRY, collector_class
+from collectors import REGISTRY, collector_class, gpus
 from collectors.base import (
     OFFERING_CLASSES,
     PAYMENT_OPTIONS,
@@ -107,3 +107,14 @@ def test_spot_is_never_an_on_demand_price_in_disguise(
     for r in parsed[name].records:
         if r.price_kind == "spot" and (r.region, r.instance_type) in on_demand:
             assert r.price_per_hour < on_demand[(r.region, r.instance_type)], r
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_unreadable_types_are_real_instance_types(
+    name: str, parsed: dict[str, ParseResult]
+) -> None:
+    # They keep offers open in the store by instance type: a row's position or a reason
+    # would silently protect nothing.
+    result = parsed[name]
+    known = {r.instance_type for r in result.records} | set(gpus.instance_types(name))
+    assert result.unreadable <= known | result.unknown_instance_types

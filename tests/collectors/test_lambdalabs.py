@@ -293,6 +293,8 @@ def test_entries_not_understood_are_skipped(observed_at: datetime, item: Any) ->
     assert [r.instance_type for r in result.records] == ["gpu_1x_a10"]
     assert result.skipped_rows == 1
     assert result.unknown_instance_types == set()
+    # Its offers stay open (stale) in the store rather than recorded as withdrawn.
+    assert result.unreadable == {"gpu_1x_a10_bad"}
 
 
 @pytest.mark.parametrize(

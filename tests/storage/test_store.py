@@ -382,3 +382,24 @@ def test_a_collection_older_than_the_last_one_stored_is_refused(store: Store) ->
     assert rows(store) == before
     runs = query(store.path, "SELECT count(*) FROM collection_runs").rows
     assert runs == [(1,)]  # the refused one left nothing (the pipeline records it as failed)
+
+
+def test_offers_of_an_unreadable_type_are_left_open_not_withdrawn(store: Store) -> None:
+    write(store, [rec("21.957642"), rec("55.04", itype="p5.48xlarge")], T0)
+    # Neither comes back, but a row of p4d.24xlarge could not be read: that one is unconfirmed
+    # (it turns stale), the p5 is withdrawn.
+    store.write_run(
+        "aws", [rec("1.0", itype="g5.xlarge")], started_at=T0 + H, observed_at=T0 + H,
+        regions=("us-east-1",), keep_open={"p4d.24xlarge"},
+    )  # fmt: skip
+    got = query(
+        store.path,
+        "SELECT instance_type, valid_to, stale FROM latest_prices"
+        " RIGHT JOIN (SELECT DISTINCT instance_type FROM prices) USING (instance_type)"
+        " ORDER BY instance_type",
+    ).rows
+    assert got == [
+        ("g5.xlarge", None, False),
+        ("p4d.24xlarge", None, True),  # still current, marked stale: last seen before the run
+        ("p5.48xlarge", None, None),  # withdrawn: no longer in latest_prices
+    ]

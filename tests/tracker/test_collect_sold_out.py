@@ -68,3 +68,28 @@ def test_a_regions_typo_is_not_taken_for_a_sell_out(replay: Any, tmp_path: Path)
     (outcome,) = pipeline.collect(config, env=ENV)
     assert outcome.status == "failed"
     assert "sold out or not in the asked regions (us-east1); check `regions`" in str(outcome.error)
+
+
+def test_an_unreadable_row_leaves_its_offers_stale_not_withdrawn(
+    replay: Any, tmp_path: Path
+) -> None:
+    store = tmp_path / "prices.duckdb"
+    first = collect(replay, FIXTURES, store)
+    assert first.status == "ok"
+
+    def garble(data: dict[str, Any]) -> None:  # the price arrives as text once
+        data["gpu_8x_h100_sxm5"]["instance_type"]["price_cents_per_hour"] = "3192"
+
+    second = collect(replay, recording(tmp_path, "garbled", garble), store)
+    assert second.status == "ok" and second.skipped_rows == 2  # the fixture garbles one too
+    h100 = query(
+        store,
+        "SELECT count(*), bool_and(stale) FROM latest_prices"
+        " WHERE instance_type = 'gpu_8x_h100_sxm5'",
+    ).rows
+    closed = query(
+        store, "SELECT count(*) FROM prices WHERE instance_type = 'gpu_8x_h100_sxm5'"
+        " AND valid_to IS NOT NULL",
+    ).rows  # fmt: skip
+    assert h100[0][0] > 0 and h100[0][1] is True  # still there, marked stale
+    assert closed == [(0,)]  # no withdrawal recorded

@@ -2,9 +2,10 @@
 
 All inside the caller's transaction, set-based: one INSERT per rule fills `alert_obs` with
 what each subject measures now; then one statement each picks what fires (the condition holds,
-the subject is not already active, its cooldown is over), re-arms what cleared (the condition
-no longer holds beyond the hysteresis, or the subject is gone) and records the new state.
-What cannot be known now (a stale price, no FX rate) leaves a subject's state as it is.
+the subject is not already active, its cooldown is over), re-arms what a fresh reading shows
+cleared (the condition no longer holds beyond the hysteresis) and records the new state.
+What cannot be known now (a stale price, no FX rate, an offer sold out or withdrawn) leaves a
+subject's state as it is: an offer whose capacity flickers never alerts twice for one crossing.
 """
 
 from __future__ import annotations
@@ -65,12 +66,15 @@ WHERE o.holds
 QUALIFY row_number() OVER (PARTITION BY o.rule, o.subject ORDER BY o.value, o.offer) = 1
 """
 
-# Re-arms: no measurement still keeps the subject active (unknown ones do: NULL keeps).
+# Re-arms: a reading that no longer keeps the subject active (unknown ones keep it: NULL), and
+# no reading that does. A subject with no reading at all (withdrawn, sold out) keeps its state.
 _REARM = """
 UPDATE alert_state s SET active = false
-WHERE s.active AND list_contains($rules, s.rule) AND NOT EXISTS (
-    SELECT 1 FROM alert_obs o
-    WHERE o.rule = s.rule AND o.subject = s.subject AND o.keeps IS NOT FALSE)
+WHERE s.active AND list_contains($rules, s.rule)
+  AND EXISTS (SELECT 1 FROM alert_obs o
+              WHERE o.rule = s.rule AND o.subject = s.subject AND o.keeps IS FALSE)
+  AND NOT EXISTS (SELECT 1 FROM alert_obs o
+                  WHERE o.rule = s.rule AND o.subject = s.subject AND o.keeps IS NOT FALSE)
 """
 
 _MARK_FIRED = """

@@ -160,8 +160,9 @@ SELECT provider AS subject, CAST(NULL AS VARCHAR) AS offer, true AS known,
 FROM last_ok
 """
 
-# A sold-out offer is nowhere to move to: price rules leave it out, like a withdrawn one (so it
-# re-arms them). NULL, the provider does not say, counts as available.
+# A sold-out offer is nowhere to move to: price rules leave it out, like a withdrawn one. With
+# no reading, its rules' state stays as it was: back in stock, it does not alert again for the
+# same crossing. NULL, the provider does not say, counts as available.
 _AVAILABLE = " AND coalesce(available, true)"
 
 _FILTER_COLUMNS = (

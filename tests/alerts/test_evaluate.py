@@ -257,13 +257,20 @@ def test_stale_prices_are_never_compared_and_keep_their_state(bench: Bench) -> N
     assert bench.fired(rule, T0 + 2 * H) == []  # fresh again, same price: no duplicate
 
 
-def test_a_withdrawn_offer_re_arms(bench: Bench) -> None:
+def test_a_withdrawn_offer_keeps_its_state_until_a_reading_clears_it(bench: Bench) -> None:
     rule = rules(SPOT_RULE)
     bench.collect(spot("8.0468"), T0)
     assert bench.fired(rule, T0) == [AZ1]
     bench.collect([offer(OD)], T0 + H)  # the spot offer is gone
     assert bench.fired(rule, T0 + H) == []
+    assert bench.sql("SELECT active FROM alert_state") == [(True,)]  # no reading: no re-arm
+    bench.collect(spot("8.0468"), T0 + 2 * H)  # back at the same price: the same crossing
+    assert bench.fired(rule, T0 + 2 * H) == []
+    bench.collect(spot("9.50"), T0 + 3 * H)  # 1.1875 per GPU-hour: cleared, re-armed
+    assert bench.fired(rule, T0 + 3 * H) == []
     assert bench.sql("SELECT active FROM alert_state") == [(False,)]
+    bench.collect(spot("8.0468"), T0 + 4 * H)  # a new crossing
+    assert bench.fired(rule, T0 + 4 * H) == [AZ1]
 
 
 def test_currencies_compare_natively_or_in_usd_through_a_known_rate(tmp_path: Path) -> None:

@@ -134,15 +134,27 @@ def test_price_rules_leave_sold_out_offers_out(bench: Bench) -> None:
     assert all(e.facts["alternatives"] == [] for e in report.fired)  # az1 is no alternative
 
 
-def test_a_sold_out_offer_re_arms_like_a_withdrawn_one(bench: Bench) -> None:
+def test_a_capacity_flicker_never_alerts_twice_for_one_crossing(bench: Bench) -> None:
+    # Found in review: sold out for one reading, then back at the same price, fired again.
     od, az1 = offer("21.957642"), offer("8.0468", kind="spot", zone="use1-az1")
     bench.collect([od, az1], T0)
     assert bench.fired(rules(CHEAP), T0) == [AZ1]
     bench.collect([od, sold_out(az1)], T0 + H)
     assert bench.fired(rules(CHEAP), T0 + H) == []
-    assert bench.sql("SELECT active FROM alert_state") == [(False,)]
-    bench.collect([od, az1], T0 + 2 * H)  # capacity again: somewhere to go, worth an alert
-    assert bench.fired(rules(CHEAP), T0 + 2 * H) == [AZ1]
+    assert bench.sql("SELECT active FROM alert_state") == [(True,)]  # no reading: kept
+    bench.collect([od, az1], T0 + 2 * H)  # capacity again, the same price: the same crossing
+    assert bench.fired(rules(CHEAP), T0 + 2 * H) == []
+    assert bench.fired(rules(CHEAP), T0 + 9 * H) == []  # nor once any cooldown is over
+
+
+def test_price_change_announces_one_cut_once_across_a_flicker(bench: Bench) -> None:
+    change = rules({"name": "cut", "kind": "price_change", "threshold": 10, "window": "7d"})
+    bench.collect([offer("32.7726")], T0 - 10 * DAY)
+    bench.collect([offer("21.957642")], T0)
+    assert len(bench.check(change, T0).fired) == 1  # -33.0 %
+    bench.collect([sold_out(offer("21.957642"))], T0 + H)
+    bench.collect([offer("21.957642")], T0 + 2 * H)
+    assert bench.check(change, T0 + 2 * H).fired == []
 
 
 def test_price_change_of_a_sold_out_offer_is_not_measured(bench: Bench) -> None:

@@ -42,6 +42,8 @@ def make_session(
         total=max_retries,
         connect=max_retries,
         read=max_retries if retry_reads else 0,
+        # urllib3 counts a TLS error after the request was sent as "other", not "read".
+        other=max_retries if retry_reads else 0,
         status=max_retries,
         status_forcelist=RETRY_STATUSES,
         allowed_methods=frozenset({"GET", "POST"}),

@@ -81,9 +81,14 @@ def send_test(config: Config, env: Mapping[str, str], channel: str, console: Tex
 def _email(email: EmailSettings, env: Mapping[str, str]) -> Notifier:
     username = env.get(email.username_env) or None
     password = env.get(email.password_env) or None
+    # Half a login is a setup problem, not a send to retry until the alerts are given up.
     if username and not password:
         return Unavailable(
             "email", f"email: {email.username_env} is set but {email.password_env} is not"
+        )
+    if password and not username:
+        return Unavailable(
+            "email", f"email: {email.password_env} is set but {email.username_env} is not"
         )
     return EmailNotifier(
         host=email.smtp_host,

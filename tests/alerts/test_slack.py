@@ -15,6 +15,7 @@ import responses
 
 from alerts.notify import AlertEvent, ChannelError
 from alerts.slack import SlackNotifier
+from collectors.http import make_session
 from tests.alerts.support import T0, Bench, offer, rules
 
 URL = "https://hooks.slack.com/services/T0001SECRET/B0002SECRET/s3cr3tW3bh00kT0k3n"
@@ -203,3 +204,14 @@ def _read_request(conn: socket.socket) -> bytes:
             break
         body += chunk
     return head + b"\r\n\r\n" + body
+
+
+def test_no_error_after_sending_is_retried_whatever_urllib3_calls_it() -> None:
+    # Found in review: a TLS error after the POST arrived counts as urllib3's "other", which
+    # read=0 alone did not cover; the same message reached a test server four times.
+    notifier = SlackNotifier(f"https://hooks.slack.com/services/T/B/{SECRET}", timeout=2)
+    retry = notifier.session.get_adapter("https://hooks.slack.com").max_retries
+    assert (retry.read, retry.other) == (0, 0)
+    assert retry.connect > 0 and retry.status > 0  # not sent yet, or refused: retried
+    collector_retry = make_session(max_retries=4).get_adapter("https://x").max_retries
+    assert (collector_retry.read, collector_retry.other) == (4, 4)  # collectors' GETs unchanged

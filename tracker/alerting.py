@@ -90,6 +90,10 @@ def _email(email: EmailSettings, env: Mapping[str, str]) -> Notifier:
         return Unavailable(
             "email", f"email: {email.password_env} is set but {email.username_env} is not"
         )
+    # smtplib's AUTH encodes the login as ASCII: anything else would fail every attempt.
+    for variable, value in ((email.username_env, username), (email.password_env, password)):
+        if value is not None and not value.isascii():
+            return Unavailable("email", f"email: {variable} holds non-ASCII characters")
     return EmailNotifier(
         host=email.smtp_host,
         port=email.smtp_port,

@@ -269,3 +269,17 @@ def test_a_restarted_process_sends_nothing_twice(tmp_path: Path) -> None:
     assert "console: 1 sent" in first.stderr
     assert second.stdout == "" and "alerts: 0 new" in second.stderr
     assert events(tmp_path) == [("cheap-a100-spot", "console", "sent", 1, None)]
+
+
+def test_a_login_smtplib_cannot_send_is_named_not_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SMTP_USERNAME", "alerts@example.com")
+    monkeypatch.setenv("SMTP_PASSWORD", "pässwörd")
+    email = (
+        '[alerts.email]\nsmtp_host = "127.0.0.1"\nfrom = "a@example.com"\nto = "b@example.com"\n'
+    )
+    result = invoke(setup(tmp_path, email), "alerts", "test", "--channel", "email")
+    assert result.exit_code == 2
+    assert "email: SMTP_PASSWORD holds non-ASCII characters" in result.output
+    assert "pässwörd" not in result.output

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from collectors import collector_class
-from collectors.base import CollectorError, MissingCredentials, StoreError
+from collectors.base import CollectorError, MissingCredentials, ParseResult, StoreError
 from storage.store import Store
 from tracker.config import Config, ProviderConfig
 
@@ -126,20 +126,7 @@ def _fetch_parse_store(
     outcome.skipped_rows = parsed.skipped_rows
     covered = provider.regions or collector.regions or None
     if not parsed.records:
-        # An empty answer is far likelier a changed API or a bad filter than every GPU offer
-        # withdrawn at once: storing it would close the whole history of this provider. An
-        # answer that priced offers but said all were sold out is news, stored when it closes
-        # something; with nothing open in the asked regions it is more likely a `regions` typo.
-        if not parsed.sold_out:
-            raise CollectorError(provider.name, "the API answered but no GPU price was found in it")
-        with write_lock:  # one connection configuration per file within this process
-            still_open = store.open_offers(provider.name, covered)
-        if not still_open:
-            raise CollectorError(
-                provider.name,
-                f"every offer in the answer is sold out or not in the asked regions "
-                f"({', '.join(covered or ['all'])}); check `regions`",
-            )
+        _refuse_empty(provider.name, parsed, covered, store, write_lock)
     with write_lock:
         result = store.write_run(
             provider.name,
@@ -151,6 +138,29 @@ def _fetch_parse_store(
             interval_seconds=provider.interval_s,
         )
     outcome.records, outcome.changed = result.records, result.changed
+
+
+def _refuse_empty(
+    name: str,
+    parsed: ParseResult,
+    covered: tuple[str, ...] | None,
+    store: Store,
+    write_lock: threading.Lock,
+) -> None:
+    """An answer without records is stored only when it is news: every priced offer sold out,
+    closing offers still current in the asked regions. Otherwise it is far likelier a changed
+    API, a bad filter or a `regions` typo than every GPU offer withdrawn at once, and storing it
+    would close the provider's whole history."""
+    if not parsed.sold_out:
+        raise CollectorError(name, "the API answered but no GPU price was found in it")
+    with write_lock:  # one connection configuration per file within this process
+        still_open = store.open_offers(name, covered)
+    if not still_open:
+        raise CollectorError(
+            name,
+            f"every offer in the answer is sold out or not in the asked regions "
+            f"({', '.join(covered or ['all'])}); check `regions`",
+        )
 
 
 def _record_unsuccessful(

@@ -17,7 +17,7 @@ import duckdb
 import pytest
 
 from collectors.base import PriceRecord, StoreError
-from storage import store as store_mod
+from storage import merge as merge_mod
 from storage.migrations import MIGRATIONS
 from storage.query import QueryRefused, query
 from storage.store import Store
@@ -215,7 +215,7 @@ def test_failure_inside_the_merge_leaves_history_untouched(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write(store, [rec("21.957642")], T0)
-    monkeypatch.setattr(store_mod, "_INSERT_NEW", "INSERT INTO no_such_table VALUES (1)")
+    monkeypatch.setattr(merge_mod, "_INSERT_NEW", "INSERT INTO no_such_table VALUES (1)")
     with pytest.raises(StoreError, match="aws: could not store the collection"):
         write(store, [rec("20.0"), rec("3.06", itype="p3.2xlarge")], T0 + H)
     assert rows(store) == [("us-east-1", None, "on_demand", 21.957642, None, T0, None, T0)]

@@ -1,0 +1,175 @@
+"""The change-only merge: one provider's collection (the Arrow table `batch`) into its history.
+
+A price confirmed again extends `last_seen`; a changed price closes the open interval and opens
+a new one; an offer missing from a collection that covered its region is closed, unless a row
+of its instance type could not be read; a provider's own timestamp (spot history) starts its
+interval, never before the end of a closed one. Everything is set-based SQL: no row-by-row
+statements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from collectors.base import StoreError
+from storage.connection import scalar
+
+# The offer's identity as one string: NULL parts become '' so they compare as values.
+_OFFER_KEY = """concat_ws('|', provider, region, coalesce(zone, ''), instance_type, price_kind,
+    coalesce(CAST(term_months AS VARCHAR), ''), coalesce(payment_option, ''),
+    coalesce(offering_class, ''), currency)"""
+
+# Incoming price points (no provider timestamp = observed now).
+_STAGE_INCOMING = f"""
+CREATE TEMP TABLE incoming AS
+SELECT *, {_OFFER_KEY} AS offer_key, coalesce(effective_at, $observed) AS ts FROM batch
+"""
+
+# Two prices for one offer at one moment would be a collector bug: refuse rather than guess.
+_DUPLICATE_POINTS = """
+SELECT count(*) - count(DISTINCT (offer_key, ts)) FROM incoming
+"""
+
+# An offer whose intervals are all closed (withdrawn) and that comes back with a provider
+# timestamp from before the last one ended (AWS spot history: "this price since <earlier>")
+# would overlap history already recorded. Its return is dated from that end instead, with the
+# newest of the points at or before it; points after it stand as they are.
+# (Staged after open_now: only offers without an open interval are looked up, few of them.)
+_STAGE_CLOSED = """
+CREATE TEMP TABLE closed_end AS
+WITH coming_back AS (
+    SELECT DISTINCT offer_key FROM incoming ANTI JOIN open_now USING (offer_key)
+)
+SELECT p.offer_key, max(p.valid_to) AS last_end
+FROM price_intervals p SEMI JOIN coming_back r ON p.offer_key = r.offer_key
+WHERE p.provider = $provider
+GROUP BY p.offer_key
+"""
+
+_DROP_SUPERSEDED = """
+DELETE FROM incoming i USING closed_end c
+WHERE i.offer_key = c.offer_key AND i.ts < c.last_end
+  AND EXISTS (SELECT 1 FROM incoming j
+              WHERE j.offer_key = i.offer_key AND j.ts > i.ts AND j.ts <= c.last_end)
+"""
+
+_DATE_FROM_CLOSED = """
+UPDATE incoming i SET ts = c.last_end
+FROM closed_end c WHERE i.offer_key = c.offer_key AND i.ts < c.last_end
+"""
+
+# The open interval of every offer this run saw.
+_STAGE_OPEN = """
+CREATE TEMP TABLE open_now AS
+SELECT p.offer_key, p.price_per_hour, p.upfront_total, p.available, p.valid_from
+FROM price_intervals p SEMI JOIN incoming i ON p.offer_key = i.offer_key
+WHERE p.provider = $provider AND p.valid_to IS NULL
+"""
+
+_META = """provider, region, zone, instance_type, price_kind, term_months, payment_option,
+    offering_class, currency, gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib"""
+
+# What a change is: the price, the upfront part, or the provider's word on capacity.
+_STATE = "(price_per_hour, upfront_total, available)"
+
+# The sequence of prices per offer: the open interval first, then incoming points after it.
+# Points at or before the open interval's start are history already recorded, except when the
+# newest of them contradicts the open price: then the change is dated to this observation.
+# Consecutive equal prices collapse; each kept point ends where the next one starts.
+_STAGE_SEQUENCE = f"""
+CREATE TEMP TABLE sequence AS
+WITH points AS (
+    SELECT offer_key, price_per_hour, upfront_total, available, valid_from AS ts, true AS existing,
+           {", ".join(f"NULL AS {c.strip()}" for c in _META.split(","))}
+    FROM open_now
+    UNION ALL
+    SELECT i.offer_key, i.price_per_hour, i.upfront_total, i.available, i.ts, false, {_META}
+    FROM incoming i LEFT JOIN open_now o USING (offer_key)
+    WHERE o.valid_from IS NULL OR i.ts > o.valid_from
+    UNION ALL
+    SELECT l.offer_key, l.price_per_hour, l.upfront_total, l.available, $observed, false, {_META}
+    FROM (SELECT DISTINCT ON (offer_key) * FROM incoming SEMI JOIN open_now USING (offer_key)
+          ORDER BY offer_key, ts DESC) l
+    JOIN open_now o USING (offer_key)
+    WHERE l.ts <= o.valid_from
+      AND (l.price_per_hour, l.upfront_total, l.available)
+          IS DISTINCT FROM (o.price_per_hour, o.upfront_total, o.available)
+      AND NOT EXISTS (
+          SELECT 1 FROM incoming n WHERE n.offer_key = l.offer_key AND n.ts > o.valid_from)
+), marked AS (
+    SELECT *, existing OR {_STATE} IS DISTINCT FROM lag({_STATE}) OVER (
+        PARTITION BY offer_key ORDER BY ts, existing DESC
+    ) AS keep
+    FROM points
+)
+SELECT * EXCLUDE (keep),
+       lead(ts) OVER (PARTITION BY offer_key ORDER BY ts, existing DESC) AS next_ts
+FROM marked WHERE keep
+"""
+
+_EXTEND_OR_CLOSE = """
+UPDATE price_intervals AS p
+SET valid_to = s.next_ts,
+    last_seen = CASE WHEN s.next_ts IS NULL THEN $observed ELSE p.last_seen END
+FROM sequence s
+WHERE s.existing AND p.offer_key = s.offer_key AND p.provider = $provider AND p.valid_to IS NULL
+"""
+
+_INSERT_NEW = """
+INSERT INTO price_intervals BY NAME
+SELECT offer_key, provider, region, zone, instance_type, price_kind, term_months,
+       payment_option, offering_class, currency, price_per_hour, upfront_total,
+       gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib, available,
+       ts AS valid_from, next_ts AS valid_to, $observed AS last_seen, $run_id AS run_id
+FROM sequence
+WHERE NOT existing
+"""
+
+_CLOSE_WITHDRAWN = """
+UPDATE price_intervals AS p
+SET valid_to = $observed
+WHERE p.provider = $provider AND p.valid_to IS NULL
+  AND ($all_regions OR list_contains($regions, p.region))
+  AND NOT list_contains($keep_open, p.instance_type)
+  AND NOT EXISTS (SELECT 1 FROM incoming i WHERE i.offer_key = p.offer_key)
+"""
+
+
+def merge(
+    con: Any,
+    params: dict[str, Any],
+    run_id: int,
+    regions: Sequence[str] | None,
+    keep_open: list[str],
+) -> int:
+    """Merge the registered Arrow table `batch` into the provider's history (in the caller's
+    transaction); the number of intervals opened plus offers withdrawn."""
+    observed = {"observed": params["observed"]}
+    con.execute(_STAGE_INCOMING, observed)
+    duplicates = scalar(con, _DUPLICATE_POINTS)
+    if duplicates:
+        raise StoreError(
+            f"{duplicates} records repeat an offer at the same moment with another price"
+        )
+    con.execute(_STAGE_OPEN, {"provider": params["provider"]})
+    con.execute(_STAGE_CLOSED, {"provider": params["provider"]})
+    if scalar(con, "SELECT count(*) FROM closed_end"):  # usually none: skip two statements
+        con.execute(_DROP_SUPERSEDED)
+        con.execute(_DATE_FROM_CLOSED)
+    con.execute(_STAGE_SEQUENCE, observed)
+    con.execute(_EXTEND_OR_CLOSE, params)
+    opened = scalar(con, _INSERT_NEW, {**observed, "run_id": run_id})
+    withdrawn = scalar(
+        con,
+        _CLOSE_WITHDRAWN,
+        {
+            **params,
+            "all_regions": regions is None,
+            "regions": list(regions or []),
+            "keep_open": keep_open,
+        },
+    )
+    for table in ("incoming", "closed_end", "open_now", "sequence"):
+        con.execute(f"DROP TABLE {table}")
+    return int(opened) + int(withdrawn)

@@ -288,6 +288,21 @@ def instance_types(provider: str) -> tuple[str, ...]:
     return tuple(sorted(INSTANCE_GPUS.get(provider, {})))
 
 
+def contradiction(
+    provider: str, instance_type: str, said: InstanceGpu, unit: str = "GiB"
+) -> str | None:
+    """What the API's GPU facts (model, count, per-GPU memory) contradict in the table's entry
+    for the type, in words; None when they agree or the table has no entry."""
+    known = lookup(provider, instance_type)
+    facts = (said.gpu_model, said.gpu_count, said.gpu_memory_gib)
+    if known is None or (known.gpu_model, known.gpu_count, known.gpu_memory_gib) == facts:
+        return None
+    return (
+        f"the API says {said.gpu_count:g} x {said.gpu_model} {said.gpu_memory_gib:g} {unit}, "
+        f"the GPU table {known.gpu_count:g} x {known.gpu_model} {known.gpu_memory_gib:g} {unit}"
+    )
+
+
 def canonical_model(provider: str, name: str) -> str | None:
     """The canonical model for a provider's own GPU name ("Tesla V100", "nvidia_h100"), or None."""
     return GPU_NAMES.get(provider, {}).get(name)

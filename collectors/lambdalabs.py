@@ -212,17 +212,17 @@ def _gpu(
     model = gpus.canonical_model(LambdaCollector.name, found["name"])
     if model is None:
         raise _Unplaced(f"GPU {found['name']!r} is not in the GPU table")
-    memory = float(found["memory"])
-    known = gpus.lookup(LambdaCollector.name, instance_type)
-    said = (model, count, memory)
-    if known is not None and (known.gpu_model, known.gpu_count, known.gpu_memory_gib) != said:
-        raise _Unplaced(
-            f"the API says {count} x {model} {memory:g} GB, the GPU table "
-            f"{known.gpu_count:g} x {known.gpu_model} {known.gpu_memory_gib:g} GB"
-        )
-    return gpus.InstanceGpu(
-        model, count, memory, _number(specs.get("vcpus")), _number(specs.get("memory_gib"))
+    said = gpus.InstanceGpu(
+        model,
+        count,
+        float(found["memory"]),
+        _number(specs.get("vcpus")),
+        _number(specs.get("memory_gib")),
     )
+    contradiction = gpus.contradiction(LambdaCollector.name, instance_type, said, unit="GB")
+    if contradiction:
+        raise _Unplaced(contradiction)
+    return said
 
 
 def _number(value: Any) -> float | None:

@@ -255,17 +255,13 @@ def _gpu(slug: str, info: dict[str, Any], count: int, size: dict[str, Any]) -> g
         raise _Unplaced(f"gpu_info.vram is {vram!r}")
     if unit != "gib":
         raise _Unplaced(f"gpu_info.vram unit {unit!r} is not gib")
-    memory = total / count
-    known = gpus.lookup(PaperspaceCollector.name, slug)
-    said = (model, count, memory)
-    if known is not None and (known.gpu_model, known.gpu_count, known.gpu_memory_gib) != said:
-        raise _Unplaced(
-            f"the API says {count} x {model} {memory:g} GiB, the GPU table "
-            f"{known.gpu_count:g} x {known.gpu_model} {known.gpu_memory_gib:g} GiB"
-        )
     megabytes = _number(size.get("memory"))
     host_gib = None if megabytes is None else megabytes / MIB_PER_GIB
-    return gpus.InstanceGpu(model, count, memory, _number(size.get("vcpus")), host_gib)
+    said = gpus.InstanceGpu(model, count, total / count, _number(size.get("vcpus")), host_gib)
+    contradiction = gpus.contradiction(PaperspaceCollector.name, slug, said)
+    if contradiction:
+        raise _Unplaced(contradiction)
+    return said
 
 
 def _number(value: Any) -> float | None:

@@ -124,7 +124,7 @@ def _fetch_parse_store(
     parsed = collector.parse(payloads, observed_at=started_at)
     outcome.unknown_instance_types = parsed.unknown_instance_types
     outcome.skipped_rows = parsed.skipped_rows
-    covered = provider.regions or collector.regions or None
+    covered = collector.regions or None  # the configured regions, else the provider's own
     if not parsed.records:
         _refuse_empty(provider.name, parsed, covered, store, write_lock)
     with write_lock:

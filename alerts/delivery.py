@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import groupby
@@ -84,23 +85,28 @@ def run(
     dry_run: bool = False,
     retry: RetryPolicy = DEFAULT_RETRY,
     lock_wait_s: float = 30.0,
+    store_lock: AbstractContextManager[Any] | None = None,
 ) -> AlertReport:
     """Evaluate `rules` over the store at `store_path` and deliver what is due through
-    `channels` (dry run: evaluate only, store and channels untouched)."""
+    `channels` (dry run: evaluate only, store and channels untouched). `store_lock` (a
+    threading.Lock, say) is held around each store session, never while sending: the daemon
+    passes the one its collections write under."""
     now = now or datetime.now(UTC)
     path = Path(store_path)
+    guard = store_lock if store_lock is not None else nullcontext()
     if not path.exists():
         raise StoreError(f"no price store at {path} yet: run `gpu-tracker collect` first")
     if dry_run:
-        return _dry_run(path, rules, now, lock_wait_s)
-    with connect(path, read_only=False, wait_s=lock_wait_s) as con:
+        with guard:
+            return _dry_run(path, rules, now, lock_wait_s)
+    with guard, connect(path, read_only=False, wait_s=lock_wait_s) as con:
         migrate(con)
         fired, due, waiting = _in_transaction(con, lambda: _evaluate_and_claim(con, rules, now))
     outcomes, deliveries = deliver(due, channels)
     deliveries = _with_unavailable(deliveries, channels, waiting)
     if not outcomes:  # nothing was tried: the pending ones wait for their next attempt
         return AlertReport(fired, due, deliveries, pending=sum(waiting.values()))
-    with connect(path, read_only=False, wait_s=lock_wait_s) as con:
+    with guard, connect(path, read_only=False, wait_s=lock_wait_s) as con:
         pending, gave_up = _in_transaction(con, lambda: _mark(con, outcomes, now, retry))
     return AlertReport(fired, due, deliveries, pending, gave_up)
 

@@ -9,11 +9,12 @@ its alerts stay pending, each run says which variable to set, and they go out on
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
-from typing import TextIO
+from typing import Any, TextIO
 
-from alerts import AlertReport, Notifier, run
+from alerts import AlertReport, Notifier, Rule, run
 from alerts.console import ConsoleNotifier
 from alerts.email import EmailNotifier
 from alerts.message import test_event
@@ -55,15 +56,19 @@ def check(
     *,
     now: datetime | None = None,
     dry_run: bool = False,
+    rules: Sequence[Rule] | None = None,
+    store_lock: AbstractContextManager[Any] | None = None,
 ) -> AlertReport:
-    """Evaluate the rules now and deliver what is due (dry run: evaluate only)."""
+    """Evaluate the rules now (the configured ones unless `rules` says otherwise) and deliver
+    what is due (dry run: evaluate only)."""
     return run(
         config.store_path,
-        config.alerts.rules,
+        config.alerts.rules if rules is None else rules,
         channels(config.alerts, env, console),
         now=now,
         dry_run=dry_run,
         retry=config.alerts.retry,
+        store_lock=store_lock,
     )
 
 

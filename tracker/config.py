@@ -23,10 +23,18 @@ from collectors import REGISTRY, ProviderInfo
 from collectors.base import ConfigError, ProviderSettings, env_variable_name
 from collectors.gpus import GPU_MODELS
 from storage.fx import RATE_PLACES, FxRate
+from tracker.daemon_config import (
+    DaemonSettings,
+    MetricsSettings,
+    ReviewSettings,
+    parse_daemon,
+    parse_metrics,
+    parse_review,
+)
 
 DEFAULT_CONFIG = Path("config.toml")
 DEFAULT_STORE = "prices.duckdb"
-_TOP_KEYS = {"storage", "providers", "alerts", "fx"}
+_TOP_KEYS = {"storage", "providers", "alerts", "fx", "daemon", "review", "metrics"}
 _STORAGE_KEYS = {"path"}
 _COMMON_KEYS = {"enabled", "endpoint", "regions", "interval", "timeout"}
 _INTERVAL = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
@@ -71,6 +79,9 @@ class Config:
     providers: dict[str, ProviderConfig]
     alerts: AlertSettings = field(default_factory=AlertSettings)
     fx: tuple[FxRate, ...] = ()
+    daemon: DaemonSettings = field(default_factory=DaemonSettings)
+    review: ReviewSettings = field(default_factory=ReviewSettings)
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)
 
     def enabled(self, names: tuple[str, ...] = ()) -> list[ProviderConfig]:
         """The providers to collect: the named ones (even if disabled), else every enabled one."""
@@ -120,8 +131,16 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
         name: _provider(name, info, _table(providers_raw, name, prefix="providers."))
         for name, info in REGISTRY.items()
     }
+    alerts = _alerts(_table(data, "alerts"))
     return Config(
-        source, store_path, providers, _alerts(_table(data, "alerts")), fx=_fx(_table(data, "fx"))
+        source,
+        store_path,
+        providers,
+        alerts,
+        fx=_fx(_table(data, "fx")),
+        daemon=parse_daemon(_table(data, "daemon")),
+        review=parse_review(_table(data, "review"), set(alerts.channels)),
+        metrics=parse_metrics(_table(data, "metrics")),
     )
 
 

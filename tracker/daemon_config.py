@@ -1,0 +1,192 @@
+"""The `[daemon]`, `[review]` and `[metrics]` tables of config.toml, validated.
+
+Only the daemon (and `gpu-tracker review` / `status`) use them; a one-shot `collect` ignores
+them. Every error names the key path, like the rest of the config.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from apscheduler.triggers.cron import CronTrigger
+
+from alerts.rules import parse_duration
+from collectors.base import ConfigError
+
+LOG_FORMATS = ("text", "json")
+DEFAULT_REVIEW_CRON = "0 9 1 1,7 *"  # 09:00 on 1 January and 1 July
+_DAEMON_KEYS = {
+    "jitter",
+    "misfire_grace",
+    "max_backoff",
+    "shutdown_grace",
+    "stale_alert",
+    "log_format",
+}
+_REVIEW_KEYS = {"enabled", "cron", "timezone", "since", "channels"}
+_METRICS_KEYS = {"listen"}
+_SINCE = re.compile(r"^\s*(\d+)\s*(mo|d|w|y)\s*$")
+_LISTEN = re.compile(r"^(?:\[(?P<v6>[^\]]+)\]|(?P<host>[^:\[\]]+)):(?P<port>\d{1,5})$")
+
+
+@dataclass(frozen=True)
+class DaemonSettings:
+    """How the daemon schedules: `jitter_s` None = 10% of each provider's interval, at most
+    5 minutes; `max_backoff_s` caps the longer interval of a provider that keeps failing."""
+
+    jitter_s: int | None = None
+    misfire_grace_s: int = 15 * 60
+    max_backoff_s: int = 6 * 3600
+    shutdown_grace_s: int = 10
+    stale_alert: bool = True
+    log_format: Literal["text", "json"] = "text"
+
+    def jitter_for(self, interval_s: int) -> int:
+        if self.jitter_s is not None:
+            return self.jitter_s
+        return min(interval_s // 10, 300)
+
+
+@dataclass(frozen=True)
+class Since:
+    """A look-back like `6mo`: a number of calendar months, days, weeks or years."""
+
+    amount: int
+    unit: Literal["mo", "d", "w", "y"]
+
+    def __str__(self) -> str:
+        return f"{self.amount}{self.unit}"
+
+
+@dataclass(frozen=True)
+class ReviewSettings:
+    enabled: bool = True
+    cron: str = DEFAULT_REVIEW_CRON
+    timezone: str = "UTC"
+    since: Since = Since(6, "mo")
+    channels: tuple[str, ...] = ()  # empty: every configured channel
+
+    def trigger(self) -> CronTrigger:
+        return CronTrigger.from_crontab(self.cron, timezone=ZoneInfo(self.timezone))
+
+
+@dataclass(frozen=True)
+class MetricsSettings:
+    """`listen` None: no endpoint. `loopback` False means it is reachable from elsewhere."""
+
+    host: str | None = None
+    port: int = 9108
+
+    @property
+    def enabled(self) -> bool:
+        return self.host is not None
+
+    @property
+    def loopback(self) -> bool:
+        if self.host is None:
+            return True
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+
+def parse_since(value: Any, key: str) -> Since:
+    """'6mo', '180d', '26w', '1y' -> Since."""
+    match = _SINCE.match(value) if isinstance(value, str) else None
+    if not match or int(match.group(1)) == 0:
+        raise ConfigError(f'{key}: {value!r} is not a look-back like "6mo", "180d", "1y"')
+    unit: Any = match.group(2)
+    return Since(int(match.group(1)), unit)
+
+
+def parse_daemon(raw: Mapping[str, Any]) -> DaemonSettings:
+    _no_unknown(raw, _DAEMON_KEYS, "daemon.")
+    defaults = DaemonSettings()
+    log_format = raw.get("log_format", defaults.log_format)
+    if log_format not in LOG_FORMATS:
+        raise ConfigError(f"daemon.log_format: expected text or json, got {log_format!r}")
+    return DaemonSettings(
+        jitter_s=_seconds(raw, "jitter", None, allow_zero=True),
+        misfire_grace_s=_seconds(raw, "misfire_grace", defaults.misfire_grace_s),
+        max_backoff_s=_seconds(raw, "max_backoff", defaults.max_backoff_s),
+        shutdown_grace_s=_seconds(raw, "shutdown_grace", defaults.shutdown_grace_s),
+        stale_alert=_bool(raw, "stale_alert", defaults.stale_alert, "daemon."),
+        log_format=log_format,
+    )
+
+
+def parse_review(raw: Mapping[str, Any], channels: set[str]) -> ReviewSettings:
+    """[review]; `channels` are the configured alert channels a review may name."""
+    _no_unknown(raw, _REVIEW_KEYS, "review.")
+    defaults = ReviewSettings()
+    timezone = raw.get("timezone", defaults.timezone)
+    try:
+        ZoneInfo(str(timezone))
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigError(f"review.timezone: unknown time zone {timezone!r}") from exc
+    cron = raw.get("cron", defaults.cron)
+    try:
+        CronTrigger.from_crontab(str(cron), timezone=ZoneInfo(str(timezone)))
+    except ValueError as exc:
+        raise ConfigError(
+            f'review.cron: {cron!r} is not a crontab line like "0 9 1 1,7 *" ({exc})'
+        ) from exc
+    wanted = raw.get("channels", [])
+    if not isinstance(wanted, list) or not all(isinstance(c, str) for c in wanted):
+        raise ConfigError(f"review.channels: expected a list of channel names, got {wanted!r}")
+    for name in wanted:
+        if name not in channels:
+            known = ", ".join(sorted(channels))
+            raise ConfigError(f"review.channels: {name!r} is not a configured channel ({known})")
+    since = raw.get("since")
+    return ReviewSettings(
+        enabled=_bool(raw, "enabled", defaults.enabled, "review."),
+        cron=str(cron),
+        timezone=str(timezone),
+        since=defaults.since if since is None else parse_since(since, "review.since"),
+        channels=tuple(wanted),
+    )
+
+
+def parse_metrics(raw: Mapping[str, Any]) -> MetricsSettings:
+    _no_unknown(raw, _METRICS_KEYS, "metrics.")
+    listen = raw.get("listen")
+    if listen is None:
+        return MetricsSettings()
+    match = _LISTEN.match(listen) if isinstance(listen, str) else None
+    if not match or not 0 < int(match.group("port")) < 65536:
+        raise ConfigError(
+            f'metrics.listen: {listen!r} is not host:port like "127.0.0.1:9108" or "[::1]:9108"'
+        )
+    return MetricsSettings(match.group("v6") or match.group("host"), int(match.group("port")))
+
+
+def _seconds(raw: Mapping[str, Any], key: str, default: Any, *, allow_zero: bool = False) -> Any:
+    if key not in raw:
+        return default
+    if allow_zero and isinstance(raw[key], str) and raw[key].strip() in ("0", "0s"):
+        return 0
+    return parse_duration(raw[key], f"daemon.{key}")
+
+
+def _bool(raw: Mapping[str, Any], key: str, default: bool, prefix: str) -> bool:
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{prefix}{key}: expected true or false, got {value!r}")
+    return value
+
+
+def _no_unknown(data: Mapping[str, Any], allowed: set[str], prefix: str) -> None:
+    for key in data:
+        if key not in allowed:
+            raise ConfigError(
+                f"{prefix}{key}: unknown key (allowed here: {', '.join(sorted(allowed))})"
+            )

@@ -19,7 +19,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn
 
 from collectors.base import ConfigError, StoreError
 from storage.query import QueryRefused, query
-from tracker import cli_alerts, pipeline, render
+from tracker import cli_alerts, cli_daemon, pipeline, render
 from tracker import config as config_mod
 from tracker import latest as latest_mod
 
@@ -87,7 +87,12 @@ def cli(ctx: click.Context, config_path: Path | None, verbose: bool) -> None:
         level=logging.INFO if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    ctx.obj = {"config_path": config_path, "out": _console(), "err": _console(stderr=True)}
+    ctx.obj = {
+        "config_path": config_path,
+        "verbose": verbose,
+        "out": _console(),
+        "err": _console(stderr=True),
+    }
 
 
 def _console(stderr: bool = False) -> Console:
@@ -242,6 +247,8 @@ def demo(ctx: click.Context, keep: Path | None) -> None:
 
 
 cli.add_command(cli_alerts.alerts)
+cli.add_command(cli_daemon.daemon)
+cli.add_command(cli_daemon.status_command)
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ channels are described by the variable that holds their secret, not by its value
 from __future__ import annotations
 
 import sys
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 from rich.console import Console
@@ -21,8 +21,9 @@ from collectors.base import ConfigError, StoreError
 from storage.query import query
 from tracker import alerting
 from tracker import config as config_mod
+from tracker.cli_common import EXIT_FAILED, EXIT_USAGE, fail
+from tracker.cli_common import load_config as _config
 
-EXIT_FAILED, EXIT_USAGE = 1, 2
 _EVENTS = """
 SELECT fired_at, rule, subject, channel, status, attempts, detail, last_error
 FROM alert_events ORDER BY fired_at DESC, event_id DESC LIMIT ?
@@ -45,7 +46,7 @@ def check(ctx: click.Context, dry_run: bool) -> None:
     try:
         report = alerting.check(config, config_mod.environment(), sys.stdout, dry_run=dry_run)
     except StoreError as exc:
-        _fail(ctx, str(exc), EXIT_FAILED)
+        fail(ctx, str(exc), EXIT_FAILED)
     print_report(ctx.obj["err"], report)
     sys.exit(0 if report.ok else EXIT_FAILED)
 
@@ -64,9 +65,9 @@ def test_message(ctx: click.Context, channel: str) -> None:
     try:
         alerting.send_test(config, config_mod.environment(), channel, sys.stdout)
     except ConfigError as exc:
-        _fail(ctx, str(exc), EXIT_USAGE)
+        fail(ctx, str(exc), EXIT_USAGE)
     except ChannelError as exc:
-        _fail(ctx, str(exc), EXIT_FAILED)
+        fail(ctx, str(exc), EXIT_FAILED)
     _say(ctx.obj["err"], f"test message sent through {channel}")
 
 
@@ -84,7 +85,7 @@ def list_rules(ctx: click.Context, limit: int) -> None:
         result = query(config.store_path, _EVENTS, [limit])
     except StoreError as exc:
         if "alert_events" not in str(exc) and "no price store" not in str(exc):
-            _fail(ctx, str(exc), EXIT_FAILED)
+            fail(ctx, str(exc), EXIT_FAILED)
         result = None  # a store from before alerts, or none yet: no alerts either
     if result is None or not result.rows:
         out.print("no alerts yet", markup=False)
@@ -187,13 +188,3 @@ def _say(console: Console, text: str) -> None:
 
 
 # The same two helpers as tracker.cli's (which imports this module, so it cannot import them).
-def _config(ctx: click.Context) -> config_mod.Config:
-    try:
-        return config_mod.load(ctx.obj["config_path"])
-    except ConfigError as exc:
-        _fail(ctx, str(exc), EXIT_USAGE)
-
-
-def _fail(ctx: click.Context, message: str, code: int) -> NoReturn:
-    ctx.obj["err"].print(f"[bold red]error:[/] {escape(message)}", highlight=False)
-    sys.exit(code)

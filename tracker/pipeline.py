@@ -58,12 +58,15 @@ def collect(
     env: Mapping[str, str],
     reporter: Reporter | None = None,
     store: Store | None = None,
+    write_lock: threading.Lock | None = None,
 ) -> list[Outcome]:
-    """Collect every enabled provider (or the named ones) into the store."""
+    """Collect every enabled provider (or the named ones) into the store. `write_lock` is held
+    around every store session; the daemon passes the one all its jobs share."""
     providers = config.enabled(names)
     reporter = reporter or Reporter()
     store = store or Store(config.store_path, fx_rates=config.fx)
-    write_lock = threading.Lock()  # one DuckDB writer at a time, even within this process
+    # One DuckDB session at a time, even within this process.
+    write_lock = write_lock or threading.Lock()
 
     def run(provider: ProviderConfig) -> Outcome:
         return _collect_one(provider, env, reporter, store, write_lock)

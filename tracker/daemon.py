@@ -1,0 +1,219 @@
+"""`gpu-tracker daemon`: APScheduler 3.x in the foreground, one job per enabled provider.
+
+Each job collects its provider, stores the prices, evaluates the alert rules and delivers what
+is due, then logs one line. All DuckDB sessions of the process take turns on one lock and each
+is short (the store is closed between them), so `gpu-tracker sql` from another shell gets in
+between. A provider that keeps failing is asked less often (`schedule.backoff_interval`) and
+raises one stale-data alert; a success brings its normal interval back.
+
+Stopping (SIGTERM, SIGINT): no new job starts; jobs in flight get `daemon.shutdown_grace` to
+finish; what is still running then is abandoned, but only while no store session is open
+(the store lock is taken first), so a run is stored whole or not at all. Exit status 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from types import FrameType
+from typing import Any
+
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.interval import IntervalTrigger
+
+from collectors.base import StoreError
+from storage.connection import connect
+from storage.migrations import migrate
+from storage.store import Store
+from tracker import schedule
+from tracker.config import Config
+from tracker.daemon_state import DaemonLock, DaemonState, ProviderSchedule, write_state
+from tracker.jobs import ProviderJob, ReviewJob, Shared
+
+log = logging.getLogger("tracker.daemon")
+REVIEW_JOB = "review"
+# A review missed while the daemon was down is sent when it starts, if it is this recent.
+REVIEW_CATCH_UP = timedelta(days=7)
+
+
+class Daemon:
+    """The scheduler, its jobs and the process around them."""
+
+    def __init__(self, config: Config, env: Mapping[str, str], metrics: Any = None) -> None:
+        self.config = config
+        self.providers = config.enabled()
+        self.stopping = threading.Event()
+        self.shared = Shared(
+            config=config,
+            env=env,
+            store=Store(config.store_path, fx_rates=config.fx),
+            rules=(*config.alerts.rules, *schedule.stale_rules(config)),
+            metrics=metrics,
+            state=DaemonState(os.getpid(), datetime.now(UTC)),
+            reschedule=self._reschedule,
+            publish=self._publish,
+        )
+        self._state_lock = threading.Lock()
+        self.scheduler = BackgroundScheduler(
+            executors={"default": ThreadPoolExecutor(len(self.providers) + 1)},
+            job_defaults={
+                "coalesce": True,  # runs missed while busy or asleep: one catch-up, not a burst
+                "max_instances": 1,
+                "misfire_grace_time": config.daemon.misfire_grace_s,
+            },
+            timezone=UTC,
+        )
+
+    def plan(self, now: datetime | None = None) -> None:
+        """Add every job, starting where the store's history says (the store is created and
+        migrated here, so a broken store fails at start, not at the first job)."""
+        now = now or datetime.now(UTC)
+        history = self._history()
+        for provider in self.providers:
+            past = history.get(provider.name, schedule.History())
+            current = schedule.backoff_interval(
+                provider.interval_s, past.failures, self.config.daemon.max_backoff_s
+            )
+            first = schedule.first_run(now, past, current)
+            self.shared.state.providers[provider.name] = ProviderSchedule(
+                provider.interval_s, current, past.failures, first
+            )
+            self.scheduler.add_job(
+                ProviderJob(provider, self.shared),
+                self._trigger(provider.interval_s, current),
+                id=provider.name,
+                name=f"collect {provider.name}",
+                next_run_time=first,
+            )
+        if self.config.review.enabled:
+            self.scheduler.add_job(
+                ReviewJob(self.shared),
+                self.config.review.trigger(),
+                id=REVIEW_JOB,
+                name="half-yearly review",
+                misfire_grace_time=int(REVIEW_CATCH_UP.total_seconds()),
+            )
+
+    def run(self) -> int:
+        """Hold the store's daemon lock, run until a signal, stop cleanly. Exit status."""
+        lock = DaemonLock(self.config.store_path)
+        lock.acquire()
+        try:
+            self.plan()
+            self._install_signals()
+            self._warn_short_intervals()
+            self.scheduler.start()
+            self._publish()
+            log.info(
+                "daemon started: %s; store %s",
+                ", ".join(self._describe(p.name) for p in self.providers),
+                self.config.store_path,
+            )
+            self._catch_up_review()
+            while not self.stopping.wait(1.0):
+                pass
+            return self._stop()
+        finally:
+            lock.release()
+
+    def request_stop(self, signum: int = signal.SIGTERM, _frame: FrameType | None = None) -> None:
+        if self.stopping.is_set():  # a second signal: do not wait for jobs in flight
+            self.shared.abandon_now.set()
+        log.info("daemon: %s received, stopping", signal.Signals(signum).name)
+        self.stopping.set()
+
+    def _stop(self) -> int:
+        self.scheduler.shutdown(wait=False)  # no new job starts; those in flight go on
+        grace = self.config.daemon.shutdown_grace_s
+        if self.shared.wait_idle(grace):
+            log.info("daemon stopped")
+            return 0
+        # Abandon what still runs, but never inside a store session: the lock is held by
+        # whoever writes, so once we have it no transaction is half done.
+        self.shared.store_lock.acquire()
+        running = ", ".join(sorted(self.shared.running)) or "nothing"
+        log.warning(
+            "daemon stopped; abandoned in flight after %d s: %s (nothing of it stored)",
+            grace,
+            running,
+        )
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)  # worker threads would otherwise be joined: they may sit in an HTTP read
+
+    def _history(self) -> dict[str, schedule.History]:
+        with self.shared.store_lock, connect(self.config.store_path, read_only=False) as con:
+            migrate(con)
+            try:
+                return schedule.read_history(con)
+            except Exception as exc:  # an unreadable history must not keep the daemon down
+                raise StoreError(f"cannot read collection_runs: {exc}") from exc
+
+    def _trigger(self, interval_s: int, current_s: int) -> IntervalTrigger:
+        return IntervalTrigger(
+            seconds=current_s, jitter=schedule.jitter_s(self.config, interval_s) or None
+        )
+
+    def _reschedule(self, provider: str, current_s: int) -> None:
+        """Called by a job whose interval changes (backoff, or back to normal)."""
+        interval = self.shared.state.providers[provider].interval_s
+        self.scheduler.reschedule_job(provider, trigger=self._trigger(interval, current_s))
+
+    def _publish(self) -> None:
+        """The schedule file, with the scheduler's next run times."""
+        with self._state_lock:
+            state = self.shared.state
+            for job in self.scheduler.get_jobs():
+                entry = state.providers.get(job.id)
+                next_run = getattr(job, "next_run_time", None)
+                if entry is not None:
+                    entry.next_run = next_run
+                    entry.running_since = self.shared.running.get(job.id)
+                elif job.id == REVIEW_JOB:
+                    state.review_next = next_run
+            try:
+                write_state(self.config.store_path, state)
+            except OSError as exc:
+                log.warning("daemon: could not write the schedule file: %s", exc)
+
+    def _catch_up_review(self) -> None:
+        if not self.config.review.enabled:
+            return
+        job = ReviewJob(self.shared)
+        job.catch_up(datetime.now(UTC), REVIEW_CATCH_UP)
+
+    def _install_signals(self) -> None:
+        signal.signal(signal.SIGTERM, self.request_stop)
+        signal.signal(signal.SIGINT, self.request_stop)
+
+    def _warn_short_intervals(self) -> None:
+        for provider in self.providers:
+            if provider.interval_s < 60:
+                log.warning(
+                    "%s: interval %d s is under a minute: fine for tests and local mirrors, "
+                    "not for a real API (rate limits)",
+                    provider.name,
+                    provider.interval_s,
+                )
+
+    def _describe(self, name: str) -> str:
+        entry = self.shared.state.providers[name]
+        return f"{name} every {_seconds(entry.interval_s)}" + (
+            f" (backed off to {_seconds(entry.current_interval_s)})"
+            if entry.current_interval_s != entry.interval_s
+            else ""
+        )
+
+
+def _seconds(value: int) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if value % size == 0:
+            return f"{value // size}{unit}"
+    return f"{value}s"

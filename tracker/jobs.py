@@ -1,0 +1,243 @@
+"""What the daemon's jobs do: collect one provider, store, alert, log one line; or send the
+review. `Shared` is what the jobs of one daemon have in common (locks, state, the store).
+
+Nothing here may let an exception escape into the scheduler: a job that breaks is logged and
+the next one runs on time.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, TextIO, cast
+
+from alerts.rules import Rule
+from collectors.base import CollectorError, StoreError
+from storage.connection import connect
+from storage.store import Store
+from tracker import alerting, pipeline, schedule
+from tracker.config import Config, ProviderConfig
+from tracker.daemon_state import DaemonState
+from tracker.logs import LogStream
+
+log = logging.getLogger("tracker.daemon")
+
+
+@dataclass
+class Shared:
+    """One daemon's jobs share these. Every DuckDB session of the process holds `store_lock`;
+    alert runs take turns on `alerts_lock` (two evaluating at once would fire twice)."""
+
+    config: Config
+    env: Mapping[str, str]
+    store: Store
+    rules: tuple[Rule, ...]
+    metrics: Any
+    state: DaemonState
+    reschedule: Callable[[str, int], None]  # a provider's interval changed (backoff)
+    publish: Callable[[], None]  # write the schedule file
+    store_lock: threading.Lock = field(default_factory=threading.Lock)
+    alerts_lock: threading.Lock = field(default_factory=threading.Lock)
+    abandon_now: threading.Event = field(default_factory=threading.Event)
+    running: dict[str, datetime] = field(default_factory=dict)
+    # The console channel writes into the log (a JSON log stays one object per line).
+    console: TextIO = field(
+        default_factory=lambda: cast(TextIO, LogStream(logging.getLogger("alerts")))
+    )
+    _idle: threading.Condition = field(default_factory=threading.Condition)
+
+    @contextmanager
+    def tracking(self, name: str) -> Iterator[None]:
+        """`name` counts as in flight while inside (what a stop waits for)."""
+        with self._idle:
+            self.running[name] = datetime.now(UTC)
+        try:
+            yield
+        finally:
+            with self._idle:
+                self.running.pop(name, None)
+                self._idle.notify_all()
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        """Wait until no job is in flight (True), or the time is up / a second signal came."""
+        deadline = datetime.now(UTC) + timedelta(seconds=timeout_s)
+        with self._idle:
+            while self.running and not self.abandon_now.is_set():
+                left = (deadline - datetime.now(UTC)).total_seconds()
+                if left <= 0:
+                    return False
+                self._idle.wait(min(left, 0.2))
+            return not self.running
+
+    def alerts(self) -> str:
+        """Evaluate every rule and deliver what is due; a few words on what happened."""
+        if not self.rules and not alerting.wanted(self.config):
+            return ""
+        with self.alerts_lock:
+            try:
+                report = alerting.check(
+                    self.config,
+                    self.env,
+                    self.console,
+                    rules=self.rules,
+                    store_lock=self.store_lock,
+                )
+            except StoreError as exc:
+                log.error("alerts: %s", exc)
+                return "alerts not evaluated (see above)"
+        words = f"alerts: {len(report.fired)} fired, {len(report.due)} due"
+        for delivery in report.deliveries:
+            if delivery.error:
+                words += f"; {delivery.channel} failed: {delivery.error}"
+        return words + (f", {report.pending} pending" if report.pending else "")
+
+
+class ProviderJob:
+    """One provider's scheduled collection."""
+
+    def __init__(self, provider: ProviderConfig, shared: Shared) -> None:
+        self.provider = provider
+        self.shared = shared
+        # APScheduler names a job after its callable in its own log lines.
+        self.__name__ = f"collect_{provider.name}"
+
+    def __call__(self) -> None:
+        name = self.provider.name
+        with self.shared.tracking(name):
+            try:
+                outcome = self._collect()
+            except Exception:  # never into the scheduler: the next run must happen
+                log.exception("%s: the job broke", name)
+                return
+            backoff = self._backoff(outcome)
+            alerts = self.shared.alerts()
+            self._metrics(outcome)
+        self.shared.publish()
+        self._log(outcome, backoff, alerts)
+
+    def _collect(self) -> pipeline.Outcome:
+        shared = self.shared
+        (outcome,) = pipeline.collect(
+            shared.config,
+            (self.provider.name,),
+            env=shared.env,
+            store=shared.store,
+            write_lock=shared.store_lock,
+        )
+        return outcome
+
+    def _backoff(self, outcome: pipeline.Outcome) -> str:
+        """Count the failure (or clear the count) and move the interval if it changes."""
+        entry = self.shared.state.providers[self.provider.name]
+        if outcome.status == "failed":
+            entry.failures += 1
+        elif outcome.status == "ok":
+            entry.failures = 0
+        wanted = schedule.backoff_interval(
+            entry.interval_s, entry.failures, self.shared.config.daemon.max_backoff_s
+        )
+        if wanted == entry.current_interval_s:
+            return ""
+        entry.current_interval_s = wanted
+        try:
+            self.shared.reschedule(self.provider.name, wanted)
+        except Exception as exc:  # the scheduler is shutting down
+            log.debug("%s: not rescheduled: %s", self.provider.name, exc)
+        if wanted == entry.interval_s:
+            return f"back to every {wanted} s"
+        return f"{entry.failures} failures in a row: backing off to every {wanted} s"
+
+    def _metrics(self, outcome: pipeline.Outcome) -> None:
+        metrics = self.shared.metrics
+        if metrics is None:
+            return
+        failures = self.shared.state.providers[self.provider.name].failures
+        try:
+            metrics.observe(outcome, datetime.now(UTC), consecutive_failures=failures)
+            if outcome.status == "ok":
+                with (
+                    self.shared.store_lock,
+                    connect(self.shared.config.store_path, read_only=False) as con,
+                ):
+                    metrics.refresh_prices(con)
+        except (StoreError, CollectorError) as exc:
+            log.warning("metrics: not refreshed: %s", exc)
+
+    def _log(self, outcome: pipeline.Outcome, backoff: str, alerts: str) -> None:
+        entry = self.shared.state.providers[self.provider.name]
+        fields = {
+            "provider": outcome.provider,
+            "status": outcome.status,
+            "records": outcome.records,
+            "changes": outcome.changed,
+            "duration_s": round(outcome.seconds, 3),
+            "failures": entry.failures,
+            "interval_s": entry.current_interval_s,
+        }
+        text = (
+            f"{outcome.provider} {outcome.status}: {outcome.records} records, "
+            f"{outcome.changed} changes in {outcome.seconds:.1f} s"
+        )
+        if outcome.error:
+            fields["error"] = outcome.error
+            text += f": {outcome.error}"
+        for extra in (backoff, alerts):
+            if extra:
+                text += f"; {extra}"
+        level = logging.WARNING if outcome.status == "failed" else logging.INFO
+        log.log(level, text, extra=fields)
+
+
+class ReviewJob:
+    """The half-yearly review, sent to the review channels once per scheduled date."""
+
+    def __init__(self, shared: Shared) -> None:
+        self.shared = shared
+        self.__name__ = "review"
+
+    def __call__(self) -> None:
+        self._send(datetime.now(UTC))
+
+    def catch_up(self, now: datetime, grace: timedelta) -> None:
+        """Send the last scheduled review if the daemon was down when it was due (sending
+        is idempotent per scheduled date, so one already sent is not sent again)."""
+        from tracker import review
+
+        due = review.last_due(self.shared.config.review, now)
+        if due is not None and now - due <= grace:
+            self._send(now)
+
+    def _send(self, now: datetime) -> None:
+        from tracker import review
+
+        shared = self.shared
+        due = review.last_due(shared.config.review, now) or now
+        try:
+            with shared.alerts_lock:
+                report = review.send(
+                    shared.config,
+                    shared.env,
+                    shared.console,
+                    now=now,
+                    period_subject=due.isoformat(),
+                    store_lock=shared.store_lock,
+                )
+        except (StoreError, CollectorError) as exc:
+            log.error("review: not sent: %s", exc)
+            return
+        except Exception:
+            log.exception("review: the job broke")
+            return
+        failed = [d for d in report.deliveries if d.error]
+        log.log(
+            logging.WARNING if failed else logging.INFO,
+            "review of %s: %d messages due, %d failed",
+            due.date(),
+            len(report.due),
+            len(failed),
+            extra={"review": due.isoformat()},
+        )

@@ -1,0 +1,69 @@
+"""The daemon's log: one line per job on stderr, as text or as JSON (one object per line).
+
+JSON lines carry the job's figures as fields (`provider`, `status`, `records`, `changes`,
+`duration_s`, ...) so a log shipper can chart them without parsing sentences. The console
+alert channel writes into the log too (`LogStream`), so a JSON log stays one object per line.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import sys
+from typing import Literal
+
+from pythonjsonlogger.json import JsonFormatter
+
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# APScheduler says "Running job ..." and "executed successfully" for every run at INFO: our
+# own line per job says more, once.
+_QUIET = {"apscheduler": logging.WARNING}
+
+
+def setup(log_format: Literal["text", "json"], *, verbose: bool = False) -> None:
+    """Route every log record to stderr in the chosen format (replacing earlier handlers)."""
+    handler = logging.StreamHandler(sys.stderr)
+    if log_format == "json":
+        handler.setFormatter(
+            JsonFormatter(
+                "%(asctime)s %(levelname)s %(name)s %(message)s",
+                rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
+                datefmt="%Y-%m-%dT%H:%M:%S%z",
+            )
+        )
+    else:
+        handler.setFormatter(logging.Formatter(TEXT_FORMAT))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    for name, level in _QUIET.items():
+        logging.getLogger(name).setLevel(logging.INFO if verbose else level)
+
+
+class LogStream(io.TextIOBase):
+    """A text stream whose every line becomes a log record (the console alert channel's
+    output, inside the daemon)."""
+
+    def __init__(self, logger: logging.Logger, level: int = logging.WARNING) -> None:
+        super().__init__()
+        self.logger = logger
+        self.level = level
+        self._partial = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()
+        for line in lines:
+            if line.strip():
+                self.logger.log(self.level, line)
+        return len(text)
+
+    def flush(self) -> None:
+        if self._partial.strip():
+            self.logger.log(self.level, self._partial)
+        self._partial = ""

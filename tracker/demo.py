@@ -50,22 +50,32 @@ def recordings(root: Path = DEMO_DATA) -> dict[str, Path]:
 def demo_setup(store_path: Path, root: Path = DEMO_DATA) -> Iterator[DemoSetup]:
     """Loopback servers for every demo recording, and a config pointing the collectors at them."""
     with ExitStack() as stack:
-        servers: dict[str, ReplayServer] = {}
-        providers: dict[str, Any] = {name: {"enabled": False} for name in REGISTRY}
-        env: dict[str, str] = {}
-        for name, folder in recordings(root).items():
-            server = ReplayServer(Recording.load(folder)).start()
-            stack.callback(server.stop)
-            servers[name] = server
-            meta = json.loads((folder / "demo.json").read_text())
-            providers[name] = {
-                "endpoint": server.url + meta.get("endpoint_path", ""),
-                "regions": meta.get("regions", []),
-                "timeout": 10,
-            }
-            env.update(meta.get("env", {}))
+        servers, providers, env = replay_providers(stack, root)
         config = from_dict(
             {"storage": {"path": str(store_path)}, "providers": providers, "fx": DEMO_FX},
             source=None,
         )
         yield DemoSetup(config, env, servers)
+
+
+def replay_providers(
+    stack: ExitStack, root: Path = DEMO_DATA
+) -> tuple[dict[str, ReplayServer], dict[str, Any], dict[str, str]]:
+    """Start a loopback server per recording (stopped when `stack` closes): the servers, the
+    `[providers]` table pointing at them (as config.toml would hold it) and the environment
+    with the recordings' stand-in credentials. The daemon's tests and benchmark write it out."""
+    servers: dict[str, ReplayServer] = {}
+    providers: dict[str, Any] = {name: {"enabled": False} for name in REGISTRY}
+    env: dict[str, str] = {}
+    for name, folder in recordings(root).items():
+        server = ReplayServer(Recording.load(folder)).start()
+        stack.callback(server.stop)
+        servers[name] = server
+        meta = json.loads((folder / "demo.json").read_text())
+        providers[name] = {
+            "endpoint": server.url + meta.get("endpoint_path", ""),
+            "regions": meta.get("regions", []),
+            "timeout": 10,
+        }
+        env.update(meta.get("env", {}))
+    return servers, providers, env

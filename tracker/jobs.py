@@ -89,11 +89,13 @@ class Shared:
             except StoreError as exc:
                 log.error("alerts: %s", exc)
                 return "alerts not evaluated (see above)"
-        words = f"alerts: {len(report.fired)} fired, {len(report.due)} due"
-        for delivery in report.deliveries:
-            if delivery.error:
-                words += f"; {delivery.channel} failed: {delivery.error}"
-        return words + (f", {report.pending} pending" if report.pending else "")
+        words = []
+        if report.fired or report.due:
+            words.append(f"alerts: {len(report.fired)} fired, {len(report.due)} due")
+        words += [f"{d.channel} failed: {d.error}" for d in report.deliveries if d.error]
+        if report.pending:
+            words.append(f"{report.pending} alerts pending")
+        return "; ".join(words)
 
 
 class ProviderJob:
@@ -178,10 +180,13 @@ class ProviderJob:
             "failures": entry.failures,
             "interval_s": entry.current_interval_s,
         }
-        text = (
-            f"{outcome.provider} {outcome.status}: {outcome.records} records, "
-            f"{outcome.changed} changes in {outcome.seconds:.1f} s"
-        )
+        if outcome.status == "ok":
+            text = (
+                f"{outcome.provider} ok: {outcome.records} records, "
+                f"{outcome.changed} changes in {outcome.seconds:.1f} s"
+            )
+        else:
+            text = f"{outcome.provider} {outcome.status} after {outcome.seconds:.1f} s"
         if outcome.error:
             fields["error"] = outcome.error
             text += f": {outcome.error}"

@@ -15,9 +15,10 @@ from typing import Literal
 from pythonjsonlogger.json import JsonFormatter
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-# APScheduler says "Running job ..." and "executed successfully" for every run at INFO: our
-# own line per job says more, once.
-_QUIET = {"apscheduler": logging.WARNING}
+# APScheduler says "Running job ..." and "executed successfully" for every run at INFO, and the
+# collectors tell of pages and skipped rows: the daemon's own line per job says it once.
+# `--verbose` lets them all through.
+_QUIET = {"apscheduler": logging.WARNING, "collectors": logging.WARNING}
 
 
 def setup(log_format: Literal["text", "json"], *, verbose: bool = False) -> None:

@@ -1,0 +1,222 @@
+"""`gpu-tracker daemon` as a real process against loopback replays of every provider API:
+several short cycles while another process queries the store, JSON logs, a second daemon
+refused, SIGTERM during a collection (finished, or abandoned whole), kill -9 then restart."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import duckdb
+
+from tests.tracker.daemon_support import DaemonProcess, Replayed, gpu_tracker, replayed
+from tracker.replay import Exchange
+
+PROVIDERS = 7
+# The same offer twice in the current view would be a duplicate; so would two intervals of one
+# offer overlapping in time.
+_OFFER = "provider, region, coalesce(zone, ''), instance_type, price_kind, "
+_OFFER += "coalesce(term_months, 0), coalesce(payment_option, ''), coalesce(offering_class, '')"
+_DUPLICATE_CURRENT = (
+    f"SELECT count(*) FROM (SELECT {_OFFER} FROM latest_prices GROUP BY ALL HAVING count(*) > 1)"
+)
+_OVERLAPS = f"""
+SELECT count(*) FROM (
+    SELECT {_OFFER}, valid_from, valid_to,
+           lead(valid_from) OVER (PARTITION BY {_OFFER} ORDER BY valid_from) AS next_from
+    FROM prices)
+WHERE next_from < coalesce(valid_to, TIMESTAMPTZ 'infinity')
+"""
+_LATER_CHANGES = """
+SELECT coalesce(sum(changed), 0) FROM (
+    SELECT changed, row_number() OVER (PARTITION BY provider ORDER BY started_at) AS n
+    FROM collection_runs WHERE status = 'ok')
+WHERE n > 1
+"""
+
+
+def _oks(lines: list[str]) -> int:
+    return sum(" ok: " in line for line in lines)
+
+
+def _sql(setup: Replayed, query: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        gpu_tracker(setup.config_path, "sql", query, "--format", "json"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def _read(store: Path, query: str) -> list[tuple[object, ...]]:
+    with duckdb.connect(str(store), read_only=True) as con:
+        return con.execute(query).fetchall()
+
+
+def test_cycles_while_another_process_queries(tmp_path: Path) -> None:
+    with replayed(tmp_path, interval="2s") as setup:
+        daemon = DaemonProcess(setup)
+        try:
+            daemon.wait_for(lambda lines: _oks(lines) >= PROVIDERS)
+            slowest = 0.0
+            answers = 0
+            # Query as fast as we can over the next cycles: each answer within a few seconds.
+            while _oks(daemon.lines) < 3 * PROVIDERS:
+                started = time.monotonic()
+                result = _sql(setup, "SELECT count(*) AS n FROM latest_prices")
+                slowest = max(slowest, time.monotonic() - started)
+                assert result.returncode == 0, result.stderr
+                assert json.loads(result.stdout)[0]["n"] > 300
+                answers += 1
+            status = subprocess.run(
+                gpu_tracker(setup.config_path, "status", "--format", "json"),
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert daemon.stop(signal.SIGTERM) == 0
+        finally:
+            daemon.close()
+    assert answers >= 3
+    assert slowest < 5.0
+    document = json.loads(status.stdout)
+    assert document["daemon"]["running"] is True
+    rows = {row["provider"]: row for row in document["providers"]}
+    assert set(rows) == {"aws", "azure", "gcp", "tencent", "alibaba", "lambdalabs", "paperspace"}
+    assert all(row["result"] == "ok" and row["next_run"] for row in rows.values())
+    assert rows["aws"]["records"] == 100
+    assert "daemon stopped" in daemon.text()
+    assert _read(setup.store, _OVERLAPS)[0][0] == 0
+    assert _read(setup.store, _DUPLICATE_CURRENT)[0][0] == 0
+    # Change-only: the replayed prices never change, so only each first run changed anything.
+    assert _read(setup.store, _LATER_CHANGES) == [(0,)]
+
+
+def test_json_log_lines_carry_the_job_figures(tmp_path: Path) -> None:
+    with replayed(tmp_path, names=("azure", "aws"), interval="1h") as setup:
+        daemon = DaemonProcess(setup, "--log-format", "json")
+        try:
+            daemon.wait_for(lambda lines: sum('"records"' in line for line in lines) >= 2)
+            assert daemon.stop(signal.SIGINT) == 0
+        finally:
+            daemon.close()
+    records = [json.loads(line) for line in daemon.lines]  # every line is one JSON object
+    jobs = {r["provider"]: r for r in records if "records" in r}
+    assert jobs["aws"]["records"] == 100 and jobs["aws"]["changes"] == 100
+    assert jobs["azure"]["status"] == "ok" and jobs["azure"]["duration_s"] > 0
+    assert {"time", "level", "logger", "message"} <= set(jobs["aws"])
+
+
+def test_a_second_daemon_on_the_same_store_is_refused(tmp_path: Path) -> None:
+    with replayed(tmp_path, names=("azure",), interval="1h") as setup:
+        first = DaemonProcess(setup)
+        try:
+            first.wait_for(lambda lines: _oks(lines) >= 1)
+            second = subprocess.run(
+                gpu_tracker(setup.config_path, "daemon"), capture_output=True, text=True, timeout=60
+            )
+            assert second.returncode == 2
+            assert "another gpu-tracker daemon" in second.stderr
+            assert "already running" in second.stderr
+            assert first.proc.poll() is None  # the first one is untouched
+            assert first.stop(signal.SIGTERM) == 0
+        finally:
+            first.close()
+
+
+def _slow(setup: Replayed, provider: str, seconds: float) -> None:
+    """Every answer of `provider`'s server now takes `seconds`."""
+    for exchange in setup.servers[provider].exchanges:
+        exchange.delay = seconds
+
+
+def test_sigterm_mid_collection_lets_it_finish_within_the_grace(tmp_path: Path) -> None:
+    with replayed(tmp_path, names=("lambdalabs",), interval="1h") as setup:
+        _slow(setup, "lambdalabs", 1.5)
+        daemon = DaemonProcess(setup)
+        try:
+            daemon.wait_for(lambda lines: any("daemon started" in line for line in lines))
+            time.sleep(0.5)  # inside the slow answer
+            assert daemon.stop(signal.SIGTERM) == 0
+        finally:
+            daemon.close()
+    assert daemon.count("lambdalabs ok: 24 records") == 1
+    assert _read(setup.store, "SELECT count(*) FROM latest_prices")[0][0] == 24
+
+
+def test_sigterm_abandons_a_collection_that_outlasts_the_grace_whole(tmp_path: Path) -> None:
+    extra = {"daemon": {"shutdown_grace": "1s"}}
+    with replayed(tmp_path, names=("lambdalabs", "azure"), interval="1h", extra=extra) as setup:
+        _slow(setup, "lambdalabs", 8)
+        daemon = DaemonProcess(setup)
+        try:
+            daemon.wait_for(lambda lines: _oks(lines) >= 1)  # azure stored, lambda in flight
+            started = time.monotonic()
+            assert daemon.stop(signal.SIGTERM) == 0
+            assert time.monotonic() - started < 6  # did not wait out the slow answer
+        finally:
+            daemon.close()
+    assert "abandoned in flight after 1 s: lambdalabs" in daemon.text()
+    runs = _read(setup.store, "SELECT provider, status FROM collection_runs")
+    assert runs == [("azure", "ok")]  # no lambdalabs run, not even a failed one
+    providers = _read(setup.store, "SELECT DISTINCT provider FROM prices")
+    assert providers == [("azure",)]
+
+
+def test_kill_9_then_restart_loses_nothing_and_duplicates_nothing(tmp_path: Path) -> None:
+    with replayed(tmp_path, interval="1s") as setup:
+        daemon = DaemonProcess(setup)
+        try:
+            daemon.wait_for(lambda lines: _oks(lines) >= 2 * PROVIDERS + 3)
+            committed = _oks(daemon.lines)  # every one of these logged after its commit
+            daemon.proc.kill()
+            daemon.proc.wait(10)
+        finally:
+            daemon.close()
+        (ok_runs,) = _read(setup.store, "SELECT count(*) FROM collection_runs WHERE status = 'ok'")[
+            0
+        ]
+        assert ok_runs >= committed
+        assert _read(setup.store, _DUPLICATE_CURRENT)[0][0] == 0
+        before = _read(setup.store, "SELECT provider, count(*) FROM latest_prices GROUP BY 1")
+
+        again = DaemonProcess(setup)
+        try:
+            again.wait_for(lambda lines: _oks(lines) >= 2 * PROVIDERS)
+            assert again.stop(signal.SIGTERM) == 0
+        finally:
+            again.close()
+    assert _read(setup.store, _DUPLICATE_CURRENT)[0][0] == 0
+    assert _read(setup.store, _OVERLAPS)[0][0] == 0
+    after = _read(setup.store, "SELECT provider, count(*) FROM latest_prices GROUP BY 1")
+    assert sorted(after) == sorted(before)
+    assert len(after) == PROVIDERS
+    assert _read(setup.store, _LATER_CHANGES) == [(0,)]
+
+
+def test_a_failing_provider_backs_off_and_raises_one_stale_alert(tmp_path: Path) -> None:
+    extra = {"daemon": {"max_backoff": "4s"}}
+    with replayed(tmp_path, names=("lambdalabs",), interval="1s", extra=extra) as setup:
+        server = setup.servers["lambdalabs"]
+        broken = Exchange(match={"path": "/api/v1/instance-types"}, status=404, body=b"{}")
+        server.exchanges.insert(0, broken)
+        daemon = DaemonProcess(setup)
+        try:
+            daemon.wait_for(lambda lines: any("every 4 s" in line for line in lines))
+            daemon.wait_for(lambda lines: sum("lambdalabs failed" in ln for ln in lines) >= 5)
+            server.exchanges.remove(broken)  # the API is back
+            daemon.wait_for(lambda lines: any("back to every 1 s" in line for line in lines))
+            assert daemon.stop(signal.SIGTERM) == 0
+        finally:
+            daemon.close()
+    text = daemon.text()
+    assert "backing off to every 2 s" in text
+    assert "backing off to every 4 s" in text
+    alerts = _read(
+        setup.store, "SELECT rule, subject, channel, status FROM alert_events ORDER BY fired_at"
+    )
+    assert alerts == [("stale:lambdalabs", "lambdalabs", "console", "sent")]
+    assert daemon.count("stale:lambdalabs: lambdalabs: no successful collection yet") == 1

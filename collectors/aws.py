@@ -21,6 +21,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeGuard
 
 import boto3
+import botocore.loaders
+import botocore.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserError
@@ -60,6 +62,8 @@ CALLS = {
 }
 # ResponseParserError (a garbled answer) is not a BotoCoreError.
 BOTO_ERRORS = (BotoCoreError, ClientError, ResponseParserError)
+# One botocore loader for the process: it caches the API models it has read.
+_LOADER = botocore.loaders.create_loader()
 
 
 class AwsCollector(Collector):
@@ -126,10 +130,15 @@ class AwsCollector(Collector):
 
     def _session(self) -> Any:
         creds = self.settings.credentials
+        core = botocore.session.get_session()
+        # Every session would otherwise read and keep its own copy of the EC2 and Pricing API
+        # models (tens of MB of JSON): a daemon collecting every hour would parse them each time.
+        core.register_component("data_loader", _LOADER)
         return boto3.session.Session(
             aws_access_key_id=creds.get("aws_access_key_id"),
             aws_secret_access_key=creds.get("aws_secret_access_key"),
             aws_session_token=creds.get("aws_session_token"),
+            botocore_session=core,
         )
 
     def _client(self, session: Any, service: str, region: str) -> Any:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
+from alerts import digest
 from alerts.message import plain_text, subject_line
 from alerts.notify import AlertEvent
 
@@ -20,5 +21,9 @@ class ConsoleNotifier:
         self.stream = stream
 
     def send(self, events: Sequence[AlertEvent]) -> None:
+        if digest.is_review(events):
+            self.stream.write(f"== {digest.plain_text(events[0].facts)}")
+            self.stream.flush()
+            return
         self.stream.write(f"== {subject_line(events)}\n{plain_text(events)}")
         self.stream.flush()

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 import duckdb
 
+from alerts import digest
 from alerts import events as event_log
 from alerts.evaluate import evaluate
 from alerts.notify import AlertEvent, ChannelError, Notifier, Unavailable
@@ -114,11 +115,11 @@ def run(
 def deliver(
     due: Sequence[AlertEvent], channels: Mapping[str, Notifier]
 ) -> tuple[list[event_log.Outcome], list[Delivery]]:
-    """Send `due` grouped per channel, one message each; what happened to every event."""
+    """Send `due` grouped per channel, one message each (a review: a message of its own);
+    what happened to every event."""
     outcomes: list[event_log.Outcome] = []
     deliveries: list[Delivery] = []
-    for channel, group in groupby(sorted(due, key=lambda e: e.channel), key=lambda e: e.channel):
-        batch = list(group)
+    for channel, batch in _batches(due):
         notifier = channels.get(channel)
         if isinstance(notifier, Unavailable):
             # Not an attempt: its claim runs out and the alerts come due again, all attempts
@@ -131,6 +132,19 @@ def deliver(
             event_log.Outcome(e.event_id, e.attempts, error, retry_after) for e in batch
         )
     return outcomes, deliveries
+
+
+def _batches(due: Sequence[AlertEvent]) -> list[tuple[str, list[AlertEvent]]]:
+    """Per channel: its alerts as one batch, and each review as a batch of its own (a digest is
+    a whole message; its outcome must not be an alert's)."""
+    batches: list[tuple[str, list[AlertEvent]]] = []
+    for channel, group in groupby(sorted(due, key=lambda e: e.channel), key=lambda e: e.channel):
+        events = list(group)
+        alerts = [e for e in events if e.facts.get("kind") != digest.KIND]
+        batches.extend((channel, [e]) for e in events if e.facts.get("kind") == digest.KIND)
+        if alerts:
+            batches.append((channel, alerts))
+    return batches
 
 
 def _send(

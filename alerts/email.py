@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
+from alerts import digest
+from alerts.digest_render import html_body
 from alerts.message import alternatives_table, plain_text, subject_line
 from alerts.notify import AlertEvent, ChannelError, Redactor
 
@@ -117,13 +119,20 @@ def _reply(reply: tuple[int, bytes]) -> str:
 def message(
     events: Sequence[AlertEvent], *, sender: str, recipients: Sequence[str]
 ) -> EmailMessage:
-    """The mail: subject naming the rules, a plain-text body and the same as HTML."""
+    """The mail: subject naming the rules, a plain-text body and the same as HTML (a review:
+    its digest)."""
     mail = EmailMessage()
-    mail["Subject"] = _SUBJECT_PREFIX + subject_line(events)
+    review = digest.is_review(events)
+    subject = digest.title(events[0].facts) if review else subject_line(events)
+    mail["Subject"] = _SUBJECT_PREFIX + subject
     mail["From"] = sender
     mail["To"] = ", ".join(recipients)
     mail["Date"] = formatdate(localtime=False)
     mail["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2] or None)
+    if review:
+        mail.set_content(digest.plain_text(events[0].facts))
+        mail.add_alternative(html_body(events[0].facts), subtype="html")
+        return mail
     shown, more = events[:MAX_ALERTS_SHOWN], len(events) - MAX_ALERTS_SHOWN
     rest = f"+{more} more: gpu-tracker alerts list\n" if more > 0 else ""
     mail.set_content(plain_text(shown) + (f"\n{rest}" if rest else ""))

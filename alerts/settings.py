@@ -12,6 +12,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from alerts import digest
 from alerts.rules import Rule, parse_duration, parse_rule
 from collectors.base import ConfigError, env_variable_name
 
@@ -100,6 +101,8 @@ def parse_settings(
             gpu_models=gpu_models,
             providers=providers,
         )
+        if rule.name == digest.RULE:  # the periodic review's own events carry this name
+            raise ConfigError(f"alerts.rules[{i}].name: {rule.name!r} is reserved for the review")
         for j, other in enumerate(rules):
             if other.name == rule.name:
                 raise ConfigError(

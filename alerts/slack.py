@@ -15,6 +15,8 @@ from typing import Any
 
 import requests
 
+from alerts import digest
+from alerts.digest_render import slack_message
 from alerts.message import alternatives_table, subject_line
 from alerts.notify import AlertEvent, ChannelError, Redactor, redacted_logs
 from collectors.http import make_session
@@ -68,7 +70,9 @@ class SlackNotifier:
 
 def message(events: Sequence[AlertEvent]) -> dict[str, Any]:
     """The Block Kit payload: a header, then per alert what crossed, the numbers, where, and a
-    plain table of the three best alternatives."""
+    plain table of the three best alternatives. A review is its digest instead."""
+    if digest.is_review(events):
+        return slack_message(events[0].facts)
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": subject_line(events)[:150]}}
     ]

@@ -1,0 +1,215 @@
+"""The periodic review as an alert event, and its digest in plain text.
+
+A review goes through the alert event log like any alert (pending until a channel accepted it,
+retried with backoff, never sent twice after a restart), as one event per channel with rule
+`review`, the period as its subject and the whole digest as its facts (kind `review`).
+Recording is idempotent per (rule, subject, channel): a daemon that catches up on a review it
+already recorded before a restart records nothing.
+
+The digest is a JSON-able dict built by `tracker.review`; every channel renders it from here
+(plain text) or `alerts.digest_render` (Slack blocks, HTML), so a retry sends what was true when
+the review was made.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from alerts.message import amount
+from alerts.notify import AlertEvent
+
+RULE = "review"
+KIND = "review"
+DASH = "—"
+KIND_LABELS = {"on_demand": "on-demand", "spot": "spot", "reserved": "reserved"}
+
+_INSERT_ONCE = """
+INSERT INTO alert_event_log (event_id, rule, subject, fired_at, value, threshold, channel,
+    status, detail, facts, attempts, next_attempt_at)
+SELECT nextval('alert_event_ids'), $rule, $subject, $now, NULL, NULL, c.channel, 'pending',
+       $detail, $facts, 0, $now
+FROM (SELECT unnest($channels) AS channel) c
+WHERE NOT EXISTS (
+    SELECT 1 FROM alert_event_log e
+    WHERE e.rule = $rule AND e.subject = $subject AND e.channel = c.channel
+)
+RETURNING event_id, channel
+"""
+
+
+def is_review(events: Sequence[AlertEvent]) -> bool:
+    """True for a batch that is one review (what the notifiers render as a digest)."""
+    return len(events) == 1 and events[0].facts.get("kind") == KIND
+
+
+def record(
+    con: Any, channels: Sequence[str], subject: str, facts: dict[str, Any], now: datetime
+) -> list[AlertEvent]:
+    """Store the review as one pending event per channel, due now, unless that channel already
+    has this subject (in the caller's transaction); the events inserted."""
+    detail = summary(facts)
+    params = {
+        "rule": RULE,
+        "subject": subject,
+        "now": now,
+        "detail": detail,
+        "facts": json.dumps(facts, sort_keys=True),
+        "channels": list(channels),
+    }
+    rows = con.execute(_INSERT_ONCE, params).fetchall()
+    return [
+        AlertEvent(int(event_id), RULE, subject, now, None, None, channel, detail, facts)
+        for event_id, channel in sorted(rows, key=lambda r: str(r[1]))
+    ]
+
+
+def title(facts: dict[str, Any]) -> str:
+    """`GPU price review 2026-06-01..2026-12-01`."""
+    return f"GPU price review {facts['period']}"
+
+
+def summary(facts: dict[str, Any]) -> str:
+    """The one line stored as the event's detail."""
+    fired = sum(a["count"] for a in facts["alerts"])
+    return (
+        f"{title(facts)} (against {facts['since']} ago): {len(facts['models'])} GPU models, "
+        f"{fired} alert{'s' if fired != 1 else ''} fired"
+    )
+
+
+def intro(facts: dict[str, Any]) -> list[str]:
+    """What the numbers are, and what is missing from them."""
+    lines = [
+        f"Now ({_day(facts['now'])}) against {facts['since']} ago ({_day(facts['then'])}), per GPU "
+        "model and price kind:",
+        "the cheapest offer per GPU-hour in USD (not stale, not sold out); * = priced in another "
+        "currency, converted at its [fx] rate.",
+    ]
+    if not facts["has_then"]:
+        start = facts["history_from"]
+        lines.append(
+            f"The store has no prices from {_day(facts['then'])}: "
+            + (f"its history starts {_day(start)}." if start else "it holds no prices yet.")
+            + " Nothing to compare with; the 'then' column stays empty."
+        )
+    for side in ("now", "then"):
+        left_out = facts["unrated"][side]
+        if left_out:
+            counts = ", ".join(f"{n} in {c}" for c, n in sorted(left_out.items()))
+            lines.append(f"Left out {side} (no [fx] rate for their currency): {counts}.")
+    return lines
+
+
+def rows(model: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+    """One GPU model's lines: label, then, now, move, and which offers those are (now, then:
+    `the same offer` when it did not change)."""
+    lines = []
+    for k in model["kinds"]:
+        label = KIND_LABELS[k["price_kind"]]
+        lines.append((label, _price(k["then"]), _price(k["now"]), _signed(k["move_pct"], "%"),
+                      *_where(k["now"], k["then"])))  # fmt: skip
+    d = model.get("reserved_discount")
+    if d:
+        lines.append(("reserved discount", _pct(d["then"]), _pct(d["now"]),
+                      _signed(d["points"], " pp"), *_where(d["now"], d["then"])))  # fmt: skip
+    return lines
+
+
+def model_table(model: dict[str, Any]) -> list[str]:
+    """One GPU model as aligned lines: per kind then, now, move; then where each one is."""
+    lines = rows(model)
+    table = [(model["gpu_model"], "then", "now", "move"), *(r[:4] for r in lines)]
+    widths = [max(len(r[i]) for r in table) for i in range(4)]
+    text = [
+        "  ".join([r[0].ljust(widths[0]), *(c.rjust(widths[i + 1]) for i, c in enumerate(r[1:]))])
+        for r in table
+    ]
+    width = max((len(r[0]) for r in lines), default=0)
+    for label, *_, now, then in lines:
+        text.append(f"  {label.ljust(width)}  now:  {now}")
+        text.append(f"  {' ' * width}  then: {then}")
+    return text
+
+
+def alert_lines(facts: dict[str, Any]) -> list[str]:
+    """The alerts that fired in the period, one line per rule."""
+    alerts = facts["alerts"]
+    if not alerts:
+        return [f"No alerts fired since {_day(facts['then'])}."]
+    total = sum(a["count"] for a in alerts)
+    rules = f"{len(alerts)} rule{'s' if len(alerts) != 1 else ''}"
+    lines = [f"Alerts fired since {_day(facts['then'])}: {total} ({rules})"]
+    for a in alerts:
+        lines.append(
+            f"  {a['rule']}: {a['count']}x to {', '.join(a['channels'])}, last "
+            f"{minute(a['last_fired_at'])}: {a['last_detail']}"
+        )
+    return lines
+
+
+def plain_text(facts: dict[str, Any]) -> str:
+    """The whole digest as plain text (console, email, `gpu-tracker review --format text`)."""
+    blocks = [[title(facts), *intro(facts)]]
+    if not facts["models"]:
+        blocks.append(["No prices to show, now or then."])
+    blocks.extend(model_table(m) for m in facts["models"])
+    blocks.append(alert_lines(facts))
+    return "\n\n".join("\n".join(b) for b in blocks) + "\n"
+
+
+def offer_words(offer: dict[str, Any] | None) -> str:
+    """`aws us-east-1 (use1-az1) p4d.24xlarge`, the term of a reserved one, the native price
+    of a converted one."""
+    if offer is None:
+        return DASH
+    words = f"{offer['provider']} {offer['region']}"
+    words += f" ({offer['zone']})" if offer.get("zone") else ""
+    words += f" {offer['instance_type']}"
+    term = offer.get("term_months")
+    if term:
+        words += f", {term // 12}y" if term % 12 == 0 else f", {term}mo"
+        if offer.get("payment_option"):
+            words += " " + str(offer["payment_option"]).replace("_", "-")
+    if "discount_pct" in offer:  # both prices in one currency: nothing converted
+        price, on_demand = amount(offer["price"]), amount(offer["on_demand_price"])
+        return f"{words}: {price} vs on-demand {on_demand} {offer['currency']}/GPU-h"
+    if offer["currency"] != "USD":
+        words += f" ({amount(offer['price'])} {offer['currency']}/GPU-h, converted)"
+    return words
+
+
+def _where(now: dict[str, Any] | None, then: dict[str, Any] | None) -> tuple[str, str]:
+    same = now is not None and then is not None and _identity(now) == _identity(then)
+    return offer_words(now), "the same offer" if same else offer_words(then)
+
+
+def _identity(offer: dict[str, Any]) -> tuple[Any, ...]:
+    keys = ["provider", "region", "zone", "instance_type", "term_months", "payment_option"]
+    if "discount_pct" in offer:  # its prices are not in the table: changed ones are spelled out
+        keys += ["price", "on_demand_price"]
+    return tuple(offer.get(k) for k in keys)
+
+
+def _price(offer: dict[str, Any] | None) -> str:
+    if offer is None or offer.get("price_usd") is None:
+        return DASH
+    return amount(offer["price_usd"]) + ("*" if offer["currency"] != "USD" else " ")
+
+
+def _pct(offer: dict[str, Any] | None) -> str:
+    return DASH if offer is None else f"{offer['discount_pct']:.1f}%"
+
+
+def _signed(value: float | None, unit: str) -> str:
+    return DASH if value is None else f"{value:+.1f}{unit}"
+
+
+def _day(iso: str) -> str:
+    return iso[:10]
+
+
+def minute(iso: str) -> str:
+    return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M %Z").strip()

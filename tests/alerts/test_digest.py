@@ -1,0 +1,115 @@
+"""The review digest in the channels: Slack's block and text limits, a review as a message of
+its own beside alerts, the console, idempotent recording, the reserved rule name. Digests are
+built by the real review over real DuckDB files."""
+
+from __future__ import annotations
+
+import io
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from alerts import digest
+from alerts.console import ConsoleNotifier
+from alerts.delivery import deliver
+from alerts.digest_render import MAX_BLOCKS, MAX_TEXT, slack_message
+from alerts.notify import AlertEvent
+from collectors.base import ConfigError
+from tests.alerts.support import T0, Bench, offer, rules
+from tracker.daemon_config import Since
+from tracker.review import build
+
+
+def facts_of(bench: Bench) -> dict[str, Any]:
+    return build(bench.path, T0, Since(6, "mo")).to_dict()
+
+
+@pytest.fixture
+def many_models(tmp_path: Path) -> dict[str, Any]:
+    """60 GPU models (invented names), one on-demand offer each at 1.00 + i / 100."""
+    bench = Bench(tmp_path / "prices.duckdb")
+    records = [
+        offer(f"{1 + i / 100:.2f}", itype=f"gpu-{i:02d}", gpu=(f"GPU{i:02d}", 1, 16))
+        for i in range(60)
+    ]
+    bench.collect(records, T0, regions=None)
+    return facts_of(bench)
+
+
+def review_event(facts: dict[str, Any], channel: str = "slack") -> AlertEvent:
+    return AlertEvent(1, digest.RULE, facts["period"], T0, None, None, channel, "d", facts)
+
+
+def test_many_models_stay_within_slacks_block_limit(many_models: dict[str, Any]) -> None:
+    message = slack_message(many_models)
+    blocks = message["blocks"]
+    assert len(blocks) == MAX_BLOCKS
+    # header + intro + 46 models + alerts + footer; the other 14 are counted in the footer
+    assert blocks[-1]["elements"][0]["text"].endswith("; +14 more GPU models: `gpu-tracker review`")
+    assert blocks[2]["text"]["text"].startswith("*GPU00*\n```GPU00")
+    assert "\non-demand     —  1.00      —\n" in blocks[2]["text"]["text"]
+
+
+def test_a_text_over_slacks_limit_is_cut_at_a_line(many_models: dict[str, Any]) -> None:
+    # 40 rules with long details: the alerts section would be about 8000 characters.
+    many_models["alerts"] = [
+        {"rule": f"rule-{i}", "count": 1, "channels": ["slack"],
+         "last_fired_at": "2026-11-30T06:00:00+00:00", "last_detail": "x" * 150}
+        for i in range(40)
+    ]  # fmt: skip
+    section = slack_message(many_models)["blocks"][-2]["text"]["text"]
+    assert len(section) <= MAX_TEXT
+    assert section.startswith("Alerts fired since 2026-05-30: 40 (40 rules)\n  rule-0: 1x")
+    assert section.endswith("x\n… (cut here: gpu-tracker review shows all)")
+    everything = [b["text"]["text"] for b in slack_message(many_models)["blocks"] if "text" in b]
+    assert all(len(t) <= MAX_TEXT for t in everything)
+
+
+def test_a_review_is_a_message_of_its_own_beside_alerts(tmp_path: Path) -> None:
+    bench = Bench(tmp_path / "prices.duckdb")
+    bench.collect([offer("21.957642"), offer("8.0468", kind="spot", zone="use1-az1")], T0)
+    fired = bench.check(
+        rules({"name": "cheap-a100-spot", "kind": "spot_price_below", "threshold": 1.10,
+               "currency": "USD", "gpu_model": "A100"}),
+        T0,
+        dry_run=True,
+    ).fired  # fmt: skip
+    stream = io.StringIO()
+    outcomes, deliveries = deliver(
+        [*fired, review_event(facts_of(bench), "console")], {"console": ConsoleNotifier(stream)}
+    )
+    assert [(d.channel, d.events, d.error) for d in deliveries] == [
+        ("console", 1, None),
+        ("console", 1, None),
+    ]
+    assert len(outcomes) == 2
+    text = stream.getvalue()
+    assert text.startswith("== GPU price review 2026-05-30..2026-11-30\n")
+    assert "\n== 1 GPU price alert: cheap-a100-spot\ncheap-a100-spot: spot price 1.00585" in text
+
+
+def test_recording_is_once_per_subject_and_channel(tmp_path: Path) -> None:
+    bench = Bench(tmp_path / "prices.duckdb")
+    bench.collect([offer("21.957642")], T0)
+    facts = facts_of(bench)
+    with duckdb.connect(str(bench.path)) as con:
+        first = digest.record(con, ["slack"], "2026-05-30..2026-11-30", facts, T0)
+        later = T0 + timedelta(days=1)
+        second = digest.record(con, ["email", "slack"], "2026-05-30..2026-11-30", facts, later)
+        other = digest.record(con, ["slack"], "2026-06-01..2026-12-01", facts, later)
+    assert [e.channel for e in first] == ["slack"]
+    assert [e.channel for e in second] == ["email"]
+    assert [e.subject for e in other] == ["2026-06-01..2026-12-01"]
+    rows = bench.sql("SELECT channel, detail FROM alert_events WHERE rule = 'review' ORDER BY 1")
+    assert [r[0] for r in rows] == ["email", "slack", "slack"]
+    assert rows[0][1] == (
+        "GPU price review 2026-05-30..2026-11-30 (against 6mo ago): 1 GPU models, 0 alerts fired"
+    )
+
+
+def test_an_alert_rule_may_not_be_named_review() -> None:
+    with pytest.raises(ConfigError, match=r"alerts.rules\[0\].name: 'review' is reserved"):
+        rules({"name": "review", "kind": "spot_price_below", "threshold": 1, "currency": "USD"})

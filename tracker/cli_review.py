@@ -1,0 +1,110 @@
+"""`gpu-tracker review`: the periodic review on demand, printed (table, text, JSON) or sent to
+the review channels now."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from alerts import digest
+from collectors.base import ConfigError, StoreError
+from tracker import config as config_mod
+from tracker import review as review_mod
+from tracker.cli_alerts import print_report
+from tracker.cli_common import EXIT_FAILED, EXIT_USAGE, fail, load_config
+from tracker.daemon_config import parse_since
+
+FORMATS = ("table", "json", "text")
+
+
+@click.command()
+@click.option(
+    "--since",
+    "since_text",
+    metavar="LOOK-BACK",
+    help="Compare with this long ago: 6mo, 180d, 26w, 1y (default: [review] since, 6mo).",
+)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option(
+    "--send",
+    is_flag=True,
+    help="Deliver the review to the review channels now instead of printing it.",
+)
+@click.pass_context  # fmt: skip
+def review(ctx: click.Context, since_text: str | None, fmt: str, send: bool) -> None:
+    """Per GPU model, the cheapest on-demand, spot and reserved offers now against a look-back
+    ago, how the best reserved discount moved, and the alerts that fired."""
+    config = load_config(ctx)
+    try:
+        since = config.review.since if since_text is None else parse_since(since_text, "--since")
+    except ConfigError as exc:
+        fail(ctx, str(exc), EXIT_USAGE)
+    if send:
+        _send(ctx, config, since)
+        return
+    now = datetime.now(UTC).astimezone(ZoneInfo(config.review.timezone))
+    try:
+        facts = review_mod.build(config.store_path, now, since).to_dict()
+    except StoreError as exc:
+        fail(ctx, str(exc), EXIT_FAILED)
+    out: Console = ctx.obj["out"]
+    if fmt == "json":
+        out.print(json.dumps(facts, indent=2), markup=False, highlight=False, soft_wrap=True)
+    elif fmt == "text":
+        out.print(digest.plain_text(facts), markup=False, highlight=False, soft_wrap=True, end="")
+    else:
+        print_table(out, facts)
+
+
+def print_table(out: Console, facts: dict[str, Any]) -> None:
+    """The review as rich tables: the prices per GPU model and kind, then the alerts."""
+    for line in digest.intro(facts):
+        out.print(line, markup=False, highlight=False)
+    table = Table(title=digest.title(facts), caption_justify="left")
+    for column in ("GPU", "", "then", "now", "move", "cheapest now", "cheapest then"):
+        table.add_column(column, justify="right" if column in ("then", "now", "move") else "left")
+    for model in facts["models"]:
+        for i, row in enumerate(digest.rows(model)):
+            table.add_row(escape(model["gpu_model"]) if i == 0 else "", *map(escape, row))
+        table.add_section()
+    table.caption = escape("USD per GPU-hour; * converted from its own currency at the [fx] rate")
+    out.print(table)
+    lines = digest.alert_lines(facts)
+    if not facts["alerts"]:
+        out.print(lines[0], markup=False, highlight=False)
+        return
+    alerts = Table(title=lines[0])
+    for column in ("rule", "alerts", "channels", "last fired", "last detail"):
+        alerts.add_column(column, justify="right" if column == "alerts" else "left")
+    for a in facts["alerts"]:
+        alerts.add_row(escape(a["rule"]), str(a["count"]), ", ".join(a["channels"]),
+                       digest.minute(a["last_fired_at"]), escape(a["last_detail"]))  # fmt: skip
+    out.print(alerts)
+
+
+def _send(ctx: click.Context, config: config_mod.Config, since: Any) -> None:
+    err: Console = ctx.obj["err"]
+    env = config_mod.environment()
+    try:
+        report = review_mod.send(config, env, sys.stdout, now=datetime.now(UTC), since=since)
+    except StoreError as exc:
+        fail(ctx, str(exc), EXIT_FAILED)
+    if report.fired:
+        names = ", ".join(e.channel for e in report.fired)
+        err.print(f"review {report.fired[0].subject}: recorded for {names}", markup=False)
+    else:
+        err.print(
+            "review: already recorded for this period on every review channel; nothing new "
+            "(see `gpu-tracker alerts list`)",
+            markup=False,
+        )
+    print_report(err, report)
+    sys.exit(0 if report.ok else EXIT_FAILED)

@@ -1,0 +1,143 @@
+"""The periodic review: per GPU model, the cheapest on-demand, spot and reserved offers now
+against a look-back ago (six months by default: the field's advice is to re-evaluate GPU
+rentals twice a year), how the best reserved discount moved, and the alerts that fired.
+
+`build` reads the store (read-only); `Review.to_dict` is the digest every channel renders
+(`alerts.digest`); `send` records it in the alert event log and delivers it with the same
+guarantees as an alert; `last_due` finds the scheduled review a daemon may have missed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, TextIO
+from zoneinfo import ZoneInfo
+
+import duckdb
+from dateutil.relativedelta import relativedelta
+
+from alerts import AlertEvent, AlertReport, digest
+from collectors.base import StoreError
+from storage.connection import connect
+from storage.migrations import migrate
+from tracker import alerting
+from tracker import review_query as q
+from tracker.config import Config
+from tracker.daemon_config import ReviewSettings, Since
+from tracker.review_model import AlertSummary, Review, models, period
+
+LOCK_WAIT_S = 30.0  # as long as an alerts run waits: the daemon's collections hold the file
+LAST_DUE_HORIZON = timedelta(days=400)  # a yearly cron's last fire, with room to spare
+_UNITS = {"mo": "months", "d": "days", "w": "weeks", "y": "years"}
+
+
+def look_back(now: datetime, since: Since) -> datetime:
+    """`now` minus the look-back, in calendar months / days / weeks / years."""
+    return now - relativedelta(**{_UNITS[since.unit]: since.amount})  # type: ignore[arg-type]
+
+
+def build(store_path: Path | str, now: datetime, since: Since) -> Review:
+    """The review of the store at `store_path` at `now` (aware; its time zone dates the period)
+    against `since` before; read-only."""
+    then = look_back(now, since)
+    params = {"now": now, "then": then}
+    with connect(store_path, read_only=True, wait_s=LOCK_WAIT_S) as con:
+        try:
+            cheapest = q.rows(con, q.CHEAPEST, params)
+            discounts = q.rows(con, q.DISCOUNTS, params)
+            unrated = con.execute(q.UNRATED, {"then": then}).fetchall()
+            first, at_then = con.execute(q.HISTORY, {"then": then}).fetchall()[0]
+            fired = q.alerts(con, now, then, digest.RULE)
+        except duckdb.Error as exc:
+            raise StoreError(f"review: could not read the store {store_path}: {exc}") from exc
+    left_out: dict[str, dict[str, int]] = {"now": {}, "then": {}}
+    for side, currency, count in unrated:
+        left_out[side][currency] = int(count)
+    alerts = tuple(AlertSummary(r[0], int(r[1]), tuple(r[2]), r[3], r[4]) for r in fired)
+    return Review(
+        now, then, since, first, bool(at_then), models(cheapest, discounts), left_out, alerts
+    )
+
+
+def channels(config: Config) -> tuple[str, ...]:
+    """Where reviews go: `[review] channels`, else every configured alert channel, else the
+    console."""
+    if config.review.channels:
+        return config.review.channels
+    return tuple(c for c in config.alerts.channels if c != "console") or ("console",)
+
+
+def send(
+    config: Config,
+    env: Mapping[str, str],
+    console: TextIO,
+    *,
+    now: datetime,
+    period_subject: datetime | str | None = None,
+    store_lock: AbstractContextManager[Any] | None = None,
+    since: Since | None = None,
+) -> AlertReport:
+    """Record the review at `now` as one event per review channel and deliver what is due.
+
+    The event's subject is the period: from `now`, or from `period_subject`, the scheduled
+    fire time (a datetime or its ISO text: a catch-up after a restart then finds the same
+    subject and records nothing); other text is the subject as it is. The report's `fired`
+    holds the events recorded now (none when already recorded)."""
+    since = since or config.review.since
+    zone = ZoneInfo(config.review.timezone)
+    guard = store_lock if store_lock is not None else nullcontext()
+    with guard:
+        review = build(config.store_path, now.astimezone(zone), since)
+    subject = _subject(review, period_subject, since, zone)
+    facts = {**review.to_dict(), "period": subject}
+    with guard, connect(config.store_path, read_only=False, wait_s=LOCK_WAIT_S) as con:
+        migrate(con)
+        recorded = _record(con, channels(config), subject, facts, now)
+    report = alerting.check(config, env, console, now=now, rules=(), store_lock=store_lock)
+    return replace(report, fired=recorded)
+
+
+def last_due(settings: ReviewSettings, now: datetime) -> datetime | None:
+    """The latest scheduled fire time at or before `now` (None: none in LAST_DUE_HORIZON).
+    APScheduler computes forward only: walk forward through ever longer windows back."""
+    trigger = settings.trigger()
+    window = timedelta(hours=1)
+    while True:
+        start = now - window
+        fire, last = trigger.get_next_fire_time(None, start), None
+        while fire is not None and fire <= now:
+            last, fire = fire, trigger.get_next_fire_time(fire, fire)
+        if last is not None or window >= LAST_DUE_HORIZON:
+            return last
+        window = min(window * 4, LAST_DUE_HORIZON)
+
+
+def _subject(review: Review, given: datetime | str | None, since: Since, zone: ZoneInfo) -> str:
+    if given is None:
+        return review.period
+    if isinstance(given, str):
+        try:
+            scheduled = datetime.fromisoformat(given)
+        except ValueError:
+            return given
+    else:
+        scheduled = given
+    scheduled = scheduled.astimezone(zone)
+    return period(look_back(scheduled, since), scheduled)
+
+
+def _record(
+    con: Any, names: tuple[str, ...], subject: str, facts: dict[str, Any], now: datetime
+) -> list[AlertEvent]:
+    con.execute("BEGIN TRANSACTION")
+    try:
+        events = digest.record(con, names, subject, facts, now)
+        con.execute("COMMIT")
+    except duckdb.Error as exc:
+        con.execute("ROLLBACK")
+        raise StoreError(f"review: could not record it in the alert log: {exc}") from exc
+    return events

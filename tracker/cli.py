@@ -19,7 +19,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn
 
 from collectors.base import ConfigError, StoreError
 from storage.query import QueryRefused, query
-from tracker import cli_alerts, cli_daemon, pipeline, render
+from tracker import cli_alerts, cli_daemon, cli_review, pipeline, render
 from tracker import config as config_mod
 from tracker import latest as latest_mod
 
@@ -249,6 +249,7 @@ def demo(ctx: click.Context, keep: Path | None) -> None:
 cli.add_command(cli_alerts.alerts)
 cli.add_command(cli_daemon.daemon)
 cli.add_command(cli_daemon.status_command)
+cli.add_command(cli_review.review)
 
 
 def main() -> None:

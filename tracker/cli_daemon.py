@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from datetime import UTC, datetime
+from typing import Any
 
 import click
 from rich.console import Console
@@ -32,7 +33,8 @@ _RESULT_STYLE = {"ok": "green", "failed": "bold red", "skipped": "yellow"}
 def daemon(ctx: click.Context, log_format: str | None) -> None:
     """Run in the foreground: collect each provider on its interval, alert, review."""
     config = load_config(ctx)
-    logs.setup(log_format or config.daemon.log_format, verbose=ctx.obj.get("verbose", False))  # type: ignore[arg-type]
+    chosen: Any = log_format or config.daemon.log_format
+    logs.setup(chosen, verbose=ctx.obj.get("verbose", False))
     if not config.enabled():
         fail(ctx, "no provider is enabled: nothing to schedule", EXIT_USAGE)
     metrics, server = None, None
@@ -42,7 +44,7 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
 
             metrics = Metrics()
             server = metrics.serve(config.metrics)
-        code = Daemon(config, config_mod.environment(), metrics).run()
+        code = Daemon(config, config_mod.environment(), metrics, log_format=chosen).run()
     except ConfigError as exc:
         fail(ctx, str(exc), EXIT_USAGE)
     except StoreError as exc:

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from types import FrameType
-from typing import Any
+from typing import Any, Literal
 
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -34,10 +34,12 @@ from storage.store import Store
 from tracker import schedule
 from tracker.config import Config
 from tracker.daemon_state import DaemonLock, DaemonState, ProviderSchedule, write_state
+from tracker.isolation import Isolated
 from tracker.jobs import ProviderJob, ReviewJob, Shared
 
 log = logging.getLogger("tracker.daemon")
 REVIEW_JOB = "review"
+_LAST_MOMENT_S = 5.0
 # A review missed while the daemon was down is sent when it starts, if it is this recent.
 REVIEW_CATCH_UP = timedelta(days=7)
 
@@ -45,10 +47,19 @@ REVIEW_CATCH_UP = timedelta(days=7)
 class Daemon:
     """The scheduler, its jobs and the process around them."""
 
-    def __init__(self, config: Config, env: Mapping[str, str], metrics: Any = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        env: Mapping[str, str],
+        metrics: Any = None,
+        *,
+        log_format: Literal["text", "json"] = "text",
+    ) -> None:
         self.config = config
         self.providers = config.enabled()
         self.stopping = threading.Event()
+        self.hurry = threading.Event()  # a second signal: do not wait for jobs in flight
+        abandon = threading.Event()
         self.shared = Shared(
             config=config,
             env=env,
@@ -58,6 +69,8 @@ class Daemon:
             state=DaemonState(os.getpid(), datetime.now(UTC)),
             reschedule=self._reschedule,
             publish=self._publish,
+            fetcher=Isolated(abandon, log_format),
+            abandon=abandon,
         )
         self._state_lock = threading.Lock()
         self.scheduler = BackgroundScheduler(
@@ -123,26 +136,32 @@ class Daemon:
             lock.release()
 
     def request_stop(self, signum: int = signal.SIGTERM, _frame: FrameType | None = None) -> None:
-        if self.stopping.is_set():  # a second signal: do not wait for jobs in flight
-            self.shared.abandon_now.set()
+        if self.stopping.is_set():
+            self.hurry.set()
         log.info("daemon: %s received, stopping", signal.Signals(signum).name)
         self.stopping.set()
 
     def _stop(self) -> int:
         self.scheduler.shutdown(wait=False)  # no new job starts; those in flight go on
         grace = self.config.daemon.shutdown_grace_s
-        if self.shared.wait_idle(grace):
+        if self.shared.wait_idle(grace, self.hurry):
             log.info("daemon stopped")
             return 0
-        # Abandon what still runs, but never inside a store session: the lock is held by
-        # whoever writes, so once we have it no transaction is half done.
+        # Collections still fetching are given up: their children are killed (they never
+        # hold the store). A job inside a store session or a send gets a moment more.
+        running = ", ".join(sorted(self.shared.running))
+        self.shared.abandon.set()
+        if self.shared.wait_idle(_LAST_MOMENT_S):
+            log.warning(
+                "daemon stopped; abandoned in flight after %d s: %s (nothing of it stored)",
+                grace,
+                running,
+            )
+            return 0
+        # Still busy: exit without it, but never inside a store session: whoever writes holds
+        # the lock, so once we have it no transaction is half done.
         self.shared.store_lock.acquire()
-        running = ", ".join(sorted(self.shared.running)) or "nothing"
-        log.warning(
-            "daemon stopped; abandoned in flight after %d s: %s (nothing of it stored)",
-            grace,
-            running,
-        )
+        log.warning("daemon stopped; left unfinished: %s", ", ".join(sorted(self.shared.running)))
         logging.shutdown()
         sys.stdout.flush()
         sys.stderr.flush()

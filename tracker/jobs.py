@@ -22,7 +22,9 @@ from storage.store import Store
 from tracker import alerting, pipeline, schedule
 from tracker.config import Config, ProviderConfig
 from tracker.daemon_state import DaemonState
+from tracker.isolation import Abandoned
 from tracker.logs import LogStream
+from tracker.pipeline import Fetcher
 
 log = logging.getLogger("tracker.daemon")
 
@@ -42,7 +44,8 @@ class Shared:
     publish: Callable[[], None]  # write the schedule file
     store_lock: threading.Lock = field(default_factory=threading.Lock)
     alerts_lock: threading.Lock = field(default_factory=threading.Lock)
-    abandon_now: threading.Event = field(default_factory=threading.Event)
+    fetcher: Fetcher | None = None  # where fetch + parse run (the daemon: a child process)
+    abandon: threading.Event = field(default_factory=threading.Event)  # kill the children
     running: dict[str, datetime] = field(default_factory=dict)
     # The console channel writes into the log (a JSON log stays one object per line).
     console: TextIO = field(
@@ -62,11 +65,11 @@ class Shared:
                 self.running.pop(name, None)
                 self._idle.notify_all()
 
-    def wait_idle(self, timeout_s: float) -> bool:
-        """Wait until no job is in flight (True), or the time is up / a second signal came."""
+    def wait_idle(self, timeout_s: float, hurry: threading.Event | None = None) -> bool:
+        """Wait until no job is in flight (True), or the time is up or `hurry` is set."""
         deadline = datetime.now(UTC) + timedelta(seconds=timeout_s)
         with self._idle:
-            while self.running and not self.abandon_now.is_set():
+            while self.running and not (hurry is not None and hurry.is_set()):
                 left = (deadline - datetime.now(UTC)).total_seconds()
                 if left <= 0:
                     return False
@@ -112,6 +115,8 @@ class ProviderJob:
         with self.shared.tracking(name):
             try:
                 outcome = self._collect()
+            except Abandoned:  # the daemon is stopping and says so
+                return
             except Exception:  # never into the scheduler: the next run must happen
                 log.exception("%s: the job broke", name)
                 return
@@ -129,6 +134,7 @@ class ProviderJob:
             env=shared.env,
             store=shared.store,
             write_lock=shared.store_lock,
+            fetcher=shared.fetcher,
         )
         return outcome
 

@@ -10,15 +10,25 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from collectors import collector_class
-from collectors.base import CollectorError, MissingCredentials, ParseResult, StoreError
+from collectors.base import (
+    CollectorError,
+    MissingCredentials,
+    ParseResult,
+    ProviderSettings,
+    StoreError,
+)
 from storage.store import Store
 from tracker.config import Config, ProviderConfig
+from tracker.isolation import Abandoned, Fetched
+
+# Fetches and parses one provider: (name, settings with credentials, observed_at).
+Fetcher = Callable[[str, ProviderSettings, datetime], Fetched]
 
 log = logging.getLogger("tracker.pipeline")
 
@@ -59,9 +69,12 @@ def collect(
     reporter: Reporter | None = None,
     store: Store | None = None,
     write_lock: threading.Lock | None = None,
+    fetcher: Fetcher | None = None,
 ) -> list[Outcome]:
     """Collect every enabled provider (or the named ones) into the store. `write_lock` is held
-    around every store session; the daemon passes the one all its jobs share."""
+    around every store session; the daemon passes the one all its jobs share, and a `fetcher`
+    that fetches and parses in a child process (`tracker.isolation`); by default it happens
+    here, with progress reported."""
     providers = config.enabled(names)
     reporter = reporter or Reporter()
     store = store or Store(config.store_path, fx_rates=config.fx)
@@ -69,7 +82,7 @@ def collect(
     write_lock = write_lock or threading.Lock()
 
     def run(provider: ProviderConfig) -> Outcome:
-        return _collect_one(provider, env, reporter, store, write_lock)
+        return _collect_one(provider, env, reporter, store, write_lock, fetcher)
 
     if not providers:
         return []
@@ -83,13 +96,17 @@ def _collect_one(
     reporter: Reporter,
     store: Store,
     write_lock: threading.Lock,
+    fetcher: Fetcher | None,
 ) -> Outcome:
     outcome = Outcome(provider.name)
     started_at = datetime.now(UTC)
     clock = time.monotonic()
     reporter.started(provider.name)
     try:
-        _fetch_parse_store(provider, env, reporter, store, write_lock, outcome, started_at)
+        fetched = _fetch(provider, env, reporter, outcome, started_at, fetcher)
+        _store(provider, fetched, store, write_lock, outcome, started_at)
+    except Abandoned:  # the daemon is stopping: no run happened, nothing to record
+        raise
     except MissingCredentials as exc:
         outcome.status, outcome.error = "skipped", str(exc)
     except (CollectorError, StoreError) as exc:
@@ -104,18 +121,19 @@ def _collect_one(
     return outcome
 
 
-def _fetch_parse_store(
+def _fetch(
     provider: ProviderConfig,
     env: Mapping[str, str],
     reporter: Reporter,
-    store: Store,
-    write_lock: threading.Lock,
     outcome: Outcome,
     started_at: datetime,
-) -> None:
+    fetcher: Fetcher | None,
+) -> Fetched:
     settings, missing = provider.settings(env)
     if missing:
         raise MissingCredentials(provider.name, " and ".join(missing))
+    if fetcher is not None:
+        return fetcher(provider.name, settings, started_at)
 
     def progress(pages: int, items: int) -> None:
         outcome.pages = pages
@@ -123,11 +141,22 @@ def _fetch_parse_store(
 
     collector = collector_class(provider.name)(settings, progress)
     collector.check_credentials()
-    payloads = collector.fetch()
-    parsed = collector.parse(payloads, observed_at=started_at)
+    parsed = collector.parse(collector.fetch(), observed_at=started_at)
+    # The configured regions, else the provider's own.
+    return Fetched(parsed, collector.regions or None)
+
+
+def _store(
+    provider: ProviderConfig,
+    fetched: Fetched,
+    store: Store,
+    write_lock: threading.Lock,
+    outcome: Outcome,
+    started_at: datetime,
+) -> None:
+    parsed, covered = fetched.parsed, fetched.covered
     outcome.unknown_instance_types = parsed.unknown_instance_types
     outcome.skipped_rows = parsed.skipped_rows
-    covered = collector.regions or None  # the configured regions, else the provider's own
     if not parsed.records:
         _refuse_empty(provider.name, parsed, covered, store, write_lock)
     with write_lock:

@@ -88,6 +88,7 @@ class DaemonProcess:
 
     def _read(self) -> None:
         assert self.proc.stderr is not None
+        # EOF comes when every holder of the pipe is gone: the daemon and its children.
         for line in self.proc.stderr:
             self.lines.append(line.rstrip("\n"))
 
@@ -117,6 +118,7 @@ class DaemonProcess:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(10)
+        self._reader.join(10)  # before closing the stream it reads
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()

@@ -174,6 +174,9 @@ def test_kill_9_then_restart_loses_nothing_and_duplicates_nothing(tmp_path: Path
             committed = _oks(daemon.lines)  # every one of these logged after its commit
             daemon.proc.kill()
             daemon.proc.wait(10)
+            # Its collector children die with it: the log pipe they share closes at once.
+            daemon._reader.join(5)
+            assert not daemon._reader.is_alive()
         finally:
             daemon.close()
         (ok_runs,) = _read(setup.store, "SELECT count(*) FROM collection_runs WHERE status = 'ok'")[

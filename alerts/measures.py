@@ -141,12 +141,14 @@ LEFT JOIN known o ON o.offer = l.low_offer
 """
 
 # A provider is stale when its last successful collection completed longer ago than the window
-# (or it never had one but has tried): a collection that took hours counts from its end.
-# Providers only ever skipped (no credentials) are not.
+# (or it never had one and has been trying for longer than the window: a new provider failing
+# once at start is not yet news): a collection that took hours counts from its end. Providers
+# only ever skipped (no credentials) are not.
 _STALE_MEASURE = """
 WITH last_ok AS (
     SELECT provider,
-           max(coalesce(finished_at, started_at)) FILTER (WHERE status = 'ok') AS last_ok
+           max(coalesce(finished_at, started_at)) FILTER (WHERE status = 'ok') AS last_ok,
+           min(started_at) AS first_try
     FROM collection_runs WHERE status IN ('ok', 'failed') AND {where} GROUP BY provider
 )
 SELECT provider AS subject, CAST(NULL AS VARCHAR) AS offer, true AS known,
@@ -156,7 +158,7 @@ SELECT provider AS subject, CAST(NULL AS VARCHAR) AS offer, true AS known,
        CAST(NULL AS INTEGER) AS term_months, NULL AS payment_option, NULL AS offer_currency,
        NULL AS gpu_model, CAST(NULL AS DOUBLE) AS gpu_count, CAST(NULL AS DOUBLE) AS price,
        NULL AS price_currency, false AS converted,
-       coalesce(last_ok < $then, true) AS overdue
+       coalesce(last_ok, first_try) < $then AS overdue
 FROM last_ok
 """
 

@@ -42,6 +42,7 @@ REVIEW_JOB = "review"
 _LAST_MOMENT_S = 5.0
 # A review missed while the daemon was down is sent when it starts, if it is this recent.
 REVIEW_CATCH_UP = timedelta(days=7)
+REVIEW_RETRY = timedelta(minutes=10)
 
 
 class Daemon:
@@ -69,10 +70,12 @@ class Daemon:
             state=DaemonState(os.getpid(), datetime.now(UTC)),
             reschedule=self._reschedule,
             publish=self._publish,
+            retry_review=self._retry_review,
             fetcher=Isolated(abandon, log_format),
             abandon=abandon,
         )
         self._state_lock = threading.Lock()
+        self.has_history = False
         self.scheduler = BackgroundScheduler(
             executors={"default": ThreadPoolExecutor(len(self.providers) + 1)},
             job_defaults={
@@ -88,6 +91,8 @@ class Daemon:
         migrated here, so a broken store fails at start, not at the first job)."""
         now = now or datetime.now(UTC)
         history = self._history()
+        # A first start has no prices to review: no catch-up then (it would be empty).
+        self.has_history = any(h.last_ok_end is not None for h in history.values())
         for provider in self.providers:
             past = history.get(provider.name, schedule.History())
             current = schedule.backoff_interval(
@@ -97,6 +102,13 @@ class Daemon:
             self.shared.state.providers[provider.name] = ProviderSchedule(
                 provider.interval_s, current, past.failures, first
             )
+            if self.shared.metrics is not None:
+                self.shared.metrics.seed(
+                    provider.name,
+                    last_run=past.last_run_end,
+                    last_success=past.last_ok_end,
+                    consecutive_failures=past.failures,
+                )
             self.scheduler.add_job(
                 ProviderJob(provider, self.shared),
                 self._trigger(provider.interval_s, current),
@@ -123,6 +135,7 @@ class Daemon:
             self._warn_short_intervals()
             self.scheduler.start()
             self._publish()
+            self.shared.refresh_metrics()
             log.info(
                 "daemon started: %s; store %s",
                 ", ".join(self._describe(p.name) for p in self.providers),
@@ -185,6 +198,25 @@ class Daemon:
         interval = self.shared.state.providers[provider].interval_s
         self.scheduler.reschedule_job(provider, trigger=self._trigger(interval, current_s))
 
+    def _retry_review(self, due: datetime) -> None:
+        """Try a review that could not be recorded again in a while, within its window."""
+        now = datetime.now(UTC)
+        if now - due > REVIEW_CATCH_UP or self.stopping.is_set():
+            log.error("review of %s: given up (its catch-up window has passed)", due.date())
+            return
+        job = ReviewJob(self.shared)
+        try:
+            self.scheduler.add_job(
+                lambda: job.send(due, datetime.now(UTC)),
+                "date",
+                run_date=now + REVIEW_RETRY,
+                id="review-retry",
+                name=f"review of {due.date()}, again",
+                replace_existing=True,
+            )
+        except Exception as exc:  # the scheduler is shutting down
+            log.debug("review: not rescheduled: %s", exc)
+
     def _publish(self) -> None:
         """The schedule file, with the scheduler's next run times."""
         with self._state_lock:
@@ -203,7 +235,7 @@ class Daemon:
                 log.warning("daemon: could not write the schedule file: %s", exc)
 
     def _catch_up_review(self) -> None:
-        if not self.config.review.enabled:
+        if not self.config.review.enabled or not self.has_history:
             return
         job = ReviewJob(self.shared)
         job.catch_up(datetime.now(UTC), REVIEW_CATCH_UP)

@@ -42,6 +42,7 @@ class Shared:
     state: DaemonState
     reschedule: Callable[[str, int], None]  # a provider's interval changed (backoff)
     publish: Callable[[], None]  # write the schedule file
+    retry_review: Callable[[datetime], None]  # a review (of this scheduled date) failed
     store_lock: threading.Lock = field(default_factory=threading.Lock)
     alerts_lock: threading.Lock = field(default_factory=threading.Lock)
     fetcher: Fetcher | None = None  # where fetch + parse run (the daemon: a child process)
@@ -75,6 +76,16 @@ class Shared:
                     return False
                 self._idle.wait(min(left, 0.2))
             return not self.running
+
+    def refresh_metrics(self) -> None:
+        """Rebuild the price gauges from the store (current, fresh, in stock)."""
+        if self.metrics is None:
+            return
+        try:
+            with self.store_lock, connect(self.config.store_path, read_only=False) as con:
+                self.metrics.refresh_prices(con)
+        except StoreError as exc:
+            log.warning("metrics: prices not refreshed: %s", exc)
 
     def alerts(self) -> str:
         """Evaluate every rule and deliver what is due; a few words on what happened."""
@@ -164,16 +175,10 @@ class ProviderJob:
         if metrics is None:
             return
         failures = self.shared.state.providers[self.provider.name].failures
-        try:
-            metrics.observe(outcome, datetime.now(UTC), consecutive_failures=failures)
-            if outcome.status == "ok":
-                with (
-                    self.shared.store_lock,
-                    connect(self.shared.config.store_path, read_only=False) as con,
-                ):
-                    metrics.refresh_prices(con)
-        except (StoreError, CollectorError) as exc:
-            log.warning("metrics: not refreshed: %s", exc)
+        metrics.observe(outcome, datetime.now(UTC), consecutive_failures=failures)
+        # After every job, whatever its result: prices gone stale drop out even while no
+        # collection succeeds.
+        self.shared.refresh_metrics()
 
     def _log(self, outcome: pipeline.Outcome, backoff: str, alerts: str) -> None:
         entry = self.shared.state.providers[self.provider.name]
@@ -204,29 +209,40 @@ class ProviderJob:
 
 
 class ReviewJob:
-    """The half-yearly review, sent to the review channels once per scheduled date."""
+    """The half-yearly review, sent to the review channels once per scheduled date. A review
+    that could not be built or recorded (the store busy at that moment, say) is tried again
+    until it is, or until its catch-up window has passed."""
 
     def __init__(self, shared: Shared) -> None:
         self.shared = shared
         self.__name__ = "review"
 
     def __call__(self) -> None:
-        self._send(datetime.now(UTC))
+        now = datetime.now(UTC)
+        self.send(self._due(now) or now, now)
 
     def catch_up(self, now: datetime, grace: timedelta) -> None:
         """Send the last scheduled review if the daemon was down when it was due (sending
         is idempotent per scheduled date, so one already sent is not sent again)."""
+        due = self._due(now)
+        if due is not None and now - due <= grace:
+            self.send(due, now)
+
+    def send(self, due: datetime, now: datetime) -> None:
+        with self.shared.tracking("review"):
+            recorded = self._send(due, now)
+        if not recorded:
+            self.shared.retry_review(due)
+
+    def _due(self, now: datetime) -> datetime | None:
         from tracker import review
 
-        due = review.last_due(self.shared.config.review, now)
-        if due is not None and now - due <= grace:
-            self._send(now)
+        return review.last_due(self.shared.config.review, now)
 
-    def _send(self, now: datetime) -> None:
+    def _send(self, due: datetime, now: datetime) -> bool:
         from tracker import review
 
         shared = self.shared
-        due = review.last_due(shared.config.review, now) or now
         try:
             with shared.alerts_lock:
                 report = review.send(
@@ -238,17 +254,18 @@ class ReviewJob:
                     store_lock=shared.store_lock,
                 )
         except (StoreError, CollectorError) as exc:
-            log.error("review: not sent: %s", exc)
-            return
+            log.error("review of %s: not recorded yet, will try again: %s", due.date(), exc)
+            return False
         except Exception:
-            log.exception("review: the job broke")
-            return
+            log.exception("review of %s: the job broke", due.date())
+            return False
         failed = [d for d in report.deliveries if d.error]
         log.log(
             logging.WARNING if failed else logging.INFO,
-            "review of %s: %d messages due, %d failed",
+            "review of %s: %d messages due, %d failed (failed ones are retried like alerts)",
             due.date(),
             len(report.due),
             len(failed),
             extra={"review": due.isoformat()},
         )
+        return True

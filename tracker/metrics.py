@@ -101,6 +101,22 @@ class Metrics:
             self.records.labels(provider).set(outcome.records)
             self.changes.labels(provider).inc(outcome.changed)
 
+    def seed(
+        self,
+        provider: str,
+        *,
+        last_run: datetime | None,
+        last_success: datetime | None,
+        consecutive_failures: int,
+    ) -> None:
+        """What the store knows from before this process started: after a restart with the
+        provider down, its last success time is still there for `time() - ...` alerts."""
+        if last_run is not None:
+            self.last_run.labels(provider).set(last_run.timestamp())
+        if last_success is not None:
+            self.last_success.labels(provider).set(last_success.timestamp())
+        self.consecutive_failures.labels(provider).set(consecutive_failures)
+
     def refresh_prices(self, con: Any) -> int:
         """Rebuild the price gauges from the store through an open DuckDB connection (the
         daemon's, under its store lock). Returns how many price series there are now."""

@@ -21,13 +21,15 @@ STALE_RULE_PREFIX = "stale:"
 # its last run that was not a skip ended.
 _HISTORY = """
 WITH last_ok AS (
-    SELECT provider, max(started_at) AS started FROM collection_runs
-    WHERE status = 'ok' GROUP BY provider
+    SELECT provider, max(started_at) AS started,
+           max(coalesce(finished_at, started_at)) AS ended
+    FROM collection_runs WHERE status = 'ok' GROUP BY provider
 )
 SELECT r.provider,
        count(*) FILTER (WHERE r.status = 'failed'
                         AND r.started_at > coalesce(o.started, TIMESTAMPTZ '1970-01-01')),
-       max(coalesce(r.finished_at, r.started_at)) FILTER (WHERE r.status <> 'skipped')
+       max(coalesce(r.finished_at, r.started_at)) FILTER (WHERE r.status <> 'skipped'),
+       any_value(o.ended)
 FROM collection_runs r LEFT JOIN last_ok o USING (provider)
 GROUP BY r.provider
 """
@@ -39,6 +41,7 @@ class History:
 
     failures: int = 0
     last_run_end: datetime | None = None
+    last_ok_end: datetime | None = None
 
 
 def backoff_interval(interval_s: int, failures: int, max_backoff_s: int) -> int:
@@ -61,7 +64,7 @@ def first_run(now: datetime, history: History, interval_s: int) -> datetime:
 def read_history(con: Any) -> dict[str, History]:
     """Per provider, from `collection_runs` on an open connection."""
     rows = con.execute(_HISTORY).fetchall()
-    return {str(p): History(int(failures), end) for p, failures, end in rows}
+    return {str(p): History(int(failures), end, ok) for p, failures, end, ok in rows}
 
 
 def stale_rules(config: Config) -> tuple[Rule, ...]:

@@ -1,0 +1,104 @@
+"""The daemon's review job and metrics endpoint, in a real daemon process: a review missed
+while it was down is sent at start, once; the Prometheus endpoint serves the collections and
+prices, and after a restart a provider that is down still has its last success time."""
+
+from __future__ import annotations
+
+import signal
+import socket
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.tracker.daemon_support import DaemonProcess, replayed
+from tracker.replay import Exchange
+
+
+def _review_events(store: Path) -> list[tuple[object, ...]]:
+    with duckdb.connect(str(store), read_only=True) as con:
+        return con.execute(
+            "SELECT rule, subject, channel, status FROM alert_events WHERE rule = 'review'"
+        ).fetchall()
+
+
+def test_a_review_missed_while_down_is_sent_at_start_once(tmp_path: Path) -> None:
+    yesterday = datetime.now(UTC) - timedelta(days=1)
+    cron = f"{yesterday.minute} {yesterday.hour} {yesterday.day} {yesterday.month} *"
+    extra = {"review": {"enabled": True, "cron": cron}}
+    with replayed(tmp_path, names=("azure",), interval="1h", extra=extra) as setup:
+        # A first start has nothing to review: it collects, and sends no empty review.
+        first = DaemonProcess(setup)
+        try:
+            first.wait_for(lambda lines: any(" ok: " in line for line in lines))
+            assert first.stop(signal.SIGTERM) == 0
+        finally:
+            first.close()
+        assert _review_events(setup.store) == []
+        # Restarted: yesterday's review, missed, goes out now; and on the next start not again.
+        for _ in range(2):
+            daemon = DaemonProcess(setup)
+            try:
+                daemon.wait_for(lambda lines: any("review of" in line for line in lines))
+                assert daemon.stop(signal.SIGTERM) == 0
+            finally:
+                daemon.close()
+            events = _review_events(setup.store)
+            assert len(events) == 1, daemon.text()
+    rule, subject, channel, status = events[0]
+    assert (rule, channel, status) == ("review", "console", "sent")
+    assert str(subject).endswith(f"..{yesterday:%Y-%m-%d}")  # the period ends on its date
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def test_metrics_endpoint_of_a_running_daemon(tmp_path: Path) -> None:
+    port = _free_port()
+    extra = {"metrics": {"listen": f"127.0.0.1:{port}"}}
+    with replayed(tmp_path, names=("azure", "lambdalabs"), interval="3s", extra=extra) as setup:
+        daemon = DaemonProcess(setup)
+        try:
+            daemon.wait_for(lambda lines: sum(" ok: " in line for line in lines) >= 2)
+            first = _scrape(port)
+            assert daemon.stop(signal.SIGTERM) == 0
+        finally:
+            daemon.close()
+        ok = ("gpu_tracker_collections_total", (("provider", "azure"), ("result", "ok")))
+        assert first[ok] >= 1
+        prices = {k: v for k, v in first.items() if k[0] == "gpu_tracker_price_per_gpu_hour"}
+        assert prices and all(dict(k[1])["currency"] == "USD" for k in prices)
+        lambda_ok = first[
+            ("gpu_tracker_last_success_timestamp_seconds", (("provider", "lambdalabs"),))
+        ]
+
+        # Restarted with Lambda's API down: its last success is still known.
+        broken = Exchange(match={"path": "/api/v1/instance-types"}, status=404, body=b"{}")
+        setup.servers["lambdalabs"].exchanges.insert(0, broken)
+        restarted = datetime.now(UTC).timestamp()
+        again = DaemonProcess(setup)
+        try:
+            again.wait_for(lambda lines: any("lambdalabs failed" in line for line in lines))
+            second = _scrape(port)
+            assert again.stop(signal.SIGTERM) == 0
+        finally:
+            again.close()
+    key = ("gpu_tracker_last_success_timestamp_seconds", (("provider", "lambdalabs"),))
+    # From the store (the run's commit time), so within moments of what the first daemon said.
+    assert lambda_ok - 5 <= second[key] <= restarted
+    failures = ("gpu_tracker_consecutive_failures", (("provider", "lambdalabs"),))
+    assert second[failures] >= 1

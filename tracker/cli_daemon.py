@@ -106,7 +106,7 @@ def _table(found: status.Status, now: datetime) -> Table:
             result += f" ({row.failures} in a row)"
         table.add_row(
             row.provider + ("" if row.enabled else " (disabled)"),
-            _when(row.last_run, now),
+            _ago(row.last_run, now),
             f"[{style}]{escape(result)}[/]",
             "" if row.records is None else str(row.records),
             "" if row.changes is None else str(row.changes),
@@ -126,10 +126,18 @@ def _interval(row: status.ProviderStatus) -> str:
 
 def _next(row: status.ProviderStatus, running: bool, now: datetime) -> str:
     if row.running_since is not None:
-        return f"collecting since {_when(row.running_since, now)}"
+        return f"collecting ({_ago(row.running_since, now)})"
     if not running or not row.enabled:
         return "-"
-    return _when(row.next_run, now)
+    return _ago(row.next_run, now)
+
+
+def _ago(moment: datetime | None, now: datetime) -> str:
+    """`3 min ago`, `in 2 h`: the table's times (JSON has them in full)."""
+    if moment is None:
+        return "-"
+    seconds = (now - moment).total_seconds()
+    return f"{_duration(seconds)} ago" if seconds >= 0 else f"in {_duration(-seconds)}"
 
 
 def _when(moment: datetime | None, now: datetime) -> str:

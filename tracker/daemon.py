@@ -256,15 +256,9 @@ class Daemon:
 
     def _describe(self, name: str) -> str:
         entry = self.shared.state.providers[name]
-        return f"{name} every {_seconds(entry.interval_s)}" + (
-            f" (backed off to {_seconds(entry.current_interval_s)})"
+        return f"{name} every {schedule.interval_words(entry.interval_s)}" + (
+            f" (backed off to {schedule.interval_words(entry.current_interval_s)})"
             if entry.current_interval_s != entry.interval_s
             else ""
         )
 
-
-def _seconds(value: int) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if value % size == 0:
-            return f"{value // size}{unit}"
-    return f"{value}s"

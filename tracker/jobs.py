@@ -166,9 +166,10 @@ class ProviderJob:
             self.shared.reschedule(self.provider.name, wanted)
         except Exception as exc:  # the scheduler is shutting down
             log.debug("%s: not rescheduled: %s", self.provider.name, exc)
+        every = schedule.interval_words(wanted)
         if wanted == entry.interval_s:
-            return f"back to every {wanted} s"
-        return f"{entry.failures} failures in a row: backing off to every {wanted} s"
+            return f"back to every {every}"
+        return f"{entry.failures} failures in a row: backing off to every {every}"
 
     def _metrics(self, outcome: pipeline.Outcome) -> None:
         metrics = self.shared.metrics

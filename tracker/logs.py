@@ -15,10 +15,11 @@ from typing import Literal
 from pythonjsonlogger.json import JsonFormatter
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-# APScheduler says "Running job ..." and "executed successfully" for every run at INFO, and the
-# collectors tell of pages and skipped rows: the daemon's own line per job says it once.
-# `--verbose` lets them all through.
-_QUIET = {"apscheduler": logging.WARNING, "collectors": logging.WARNING}
+# APScheduler says "Running job ..." for every run, and warns "skipped: maximum number of
+# running instances reached" each interval a long collection is still going; the collectors
+# tell of pages and skipped rows. The daemon's own line per job says what matters, once (with
+# the duration). `--verbose` lets them all through.
+_QUIET = {"apscheduler": logging.ERROR, "collectors": logging.WARNING}
 
 
 def setup(log_format: Literal["text", "json"], *, verbose: bool = False) -> None:

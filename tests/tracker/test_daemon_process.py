@@ -208,16 +208,16 @@ def test_a_failing_provider_backs_off_and_raises_one_stale_alert(tmp_path: Path)
         server.exchanges.insert(0, broken)
         daemon = DaemonProcess(setup)
         try:
-            daemon.wait_for(lambda lines: any("every 4 s" in line for line in lines))
+            daemon.wait_for(lambda lines: any("every 4s" in line for line in lines))
             daemon.wait_for(lambda lines: sum("lambdalabs failed" in ln for ln in lines) >= 5)
             server.exchanges.remove(broken)  # the API is back
-            daemon.wait_for(lambda lines: any("back to every 1 s" in line for line in lines))
+            daemon.wait_for(lambda lines: any("back to every 1s" in line for line in lines))
             assert daemon.stop(signal.SIGTERM) == 0
         finally:
             daemon.close()
     text = daemon.text()
-    assert "backing off to every 2 s" in text
-    assert "backing off to every 4 s" in text
+    assert "backing off to every 2s" in text
+    assert "backing off to every 4s" in text
     alerts = _read(
         setup.store, "SELECT rule, subject, channel, status FROM alert_events ORDER BY fired_at"
     )

@@ -88,6 +88,12 @@ def intro(facts: dict[str, Any]) -> list[str]:
         "the cheapest offer per GPU-hour in USD (not stale, not sold out); * = priced in another "
         "currency, converted at its [fx] rate.",
     ]
+    prices_at = facts.get("prices_at", facts["now"])  # absent from reviews stored before it
+    if _day(prices_at) != _day(facts["now"]):
+        lines.append(
+            f"Sent late: the period and its alerts end when the review was due "
+            f"({minute(facts['now'])}); the 'now' prices are those of {minute(prices_at)}."
+        )
     if not facts["has_then"]:
         start = facts["history_from"]
         lines.append(
@@ -144,10 +150,23 @@ def alert_lines(facts: dict[str, Any]) -> list[str]:
     lines = [f"Alerts fired since {_day(facts['then'])}: {total} ({rules})"]
     for a in alerts:
         lines.append(
-            f"  {a['rule']}: {a['count']}x to {', '.join(a['channels'])}, last "
+            f"  {a['rule']}: {a['count']}x{' ' if a['channels'] else ', '}{channel_words(a)}, last "
             f"{minute(a['last_fired_at'])}: {a['last_detail']}"
         )
     return lines
+
+
+def channel_words(alert: dict[str, Any]) -> str:
+    """`to console, slack`, and the channels that have not accepted some of them: `to console;
+    not delivered: slack (1 failed, 2 pending)`."""
+    words = f"to {', '.join(alert['channels'])}" if alert["channels"] else ""
+    missed: dict[str, list[str]] = {}
+    for u in alert.get("undelivered", []):  # absent from reviews stored before it
+        missed.setdefault(u["channel"], []).append(f"{u['count']} {u['status']}")
+    if missed:
+        listed = ", ".join(f"{c} ({', '.join(counts)})" for c, counts in missed.items())
+        words += ("; " if words else "") + f"not delivered: {listed}"
+    return words
 
 
 def plain_text(facts: dict[str, Any]) -> str:
@@ -161,8 +180,8 @@ def plain_text(facts: dict[str, Any]) -> str:
 
 
 def offer_words(offer: dict[str, Any] | None) -> str:
-    """`aws us-east-1 (use1-az1) p4d.24xlarge`, the term of a reserved one, the native price
-    of a converted one."""
+    """`aws us-east-1 (use1-az1) p4d.24xlarge`, the term, payment and class of a reserved one
+    (`, 3y all-upfront standard`), the native price of a converted one."""
     if offer is None:
         return DASH
     words = f"{offer['provider']} {offer['region']}"
@@ -173,6 +192,8 @@ def offer_words(offer: dict[str, Any] | None) -> str:
         words += f", {term // 12}y" if term % 12 == 0 else f", {term}mo"
         if offer.get("payment_option"):
             words += " " + str(offer["payment_option"]).replace("_", "-")
+    if offer.get("offering_class"):  # AWS prices a standard and a convertible RI apart
+        words += f" {offer['offering_class']}"
     if "discount_pct" in offer:  # both prices in one currency: nothing converted
         price, on_demand = amount(offer["price"]), amount(offer["on_demand_price"])
         return f"{words}: {price} vs on-demand {on_demand} {offer['currency']}/GPU-h"
@@ -187,7 +208,8 @@ def _where(now: dict[str, Any] | None, then: dict[str, Any] | None) -> tuple[str
 
 
 def _identity(offer: dict[str, Any]) -> tuple[Any, ...]:
-    keys = ["provider", "region", "zone", "instance_type", "term_months", "payment_option"]
+    keys = ["provider", "region", "zone", "instance_type", "term_months", "payment_option",
+            "offering_class"]  # fmt: skip
     if "discount_pct" in offer:  # its prices are not in the table: changed ones are spelled out
         keys += ["price", "on_demand_price"]
     return tuple(offer.get(k) for k in keys)

@@ -85,7 +85,8 @@ def print_table(out: Console, facts: dict[str, Any]) -> None:
     for column in ("rule", "alerts", "channels", "last fired", "last detail"):
         alerts.add_column(column, justify="right" if column == "alerts" else "left")
     for a in facts["alerts"]:
-        alerts.add_row(escape(a["rule"]), str(a["count"]), ", ".join(a["channels"]),
+        alerts.add_row(escape(a["rule"]), str(a["count"]),
+                       escape(digest.channel_words(a).removeprefix("to ")),
                        digest.minute(a["last_fired_at"]), escape(a["last_detail"]))  # fmt: skip
     out.print(alerts)
 

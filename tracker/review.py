@@ -28,7 +28,7 @@ from tracker import alerting
 from tracker import review_query as q
 from tracker.config import Config
 from tracker.daemon_config import ReviewSettings, Since
-from tracker.review_model import AlertSummary, Review, models, period
+from tracker.review_model import AlertSummary, Review, models
 
 LOCK_WAIT_S = 30.0  # as long as an alerts run waits: the daemon's collections hold the file
 LAST_DUE_HORIZON = timedelta(days=400)  # a yearly cron's last fire, with room to spare
@@ -40,9 +40,12 @@ def look_back(now: datetime, since: Since) -> datetime:
     return now - relativedelta(**{_UNITS[since.unit]: since.amount})  # type: ignore[arg-type]
 
 
-def build(store_path: Path | str, now: datetime, since: Since) -> Review:
-    """The review of the store at `store_path` at `now` (aware; its time zone dates the period)
-    against `since` before; read-only."""
+def build(
+    store_path: Path | str, now: datetime, since: Since, *, prices_at: datetime | None = None
+) -> Review:
+    """The review of the store at `store_path` for the period ending `now` (aware; its time
+    zone dates the period) and starting `since` before; read-only. The 'now' prices are always
+    the current ones: `prices_at` says when that is, for a review made after its `now`."""
     then = look_back(now, since)
     params = {"now": now, "then": then}
     with connect(store_path, read_only=True, wait_s=LOCK_WAIT_S) as con:
@@ -57,10 +60,9 @@ def build(store_path: Path | str, now: datetime, since: Since) -> Review:
     left_out: dict[str, dict[str, int]] = {"now": {}, "then": {}}
     for side, currency, count in unrated:
         left_out[side][currency] = int(count)
-    alerts = tuple(AlertSummary(r[0], int(r[1]), tuple(r[2]), r[3], r[4]) for r in fired)
-    return Review(
-        now, then, since, first, bool(at_then), models(cheapest, discounts), left_out, alerts
-    )
+    alerts = tuple(AlertSummary.of(r) for r in fired)
+    per_model = models(cheapest, discounts)
+    return Review(now, then, since, first, bool(at_then), per_model, left_out, alerts, prices_at)
 
 
 def channels(config: Config) -> tuple[str, ...]:
@@ -83,16 +85,21 @@ def send(
 ) -> AlertReport:
     """Record the review at `now` as one event per review channel and deliver what is due.
 
-    The event's subject is the period: from `now`, or from `period_subject`, the scheduled
-    fire time (a datetime or its ISO text: a catch-up after a restart then finds the same
-    subject and records nothing); other text is the subject as it is. The report's `fired`
-    holds the events recorded now (none when already recorded)."""
+    `period_subject` is the scheduled fire time (a datetime or its ISO text) of a review the
+    daemon sends, maybe late (a catch-up after a restart): the review is then made as of that
+    time (its period, look-back and alerts end there; only the 'now' prices are those of `now`,
+    and it says so when that is another day), and its subject, the period, is the one the
+    scheduled send has, so a catch-up of a review already recorded records nothing. Other text
+    is the subject as it is. The report's `fired` holds the events recorded now (none when
+    already recorded)."""
     since = since or config.review.since
     zone = ZoneInfo(config.review.timezone)
+    scheduled = _scheduled(period_subject)
     guard = store_lock if store_lock is not None else nullcontext()
     with guard:
-        review = build(config.store_path, now.astimezone(zone), since)
-    subject = _subject(review, period_subject, since, zone)
+        end, prices_at = (scheduled or now).astimezone(zone), now.astimezone(zone)
+        review = build(config.store_path, end, since, prices_at=prices_at)
+    subject = review.period if scheduled or period_subject is None else str(period_subject)
     facts = {**review.to_dict(), "period": subject}
     with guard, connect(config.store_path, read_only=False, wait_s=LOCK_WAIT_S) as con:
         migrate(con)
@@ -116,18 +123,14 @@ def last_due(settings: ReviewSettings, now: datetime) -> datetime | None:
         window = min(window * 4, LAST_DUE_HORIZON)
 
 
-def _subject(review: Review, given: datetime | str | None, since: Since, zone: ZoneInfo) -> str:
-    if given is None:
-        return review.period
-    if isinstance(given, str):
-        try:
-            scheduled = datetime.fromisoformat(given)
-        except ValueError:
-            return given
-    else:
-        scheduled = given
-    scheduled = scheduled.astimezone(zone)
-    return period(look_back(scheduled, since), scheduled)
+def _scheduled(given: datetime | str | None) -> datetime | None:
+    """The scheduled fire time `period_subject` names, if it names one."""
+    if not isinstance(given, str):
+        return given
+    try:
+        return datetime.fromisoformat(given)
+    except ValueError:
+        return None
 
 
 def _record(

@@ -15,7 +15,7 @@ from tracker.daemon_config import Since
 
 KINDS = ("on_demand", "spot", "reserved")
 _OFFER_KEYS = ("provider", "region", "zone", "instance_type", "price_kind", "term_months",
-               "payment_option", "currency")  # fmt: skip
+               "payment_option", "offering_class", "currency")  # fmt: skip
 
 
 def period(then: datetime, now: datetime) -> str:
@@ -35,6 +35,7 @@ class Offer:
     price_kind: str
     term_months: int | None
     payment_option: str | None
+    offering_class: str | None  # AWS reserved: standard / convertible, priced apart
     currency: str
     price: float
     price_usd: float | None
@@ -82,17 +83,33 @@ class ModelReview:
 
 
 @dataclass(frozen=True)
+class Undelivered:
+    """Rows of one rule's alerts that a channel has not accepted (yet)."""
+
+    channel: str
+    status: str  # 'pending' (retried) or 'failed' (given up)
+    count: int
+
+
+@dataclass(frozen=True)
 class AlertSummary:
     rule: str
     count: int  # alerts, not rows: one alert to two channels counts once
-    channels: tuple[str, ...]
+    channels: tuple[str, ...]  # those that accepted at least one of them
     last_fired_at: datetime
     last_detail: str
+    undelivered: tuple[Undelivered, ...] = ()
+
+    @classmethod
+    def of(cls, row: tuple[Any, ...]) -> AlertSummary:
+        rule, count, channels, last_fired_at, last_detail, undelivered = row
+        missed = tuple(Undelivered(u["channel"], u["status"], int(u["count"])) for u in undelivered)
+        return cls(rule, int(count), tuple(channels), last_fired_at, last_detail, missed)
 
 
 @dataclass(frozen=True)
 class Review:
-    now: datetime
+    now: datetime  # the end of the period: the review's (scheduled) time
     then: datetime
     since: Since
     history_from: datetime | None  # the earliest price in the store
@@ -100,6 +117,7 @@ class Review:
     models: tuple[ModelReview, ...]
     unrated: dict[str, dict[str, int]]  # side -> currency -> offers left out (no rate)
     alerts: tuple[AlertSummary, ...]
+    prices_at: datetime | None = None  # when the 'now' prices were read, if not at `now`
 
     @property
     def period(self) -> str:
@@ -112,6 +130,7 @@ class Review:
             "period": self.period,
             "since": str(self.since),
             "now": self.now.isoformat(),
+            "prices_at": (self.prices_at or self.now).isoformat(),
             "then": self.then.isoformat(),
             "history_from": self.history_from.isoformat() if self.history_from else None,
             "has_then": self.has_then,
@@ -119,7 +138,8 @@ class Review:
             "unrated": self.unrated,
             "alerts": [
                 {**asdict(a), "channels": list(a.channels),
-                 "last_fired_at": a.last_fired_at.isoformat()}
+                 "last_fired_at": a.last_fired_at.isoformat(),
+                 "undelivered": [asdict(u) for u in a.undelivered]}
                 for a in self.alerts
             ],
         }  # fmt: skip

@@ -2,8 +2,12 @@
 past moment, offers left out for want of an FX rate, and the alerts fired in between.
 
 Two sides are compared. `now`: the current prices (`latest_prices`) that are not stale.
-`then`: the intervals in force at the past moment (valid_from <= then < valid_to). On both,
-an offer the provider said was sold out (`available` false) is no offer. Prices are ranked in
+`then`: the intervals in force at the past moment (valid_from <= then < valid_to) that a
+collection confirmed near it: `last_seen` no more than twice the provider's interval before
+`then`, the rule `latest_prices.stale` applies now. An interval stays open while nobody collects
+its provider or region and is closed only when a later collection misses it, so without that
+rule a price last seen years before would count as the price of `then`. On both sides an offer
+the provider said was sold out (`available` false) is no offer. Prices are ranked in
 USD through the `_usd` columns; an offer whose currency has no rate cannot be ranked and is
 counted instead, never compared as if it were dollars. A reserved discount compares prices of
 one currency (the offer's own on-demand), so it needs no rate.
@@ -18,19 +22,33 @@ _COLUMNS = """gpu_model, price_kind, provider, region, zone, instance_type, term
     payment_option, offering_class, currency, price_per_hour, price_per_gpu_hour,
     price_per_gpu_hour_usd"""
 
+# The provider's collection interval as `latest_prices.stale` takes it (the one its runs were
+# scheduled with, 1 h when none was recorded), here the one in force at `then`: the last run
+# started by then that recorded one, else the latest run's.
+_INTERVALS = """
+intervals AS (
+    SELECT provider, coalesce(
+               arg_max(interval_seconds, run_id) FILTER (WHERE started_at <= $then),
+               arg_max(interval_seconds, run_id)) AS interval_seconds
+    FROM runs WHERE interval_seconds IS NOT NULL GROUP BY provider
+), at_then AS (
+    SELECT p.* FROM prices p LEFT JOIN intervals i USING (provider)
+    WHERE p.valid_from <= $then AND (p.valid_to IS NULL OR p.valid_to > $then)
+      AND epoch($then) - epoch(p.last_seen) <= 2 * coalesce(i.interval_seconds, 3600)
+)"""
+
 _SIDES = f"""
-WITH sides AS (
+WITH {_INTERVALS}, sides AS (
     SELECT 'now' AS side, {_COLUMNS} FROM latest_prices
     WHERE NOT stale AND coalesce(available, true)
     UNION ALL
-    SELECT 'then' AS side, {_COLUMNS} FROM prices
-    WHERE valid_from <= $then AND (valid_to IS NULL OR valid_to > $then)
-      AND coalesce(available, true)
+    SELECT 'then' AS side, {_COLUMNS} FROM at_then WHERE coalesce(available, true)
 )
 """
 
 # Equal prices resolve in a fixed order, so one store always gives the same review.
-_TIES = "provider, region, zone NULLS FIRST, instance_type, term_months, payment_option"
+_TIES = """provider, region, zone NULLS FIRST, instance_type, term_months, payment_option,
+    offering_class"""
 
 CHEAPEST = (
     _SIDES
@@ -77,19 +95,29 @@ GROUP BY side, currency ORDER BY side, currency
 )
 
 # One alert is one (rule, subject, fired_at), however many channels it went to; the reviews
-# themselves are not alerts of the period.
+# themselves are not alerts of the period. A channel counts as reached only by its 'sent' rows;
+# the rows still pending or failed are counted per channel and status.
 ALERTS = """
-SELECT rule, count(DISTINCT (subject, fired_at)) AS alerts, list(DISTINCT channel ORDER BY channel),
-       max(fired_at), arg_max(detail, (fired_at, event_id))
-FROM alert_events
-WHERE fired_at > $then AND fired_at <= $now AND rule <> $review
+WITH fired AS (
+    SELECT * FROM alert_events WHERE fired_at > $then AND fired_at <= $now AND rule <> $review
+), undelivered AS (
+    SELECT rule, list({'channel': channel, 'status': status, 'count': n}
+                      ORDER BY channel, status) AS undelivered
+    FROM (SELECT rule, channel, status, count(*) AS n FROM fired WHERE status <> 'sent'
+          GROUP BY ALL)
+    GROUP BY rule
+)
+SELECT rule, count(DISTINCT (subject, fired_at)) AS alerts,
+       coalesce(list(DISTINCT channel ORDER BY channel) FILTER (WHERE status = 'sent'), []),
+       max(fired_at), arg_max(detail, (fired_at, event_id)),
+       coalesce(any_value(undelivered), [])
+FROM fired LEFT JOIN undelivered USING (rule)
 GROUP BY rule ORDER BY alerts DESC, rule
 """
 
-HISTORY = """
-SELECT min(valid_from),
-       count(*) FILTER (WHERE valid_from <= $then AND (valid_to IS NULL OR valid_to > $then))
-FROM prices
+HISTORY = f"""
+WITH {_INTERVALS}
+SELECT (SELECT min(valid_from) FROM prices), (SELECT count(*) FROM at_then)
 """
 
 _HAS_ALERTS = "SELECT count(*) FROM duckdb_views() WHERE view_name = 'alert_events'"
@@ -104,8 +132,9 @@ def rows(con: Any, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def alerts(con: Any, now: datetime, then: datetime, review_rule: str) -> list[tuple[Any, ...]]:
-    """Per rule: alerts fired in (then, now], channels, last fired, last detail (none in a
-    store from before alerts)."""
+    """Per rule: alerts fired in (then, now], the channels that accepted them, last fired, last
+    detail, and the rows not delivered (channel, status, count); none in a store from before
+    alerts."""
     if not con.execute(_HAS_ALERTS).fetchall()[0][0]:
         return []
     params = {"now": now, "then": then, "review": review_rule}

@@ -11,16 +11,21 @@ from typing import Any
 
 import duckdb
 import pytest
+import responses
 
 from alerts import digest
 from alerts.console import ConsoleNotifier
 from alerts.delivery import deliver
 from alerts.digest_render import MAX_BLOCKS, MAX_TEXT, slack_message
-from alerts.notify import AlertEvent
+from alerts.notify import AlertEvent, Unavailable
+from alerts.settings import RetryPolicy
+from alerts.slack import SlackNotifier
 from collectors.base import ConfigError
 from tests.alerts.support import T0, Bench, offer, rules
 from tracker.daemon_config import Since
 from tracker.review import build
+
+HOOK = "https://hooks.slack.com/services/T0001/B0002/d1g3stS3cr3t"
 
 
 def facts_of(bench: Bench) -> dict[str, Any]:
@@ -113,3 +118,45 @@ def test_recording_is_once_per_subject_and_channel(tmp_path: Path) -> None:
 def test_an_alert_rule_may_not_be_named_review() -> None:
     with pytest.raises(ConfigError, match=r"alerts.rules\[0\].name: 'review' is reserved"):
         rules({"name": "review", "kind": "spot_price_below", "threshold": 1, "currency": "USD"})
+
+
+def test_alerts_name_the_channels_that_accepted_them_and_the_others_apart(
+    tmp_path: Path,
+) -> None:
+    # A100 spot at 8.0468 / 8 = 1.00585 USD (under 1.10) and 9.8328 / 8 = 1.2291 (over): the rule
+    # fires three times. Slack answers the first with a 503 (one attempt allowed: failed), is
+    # unavailable for the second (pending) and takes the third.
+    bench = Bench(tmp_path / "prices.duckdb")
+    cheap = rules({"name": "cheap-a100-spot", "kind": "spot_price_below", "threshold": 1.10,
+                   "currency": "USD", "gpu_model": "A100", "channels": ["console", "slack"]},
+                  slack={})  # fmt: skip
+    console, off = ConsoleNotifier(io.StringIO()), Unavailable("slack", "off")
+    slack = SlackNotifier(HOOK, max_retries=0)
+    steps = [("8.0468", slack, 503), ("9.8328", off, None), ("8.0468", off, None),
+             ("9.8328", off, None), ("8.0468", slack, 200)]  # fmt: skip
+    with responses.RequestsMock() as rsps:
+        for i, (price, notifier, status) in enumerate(steps):
+            at = T0 + i * timedelta(minutes=1)
+            bench.collect([offer(price, kind="spot", zone="use1-az1")], at)
+            if status:  # what Slack answers from now on
+                rsps.upsert(responses.POST, HOOK, status=status, body=f"HTTP {status}")
+            once = RetryPolicy(max_attempts=1)
+            bench.check(cheap, at, {"console": console, "slack": notifier}, retry=once)
+    facts = build(bench.path, T0 + timedelta(minutes=10), Since(6, "mo")).to_dict()
+    (alert,) = facts["alerts"]
+    assert (alert["count"], alert["channels"]) == (3, ["console", "slack"])
+    assert alert["undelivered"] == [
+        {"channel": "slack", "status": "failed", "count": 1},
+        {"channel": "slack", "status": "pending", "count": 1},
+    ]
+    line = digest.alert_lines(facts)[1]
+    assert line.startswith(
+        "  cheap-a100-spot: 3x to console, slack; not delivered: slack (1 failed, 1 pending), "
+        "last 2026-11-30 06:04 UTC: "
+    )
+    # No channel took any: they are named as not delivered only.
+    alone = {**alert, "channels": [], "undelivered": [{"channel": "slack", "status": "pending",
+                                                       "count": 3}]}  # fmt: skip
+    assert digest.alert_lines({**facts, "alerts": [alone]})[1].startswith(
+        "  cheap-a100-spot: 3x, not delivered: slack (3 pending), last "
+    )

@@ -41,6 +41,7 @@ from alerts.console import ConsoleNotifier
 from alerts.notify import Unavailable
 from collectors.base import PriceRecord
 from storage.fx import FxRate
+from storage.store import Store
 from tests.alerts.support import Bench, offer, rules
 from tracker.daemon_config import Since
 from tracker.review import look_back
@@ -116,6 +117,16 @@ def scenario(path: Path, now: datetime = NOW, *, fx: bool = True) -> Bench:
     bench.collect(_tencent("56.00"), new - 20 * MIN, provider="tencent", regions=None)
     _alerts(bench, new - 10 * MIN)
     return bench
+
+
+def collect_every(
+    bench: Bench, records: list[PriceRecord], at: datetime, provider: str, interval_s: int
+) -> None:
+    """One collection of `provider` (all its regions) scheduled every `interval_s`, as the
+    daemon records it."""
+    Store(bench.path, fx_rates=bench.fx).write_run(
+        provider, records, started_at=at, observed_at=at, regions=None, interval_seconds=interval_s
+    )
 
 
 def _alerts(bench: Bench, at: datetime) -> None:

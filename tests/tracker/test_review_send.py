@@ -16,6 +16,7 @@ import responses
 from alerts import digest
 from storage.query import query
 from tests.alerts.smtp_server import Inbox, smtp_server
+from tests.alerts.support import DAY, Bench, offer, rules
 from tests.tracker.review_support import NOW, scenario
 from tracker import alerting
 from tracker import config as config_mod
@@ -95,7 +96,11 @@ def test_the_digest_goes_to_email_and_slack_once_each(tmp_path: Path) -> None:
     assert len(blocks) == 8
     assert blocks[2]["text"]["text"].startswith("*A100*\n```A100                    then")
     assert "reserved discount      75.1%      62.8%  -12.3 pp" in blocks[2]["text"]["text"]
-    assert "cheap-a100-spot: 2x to console, slack" in blocks[6]["text"]["text"]
+    # the review was made before this send's retries delivered the two pending alerts to Slack
+    assert (
+        "cheap-a100-spot: 2x to console; not delivered: slack (2 pending)"
+        in (blocks[6]["text"]["text"])
+    )
 
 
 def test_slack_failing_then_accepting_gets_the_review_once(tmp_path: Path) -> None:
@@ -151,3 +156,63 @@ def test_review_channels(tmp_path: Path) -> None:
     assert channels(configure(tmp_path, "[alerts.slack]\n" + email)) == ("slack", "email")
     only = configure(tmp_path, "[alerts.slack]\n" + email + '\n[review]\nchannels = ["email"]\n')
     assert channels(only) == ("email",)
+
+
+def test_a_late_review_is_made_as_of_its_scheduled_time(tmp_path: Path) -> None:
+    # The daemon was down on 1 November and sends that review on the 6th. An alert that fired
+    # on the 2nd belongs to the next period (2026-11-01..2027-05-01), not to this one.
+    config = configure(tmp_path)
+    later = rules({"name": "any-a100-spot", "kind": "spot_price_below", "threshold": 5.0,
+                   "currency": "USD", "gpu_model": "A100", "channels": ["console"]})  # fmt: skip
+    assert Bench(tmp_path / "prices.duckdb").fired(later, NOW + DAY)
+    out = io.StringIO()
+    report = send(config, {}, out, now=NOW + 5 * DAY, period_subject=NOW.isoformat())
+    facts = report.fired[0].facts
+    assert (facts["period"], facts["then"], facts["now"], facts["prices_at"]) == (
+        PERIOD,
+        "2026-05-01T09:00:00+00:00",
+        "2026-11-01T09:00:00+00:00",
+        "2026-11-06T09:00:00+00:00",
+    )
+    assert [a["rule"] for a in facts["alerts"]] == ["cheap-a100-spot"]
+    assert out.getvalue().startswith(
+        f"== GPU price review {PERIOD}\nNow (2026-11-01) against 6mo ago (2026-05-01), "
+    )
+    assert (
+        "\nSent late: the period and its alerts end when the review was due (2026-11-01 09:00 "
+        "UTC); the 'now' prices are those of 2026-11-06 09:00 UTC.\n"
+    ) in out.getvalue()
+
+
+def test_names_are_escaped_in_the_slack_and_html_digest(tmp_path: Path) -> None:
+    # A GPU model and a rule name holding the characters Slack's mrkdwn and HTML reserve: an
+    # Azure spot offer at 0.50 USD, under the rule's 1.00 (as are Tencent's 0.972222 A100s).
+    bench = Bench(tmp_path / "prices.duckdb")
+    odd = offer("0.50", kind="spot", provider="azure", region="eastus", itype="Standard_X",
+                gpu=("H100 <&>", 1, 80))  # fmt: skip
+    bench.collect([odd], NOW - 30 * MIN, provider="azure", regions=None)
+    rule = {"name": "cheap <&> spot", "kind": "spot_price_below", "threshold": 1.0,
+            "currency": "USD", "channels": ["console"]}  # fmt: skip
+    assert bench.fired(rules(rule), NOW - 5 * MIN)
+    inbox = Inbox()
+    with smtp_server(inbox) as port, responses.RequestsMock() as rsps:
+        rsps.post(URL, body="ok")
+        config = configure(tmp_path, "[alerts.slack]\n" + EMAIL.format(port=port))
+        assert send(config, ENV, io.StringIO(), now=NOW).ok
+        ((payload),) = digests(rsps)
+    mrkdwn = [b["text"]["text"] for b in payload["blocks"] if b["type"] == "section"]
+    assert not [t for t in mrkdwn if "<&>" in t]
+    # escaped after aligning: Slack shows `&lt;` as one character, so the columns hold
+    assert (
+        "*H100 &lt;&amp;&gt;*\n```H100 &lt;&amp;&gt;  then    now  move\n"
+        "spot         —  0.50      —\n"
+        "  spot  now:  azure eastus Standard_X\n"
+        "        then: —```"
+    ) in mrkdwn
+    assert "\n  cheap &lt;&amp;&gt; spot: 2x to console, last " in mrkdwn[-1]
+    ((_, _, mail, _),) = inbox.mails
+    html = mail.get_body(("html",)).get_content()
+    assert "<&>" not in html
+    assert "<h3>H100 &lt;&amp;&gt;</h3>" in html
+    assert "<li>cheap &lt;&amp;&gt; spot: 2x to console, last " in html
+    assert "cheap <&> spot: 2x to console" in mail.get_body(("plain",)).get_content()

@@ -44,7 +44,11 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
 
             metrics = Metrics()
             server = metrics.serve(config.metrics)
-        code = Daemon(config, config_mod.environment(), metrics, log_format=chosen).run()
+        verbose = bool(ctx.obj.get("verbose", False))
+        daemon = Daemon(
+            config, config_mod.environment(), metrics, log_format=chosen, verbose=verbose
+        )
+        code = daemon.run()
     except ConfigError as exc:
         fail(ctx, str(exc), EXIT_USAGE)
     except StoreError as exc:
@@ -74,7 +78,7 @@ def status_command(ctx: click.Context, fmt: str) -> None:
     now = datetime.now(UTC)
     out: Console = ctx.obj["out"]
     if fmt == "json":
-        running = found.daemon is not None
+        running = found.running
         document = {
             "daemon": {"running": running, "pid": found.daemon.pid if found.daemon else None},
             "providers": [p.as_json(now) for p in found.providers],
@@ -86,8 +90,10 @@ def status_command(ctx: click.Context, fmt: str) -> None:
 
 
 def _daemon_line(found: status.Status, now: datetime) -> str:
-    if found.daemon is None:
+    if not found.running:
         return "daemon: not running (next runs are known only while it runs)"
+    if found.daemon is None:
+        return "daemon: running (its schedule file cannot be read: next runs unknown)"
     state = found.daemon
     review = f"; next review {_when(state.review_next, now)}" if state.review_next else ""
     return f"daemon: running (pid {state.pid}, since {_when(state.started_at, now)}){review}"

@@ -18,11 +18,13 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from types import FrameType
 from typing import Any, Literal
 
+from apscheduler.events import EVENT_JOB_MAX_INSTANCES, JobExecutionEvent
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
@@ -55,6 +57,7 @@ class Daemon:
         metrics: Any = None,
         *,
         log_format: Literal["text", "json"] = "text",
+        verbose: bool = False,
     ) -> None:
         self.config = config
         self.providers = config.enabled()
@@ -71,7 +74,12 @@ class Daemon:
             reschedule=self._reschedule,
             publish=self._publish,
             retry_review=self._retry_review,
-            fetcher=Isolated(abandon, log_format),
+            fetcher=Isolated(
+                abandon,
+                timeouts={p.name: config.daemon.timeout_for(p.interval_s) for p in self.providers},
+                log_format=log_format,
+                verbose=verbose,
+            ),
             abandon=abandon,
         )
         self._state_lock = threading.Lock()
@@ -79,7 +87,7 @@ class Daemon:
         self.scheduler = BackgroundScheduler(
             executors={"default": ThreadPoolExecutor(len(self.providers) + 1)},
             job_defaults={
-                "coalesce": True,  # runs missed while busy or asleep: one catch-up, not a burst
+                "coalesce": True,  # runs missed while asleep: one catch-up, not a burst
                 "max_instances": 1,
                 "misfire_grace_time": config.daemon.misfire_grace_s,
             },
@@ -127,12 +135,16 @@ class Daemon:
 
     def run(self) -> int:
         """Hold the store's daemon lock, run until a signal, stop cleanly. Exit status."""
+        self._install_signals()  # first: a signal while starting still stops cleanly
         lock = DaemonLock(self.config.store_path)
         lock.acquire()
         try:
             self.plan()
-            self._install_signals()
+            if self.stopping.is_set():
+                log.info("daemon stopped before it started")
+                return 0
             self._warn_short_intervals()
+            self.scheduler.add_listener(self._skipped, EVENT_JOB_MAX_INSTANCES)
             self.scheduler.start()
             self._publish()
             self.shared.refresh_metrics()
@@ -156,18 +168,19 @@ class Daemon:
 
     def _stop(self) -> int:
         self.scheduler.shutdown(wait=False)  # no new job starts; those in flight go on
-        grace = self.config.daemon.shutdown_grace_s
-        if self.shared.wait_idle(grace, self.hurry):
+        began = time.monotonic()
+        if self.shared.wait_idle(self.config.daemon.shutdown_grace_s, self.hurry):
             log.info("daemon stopped")
             return 0
         # Collections still fetching are given up: their children are killed (they never
         # hold the store). A job inside a store session or a send gets a moment more.
         running = ", ".join(sorted(self.shared.running))
+        waited = time.monotonic() - began
         self.shared.abandon.set()
         if self.shared.wait_idle(_LAST_MOMENT_S):
             log.warning(
-                "daemon stopped; abandoned in flight after %d s: %s (nothing of it stored)",
-                grace,
+                "daemon stopped; abandoned in flight after %.0f s: %s (nothing of it stored)",
+                waited,
                 running,
             )
             return 0
@@ -201,7 +214,10 @@ class Daemon:
     def _retry_review(self, due: datetime) -> None:
         """Try a review that could not be recorded again in a while, within its window."""
         now = datetime.now(UTC)
-        if now - due > REVIEW_CATCH_UP or self.stopping.is_set():
+        if self.stopping.is_set():
+            log.warning("review of %s: not recorded; the next start tries again", due.date())
+            return
+        if now - due > REVIEW_CATCH_UP:
             log.error("review of %s: given up (its catch-up window has passed)", due.date())
             return
         job = ReviewJob(self.shared)
@@ -216,6 +232,16 @@ class Daemon:
             )
         except Exception as exc:  # the scheduler is shutting down
             log.debug("review: not rescheduled: %s", exc)
+
+    def _skipped(self, event: JobExecutionEvent) -> None:
+        """A run came due while the last one still ran: it is dropped (the job runs again at
+        its next time), and said so, since a collection longer than its interval is news."""
+        since = self.shared.running.get(event.job_id)
+        log.warning(
+            "%s: still busy with the run started %s; this run is skipped",
+            event.job_id,
+            f"{since:%H:%M:%S} UTC" if since else "earlier",
+        )
 
     def _publish(self) -> None:
         """The schedule file, with the scheduler's next run times."""
@@ -261,4 +287,3 @@ class Daemon:
             if entry.current_interval_s != entry.interval_s
             else ""
         )
-

@@ -25,12 +25,15 @@ _DAEMON_KEYS = {
     "misfire_grace",
     "max_backoff",
     "shutdown_grace",
+    "job_timeout",
     "stale_alert",
     "log_format",
 }
 _REVIEW_KEYS = {"enabled", "cron", "timezone", "since", "channels"}
 _METRICS_KEYS = {"listen"}
 _SINCE = re.compile(r"^\s*(\d+)\s*(mo|d|w|y)\s*$")
+# A look-back of at most 10 years, in each unit (beyond it dates overflow and nothing is kept).
+_SINCE_MAX = {"y": 10, "mo": 120, "w": 521, "d": 3652}
 _LISTEN = re.compile(r"^(?:\[(?P<v6>[^\]]+)\]|(?P<host>[^:\[\]]+)):(?P<port>\d{1,5})$")
 
 
@@ -43,8 +46,15 @@ class DaemonSettings:
     misfire_grace_s: int = 15 * 60
     max_backoff_s: int = 6 * 3600
     shutdown_grace_s: int = 10
+    job_timeout_s: int | None = None  # None: the provider's interval, at least 10 minutes
     stale_alert: bool = True
     log_format: Literal["text", "json"] = "text"
+
+    def timeout_for(self, interval_s: int) -> int:
+        """How long one collection may take before it is stopped (a failed run)."""
+        if self.job_timeout_s is not None:
+            return self.job_timeout_s
+        return max(interval_s, 600)
 
     def jitter_for(self, interval_s: int) -> int:
         if self.jitter_s is not None:
@@ -101,10 +111,16 @@ class MetricsSettings:
 def parse_since(value: Any, key: str) -> Since:
     """'6mo', '180d', '26w', '1y' -> Since."""
     match = _SINCE.match(value) if isinstance(value, str) else None
-    if not match or int(match.group(1)) == 0:
+    digits = match.group(1).lstrip("0") if match else ""
+    if not match or int(digits[:5] or "0") == 0:  # a few digits: int() of thousands refuses
         raise ConfigError(f'{key}: {value!r} is not a look-back like "6mo", "180d", "1y"')
     unit: Any = match.group(2)
-    return Since(int(match.group(1)), unit)
+    if len(digits) > 4 or int(digits) > _SINCE_MAX[unit]:
+        raise ConfigError(
+            f"{key}: {value!r} is longer than the 10 years a look-back may be "
+            f"(at most {', '.join(f'{n}{u}' for u, n in _SINCE_MAX.items())})"
+        )
+    return Since(int(digits), unit)
 
 
 def parse_daemon(raw: Mapping[str, Any]) -> DaemonSettings:
@@ -118,6 +134,7 @@ def parse_daemon(raw: Mapping[str, Any]) -> DaemonSettings:
         misfire_grace_s=_seconds(raw, "misfire_grace", defaults.misfire_grace_s),
         max_backoff_s=_seconds(raw, "max_backoff", defaults.max_backoff_s),
         shutdown_grace_s=_seconds(raw, "shutdown_grace", defaults.shutdown_grace_s),
+        job_timeout_s=_seconds(raw, "job_timeout", None),
         stale_alert=_bool(raw, "stale_alert", defaults.stale_alert, "daemon."),
         log_format=log_format,
     )

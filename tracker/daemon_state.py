@@ -61,8 +61,14 @@ class DaemonLock:
         self._file: IO[str] | None = None
 
     def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = self.path.open("a+", encoding="utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle = self.path.open("a+", encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(
+                f"storage.path: cannot create the daemon's lock file {self.path}: "
+                f"{exc.strerror or exc}"
+            ) from exc
         deadline = time.monotonic() + _ACQUIRE_WAIT_S
         while True:
             try:
@@ -112,6 +118,9 @@ def write_state(store: Path, state: DaemonState) -> None:
     text = json.dumps(asdict(state), default=_iso, indent=1)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
+        # mkstemp makes it private; it holds no secret, and `status` run by another user who
+        # may read the store should see the schedule too.
+        os.fchmod(fd, 0o644)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, path)

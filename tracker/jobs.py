@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -48,6 +49,8 @@ class Shared:
     fetcher: Fetcher | None = None  # where fetch + parse run (the daemon: a child process)
     abandon: threading.Event = field(default_factory=threading.Event)  # kill the children
     running: dict[str, datetime] = field(default_factory=dict)
+    ran: set[str] = field(default_factory=set)  # providers with a finished run since start
+    started: float = field(default_factory=time.monotonic)
     # The console channel writes into the log (a JSON log stays one object per line).
     console: TextIO = field(
         default_factory=lambda: cast(TextIO, LogStream(logging.getLogger("alerts")))
@@ -87,6 +90,21 @@ class Shared:
         except StoreError as exc:
             log.warning("metrics: prices not refreshed: %s", exc)
 
+    def rules_now(self) -> tuple[Rule, ...]:
+        """The rules to evaluate now. A stale-data rule waits until each provider it covers has
+        had its first run since the daemon started (or the rule's window has passed): after a
+        restart that followed a long stop, a provider whose first collection is still going
+        is not stale, only late."""
+        up = time.monotonic() - self.started
+        enabled = {p.name for p in self.config.enabled()}
+        return tuple(
+            rule
+            for rule in self.rules
+            if rule.kind != "stale_data"
+            or up > (rule.window_s or 0)
+            or (set(rule.filters.provider) or enabled) & enabled <= self.ran
+        )
+
     def alerts(self) -> str:
         """Evaluate every rule and deliver what is due; a few words on what happened."""
         if not self.rules and not alerting.wanted(self.config):
@@ -97,7 +115,7 @@ class Shared:
                     self.config,
                     self.env,
                     self.console,
-                    rules=self.rules,
+                    rules=self.rules_now(),
                     store_lock=self.store_lock,
                 )
             except StoreError as exc:
@@ -124,6 +142,7 @@ class ProviderJob:
     def __call__(self) -> None:
         name = self.provider.name
         with self.shared.tracking(name):
+            self.shared.publish()  # status shows it collecting
             try:
                 outcome = self._collect()
             except Abandoned:  # the daemon is stopping and says so
@@ -131,11 +150,12 @@ class ProviderJob:
             except Exception:  # never into the scheduler: the next run must happen
                 log.exception("%s: the job broke", name)
                 return
+            self.shared.ran.add(name)
             backoff = self._backoff(outcome)
             alerts = self.shared.alerts()
             self._metrics(outcome)
+            self._log(outcome, backoff, alerts)
         self.shared.publish()
-        self._log(outcome, backoff, alerts)
 
     def _collect(self) -> pipeline.Outcome:
         shared = self.shared

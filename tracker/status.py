@@ -56,17 +56,19 @@ class ProviderStatus:
 
 @dataclass(frozen=True)
 class Status:
-    daemon: DaemonState | None  # the daemon's schedule, when one is running
+    running: bool  # a daemon holds the store's lock
+    daemon: DaemonState | None  # its schedule, when one runs and its file can be read
     providers: list[ProviderStatus]
 
 
 def gather(config: Config) -> Status:
     """Every provider that is enabled or has ever run, with the daemon's schedule if it runs."""
     runs = _runs(config)
-    state = read_state(config.store_path) if daemon_running(config.store_path) else None
+    running = daemon_running(config.store_path)
+    state = read_state(config.store_path) if running else None
     names = [n for n, p in config.providers.items() if p.enabled or n in runs]
     rows = [_row(config, name, runs.get(name), state) for name in names]
-    return Status(state, rows)
+    return Status(running, state, rows)
 
 
 def _row(config: Config, name: str, run: Any, state: DaemonState | None) -> ProviderStatus:

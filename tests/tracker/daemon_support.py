@@ -73,7 +73,7 @@ def gpu_tracker(config: Path, *args: str, env: dict[str, str] | None = None) -> 
 class DaemonProcess:
     """`gpu-tracker daemon` in a subprocess; its stderr lines gathered in `lines`."""
 
-    def __init__(self, setup: Replayed, *args: str) -> None:
+    def __init__(self, setup: Replayed, *args: str, own_group: bool = False) -> None:
         env = {**os.environ, **setup.env, "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
             gpu_tracker(setup.config_path, "daemon", *args),
@@ -81,6 +81,9 @@ class DaemonProcess:
             stderr=subprocess.PIPE,
             text=True,
             env=env,
+            # A process group of its own, so a test can signal it as a terminal or systemd
+            # would signal theirs.
+            start_new_session=own_group,
         )
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -105,8 +108,11 @@ class DaemonProcess:
     def count(self, needle: str) -> int:
         return sum(needle in line for line in list(self.lines))
 
-    def stop(self, sig: int, timeout: float = 30.0) -> int:
-        self.proc.send_signal(sig)
+    def stop(self, sig: int, timeout: float = 30.0, *, group: bool = False) -> int:
+        if group:
+            os.killpg(self.proc.pid, sig)
+        else:
+            self.proc.send_signal(sig)
         code = self.proc.wait(timeout)
         self._reader.join(5)
         return code

@@ -14,7 +14,7 @@ from typing import Any
 
 from alerts import digest
 from alerts.rules import Rule, parse_duration, parse_rule
-from collectors.base import ConfigError, env_variable_name
+from collectors.base import ConfigError, env_variable_name, no_unknown
 
 SECURITY = ("starttls", "ssl", "none")
 _DEFAULT_PORT = {"starttls": 587, "ssl": 465, "none": 25}
@@ -82,7 +82,7 @@ def parse_settings(
     raw: Mapping[str, Any], *, gpu_models: Collection[str], providers: Collection[str]
 ) -> AlertSettings:
     """The `[alerts]` table; `gpu_models` and `providers` are the names a filter may use."""
-    _no_unknown(raw, _TOP_KEYS, "alerts.")
+    no_unknown(raw, _TOP_KEYS, "alerts.")
     slack = _slack(_table(raw, "slack")) if "slack" in raw else None
     email = _email(_table(raw, "email")) if "email" in raw else None
     settings = AlertSettings(slack, email, _retry(raw))
@@ -127,7 +127,7 @@ def _retry(raw: Mapping[str, Any]) -> RetryPolicy:
 
 
 def _slack(raw: Mapping[str, Any]) -> SlackSettings:
-    _no_unknown(raw, _SLACK_KEYS, "alerts.slack.")
+    no_unknown(raw, _SLACK_KEYS, "alerts.slack.")
     return SlackSettings(
         webhook_url_env=env_variable_name(
             raw.get("webhook_url_env", "SLACK_WEBHOOK_URL"), "alerts.slack.webhook_url_env"
@@ -138,7 +138,7 @@ def _slack(raw: Mapping[str, Any]) -> SlackSettings:
 
 def _email(raw: Mapping[str, Any]) -> EmailSettings:
     k = "alerts.email."
-    _no_unknown(raw, _EMAIL_KEYS, k)
+    no_unknown(raw, _EMAIL_KEYS, k)
     for required in ("smtp_host", "from", "to"):
         if required not in raw:
             raise ConfigError(f"{k}{required}: required in [alerts.email]")
@@ -195,10 +195,3 @@ def _table(raw: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise ConfigError(f"alerts.{name}: expected a table ([alerts.{name}]), got {value!r}")
     return value
-
-
-def _no_unknown(raw: Mapping[str, Any], allowed: set[str], prefix: str) -> None:
-    for key in raw:
-        if key not in allowed:
-            choices = ", ".join(sorted(allowed))
-            raise ConfigError(f"{prefix}{key}: unknown key (allowed here: {choices})")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -169,6 +169,15 @@ class Collector(ABC):
 # refused: a pasted key must never be taken for a name (and echoed in "set <name>").
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,63}$")
 _KEY_PREFIXES = ("AKIA", "ASIA", "AKID", "LTAI", "DOP_V1_")
+
+
+def no_unknown(table: Mapping[str, Any], allowed: set[str], prefix: str) -> None:
+    """A config table with a key nobody reads is an error naming it (a typo never silently
+    leaves a default in force)."""
+    for key in table:
+        if key not in allowed:
+            choices = ", ".join(sorted(allowed)) or "none"
+            raise ConfigError(f"{prefix}{key}: unknown key (allowed here: {choices})")
 
 
 def env_variable_name(value: Any, key: str) -> str:

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from alerts.settings import AlertSettings, parse_settings
 from collectors import REGISTRY, ProviderInfo
-from collectors.base import ConfigError, ProviderSettings, env_variable_name
+from collectors.base import ConfigError, ProviderSettings, env_variable_name, no_unknown
 from collectors.gpus import GPU_MODELS
 from storage.fx import RATE_PLACES, FxRate
 from tracker.daemon_config import (
@@ -118,15 +118,15 @@ def load(path: Path | str | None = None) -> Config:
 
 
 def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
-    _no_unknown(data, _TOP_KEYS, "")
+    no_unknown(data, _TOP_KEYS, "")
     storage = _table(data, "storage")
-    _no_unknown(storage, _STORAGE_KEYS, "storage.")
+    no_unknown(storage, _STORAGE_KEYS, "storage.")
     store_path = Path(_str(storage.get("path", DEFAULT_STORE), "storage.path"))
     if not store_path.is_absolute() and source is not None:
         # A daemon's working directory is rarely the config's: resolve beside the file.
         store_path = source.parent / store_path
     providers_raw = _table(data, "providers")
-    _no_unknown(providers_raw, set(REGISTRY), "providers.")
+    no_unknown(providers_raw, set(REGISTRY), "providers.")
     providers = {
         name: _provider(name, info, _table(providers_raw, name, prefix="providers."))
         for name, info in REGISTRY.items()
@@ -157,7 +157,7 @@ def _provider(name: str, info: ProviderInfo, raw: Mapping[str, Any]) -> Provider
     prefix = f"providers.{name}."
     # Optional credentials too can come from another variable (gcp: `api_key_env`).
     cred_keys = {f"{k}_env" for k in (*info.credential_env, *info.optional_credential_env)}
-    _no_unknown(raw, _COMMON_KEYS | set(info.options) | cred_keys, prefix)
+    no_unknown(raw, _COMMON_KEYS | set(info.options) | cred_keys, prefix)
     options = {}
     for key, kind in info.options.items():
         if key in raw:
@@ -213,7 +213,7 @@ def _fx(raw: Mapping[str, Any]) -> tuple[FxRate, ...]:
 def _fx_rate(currency: str, entry: Any, key: str) -> FxRate:
     if not isinstance(entry, Mapping):
         raise ConfigError(f"{key}: expected a table like {{ units_per_usd = 7.0197, date = ... }}")
-    _no_unknown(entry, _FX_KEYS, key + ".")
+    no_unknown(entry, _FX_KEYS, key + ".")
     given = [k for k in ("units_per_usd", "usd_per_unit") if k in entry]
     if len(given) != 1:
         raise ConfigError(f"{key}: give exactly one of units_per_usd or usd_per_unit")
@@ -266,13 +266,6 @@ def _table(data: Mapping[str, Any], key: str, prefix: str = "") -> Mapping[str, 
     if not isinstance(value, Mapping):
         raise ConfigError(f"{prefix}{key}: expected a table ([{prefix}{key}]), got {value!r}")
     return value
-
-
-def _no_unknown(data: Mapping[str, Any], allowed: set[str], prefix: str) -> None:
-    for key in data:
-        if key not in allowed:
-            choices = ", ".join(sorted(allowed)) or "none"
-            raise ConfigError(f"{prefix}{key}: unknown key (allowed here: {choices})")
 
 
 def _str(value: Any, key: str) -> str:

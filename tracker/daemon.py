@@ -7,8 +7,9 @@ between. A provider that keeps failing is asked less often (`schedule.backoff_in
 raises one stale-data alert; a success brings its normal interval back.
 
 Stopping (SIGTERM, SIGINT): no new job starts; jobs in flight get `daemon.shutdown_grace` to
-finish; what is still running then is abandoned, but only while no store session is open
-(the store lock is taken first), so a run is stored whole or not at all. Exit status 0.
+finish; collections still fetching then are abandoned (their child processes killed: they
+never hold the store). Anything else still busy a moment later is left only once the store
+lock is ours, so a run is stored whole or not at all. Exit status 0.
 """
 
 from __future__ import annotations
@@ -203,7 +204,7 @@ class Daemon:
 
     def _trigger(self, interval_s: int, current_s: int) -> IntervalTrigger:
         return IntervalTrigger(
-            seconds=current_s, jitter=schedule.jitter_s(self.config, interval_s) or None
+            seconds=current_s, jitter=self.config.daemon.jitter_for(interval_s) or None
         )
 
     def _reschedule(self, provider: str, current_s: int) -> None:

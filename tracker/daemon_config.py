@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from apscheduler.triggers.cron import CronTrigger
 
 from alerts.rules import parse_duration
-from collectors.base import ConfigError
+from collectors.base import ConfigError, no_unknown
 
 LOG_FORMATS = ("text", "json")
 DEFAULT_REVIEW_CRON = "0 9 1 1,7 *"  # 09:00 on 1 January and 1 July
@@ -124,7 +124,7 @@ def parse_since(value: Any, key: str) -> Since:
 
 
 def parse_daemon(raw: Mapping[str, Any]) -> DaemonSettings:
-    _no_unknown(raw, _DAEMON_KEYS, "daemon.")
+    no_unknown(raw, _DAEMON_KEYS, "daemon.")
     defaults = DaemonSettings()
     log_format = raw.get("log_format", defaults.log_format)
     if log_format not in LOG_FORMATS:
@@ -142,7 +142,7 @@ def parse_daemon(raw: Mapping[str, Any]) -> DaemonSettings:
 
 def parse_review(raw: Mapping[str, Any], channels: set[str]) -> ReviewSettings:
     """[review]; `channels` are the configured alert channels a review may name."""
-    _no_unknown(raw, _REVIEW_KEYS, "review.")
+    no_unknown(raw, _REVIEW_KEYS, "review.")
     defaults = ReviewSettings()
     timezone = raw.get("timezone", defaults.timezone)
     try:
@@ -174,7 +174,7 @@ def parse_review(raw: Mapping[str, Any], channels: set[str]) -> ReviewSettings:
 
 
 def parse_metrics(raw: Mapping[str, Any]) -> MetricsSettings:
-    _no_unknown(raw, _METRICS_KEYS, "metrics.")
+    no_unknown(raw, _METRICS_KEYS, "metrics.")
     listen = raw.get("listen")
     if listen is None:
         return MetricsSettings()
@@ -199,11 +199,3 @@ def _bool(raw: Mapping[str, Any], key: str, default: bool, prefix: str) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{prefix}{key}: expected true or false, got {value!r}")
     return value
-
-
-def _no_unknown(data: Mapping[str, Any], allowed: set[str], prefix: str) -> None:
-    for key in data:
-        if key not in allowed:
-            raise ConfigError(
-                f"{prefix}{key}: unknown key (allowed here: {', '.join(sorted(allowed))})"
-            )

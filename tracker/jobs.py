@@ -71,10 +71,10 @@ class Shared:
 
     def wait_idle(self, timeout_s: float, hurry: threading.Event | None = None) -> bool:
         """Wait until no job is in flight (True), or the time is up or `hurry` is set."""
-        deadline = datetime.now(UTC) + timedelta(seconds=timeout_s)
+        deadline = time.monotonic() + timeout_s
         with self._idle:
             while self.running and not (hurry is not None and hurry.is_set()):
-                left = (deadline - datetime.now(UTC)).total_seconds()
+                left = deadline - time.monotonic()
                 if left <= 0:
                     return False
                 self._idle.wait(min(left, 0.2))

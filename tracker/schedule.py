@@ -94,10 +94,6 @@ def _covered(provider: ProviderConfig, rules: Sequence[Rule]) -> bool:
     return any(not r.filters.provider or provider.name in r.filters.provider for r in rules)
 
 
-def jitter_s(config: Config, interval_s: int) -> int:
-    return config.daemon.jitter_for(interval_s)
-
-
 def interval_words(seconds: int) -> str:
     """3600 -> '1h', 5400 -> '90m', 45 -> '45s': as config.toml writes intervals."""
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):

@@ -117,6 +117,12 @@ class DaemonProcess:
         self._reader.join(5)
         return code
 
+    def __enter__(self) -> DaemonProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def text(self) -> str:
         return "\n".join(self.lines)
 

@@ -57,29 +57,25 @@ def _read(store: Path, query: str) -> list[tuple[object, ...]]:
 
 
 def test_cycles_while_another_process_queries(tmp_path: Path) -> None:
-    with replayed(tmp_path, interval="2s") as setup:
-        daemon = DaemonProcess(setup)
-        try:
-            daemon.wait_for(lambda lines: _oks(lines) >= PROVIDERS)
-            slowest = 0.0
-            answers = 0
-            # Query as fast as we can over the next cycles: each answer within a few seconds.
-            while _oks(daemon.lines) < 3 * PROVIDERS:
-                started = time.monotonic()
-                result = _sql(setup, "SELECT count(*) AS n FROM latest_prices")
-                slowest = max(slowest, time.monotonic() - started)
-                assert result.returncode == 0, result.stderr
-                assert json.loads(result.stdout)[0]["n"] > 300
-                answers += 1
-            status = subprocess.run(
-                gpu_tracker(setup.config_path, "status", "--format", "json"),
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-            assert daemon.stop(signal.SIGTERM) == 0
-        finally:
-            daemon.close()
+    with replayed(tmp_path, interval="2s") as setup, DaemonProcess(setup) as daemon:
+        daemon.wait_for(lambda lines: _oks(lines) >= PROVIDERS)
+        slowest = 0.0
+        answers = 0
+        # Query as fast as we can over the next cycles: each answer within a few seconds.
+        while _oks(daemon.lines) < 3 * PROVIDERS:
+            started = time.monotonic()
+            result = _sql(setup, "SELECT count(*) AS n FROM latest_prices")
+            slowest = max(slowest, time.monotonic() - started)
+            assert result.returncode == 0, result.stderr
+            assert json.loads(result.stdout)[0]["n"] > 300
+            answers += 1
+        status = subprocess.run(
+            gpu_tracker(setup.config_path, "status", "--format", "json"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert daemon.stop(signal.SIGTERM) == 0
     assert answers >= 3
     assert slowest < 5.0
     document = json.loads(status.stdout)
@@ -96,13 +92,12 @@ def test_cycles_while_another_process_queries(tmp_path: Path) -> None:
 
 
 def test_json_log_lines_carry_the_job_figures(tmp_path: Path) -> None:
-    with replayed(tmp_path, names=("azure", "aws"), interval="1h") as setup:
-        daemon = DaemonProcess(setup, "--log-format", "json")
-        try:
-            daemon.wait_for(lambda lines: sum('"records"' in line for line in lines) >= 2)
-            assert daemon.stop(signal.SIGINT) == 0
-        finally:
-            daemon.close()
+    with (
+        replayed(tmp_path, names=("azure", "aws"), interval="1h") as setup,
+        DaemonProcess(setup, "--log-format", "json") as daemon,
+    ):
+        daemon.wait_for(lambda lines: sum('"records"' in line for line in lines) >= 2)
+        assert daemon.stop(signal.SIGINT) == 0
     records = [json.loads(line) for line in daemon.lines]  # every line is one JSON object
     jobs = {r["provider"]: r for r in records if "records" in r}
     assert jobs["aws"]["records"] == 100 and jobs["aws"]["changes"] == 100
@@ -111,20 +106,19 @@ def test_json_log_lines_carry_the_job_figures(tmp_path: Path) -> None:
 
 
 def test_a_second_daemon_on_the_same_store_is_refused(tmp_path: Path) -> None:
-    with replayed(tmp_path, names=("azure",), interval="1h") as setup:
-        first = DaemonProcess(setup)
-        try:
-            first.wait_for(lambda lines: _oks(lines) >= 1)
-            second = subprocess.run(
-                gpu_tracker(setup.config_path, "daemon"), capture_output=True, text=True, timeout=60
-            )
-            assert second.returncode == 2
-            assert "another gpu-tracker daemon" in second.stderr
-            assert "already running" in second.stderr
-            assert first.proc.poll() is None  # the first one is untouched
-            assert first.stop(signal.SIGTERM) == 0
-        finally:
-            first.close()
+    with (
+        replayed(tmp_path, names=("azure",), interval="1h") as setup,
+        DaemonProcess(setup) as first,
+    ):
+        first.wait_for(lambda lines: _oks(lines) >= 1)
+        second = subprocess.run(
+            gpu_tracker(setup.config_path, "daemon"), capture_output=True, text=True, timeout=60
+        )
+        assert second.returncode == 2
+        assert "another gpu-tracker daemon" in second.stderr
+        assert "already running" in second.stderr
+        assert first.proc.poll() is None  # the first one is untouched
+        assert first.stop(signal.SIGTERM) == 0
 
 
 def _slow(setup: Replayed, provider: str, seconds: float) -> None:
@@ -136,13 +130,10 @@ def _slow(setup: Replayed, provider: str, seconds: float) -> None:
 def test_sigterm_mid_collection_lets_it_finish_within_the_grace(tmp_path: Path) -> None:
     with replayed(tmp_path, names=("lambdalabs",), interval="1h") as setup:
         _slow(setup, "lambdalabs", 1.5)
-        daemon = DaemonProcess(setup)
-        try:
+        with DaemonProcess(setup) as daemon:
             daemon.wait_for(lambda lines: any("daemon started" in line for line in lines))
             time.sleep(0.5)  # inside the slow answer
             assert daemon.stop(signal.SIGTERM) == 0
-        finally:
-            daemon.close()
     assert daemon.count("lambdalabs ok: 24 records") == 1
     assert _read(setup.store, "SELECT count(*) FROM latest_prices")[0][0] == 24
 
@@ -151,14 +142,11 @@ def test_sigterm_abandons_a_collection_that_outlasts_the_grace_whole(tmp_path: P
     extra = {"daemon": {"shutdown_grace": "1s"}}
     with replayed(tmp_path, names=("lambdalabs", "azure"), interval="1h", extra=extra) as setup:
         _slow(setup, "lambdalabs", 8)
-        daemon = DaemonProcess(setup)
-        try:
+        with DaemonProcess(setup) as daemon:
             daemon.wait_for(lambda lines: _oks(lines) >= 1)  # azure stored, lambda in flight
             started = time.monotonic()
             assert daemon.stop(signal.SIGTERM) == 0
             assert time.monotonic() - started < 6  # did not wait out the slow answer
-        finally:
-            daemon.close()
     assert "abandoned in flight after 1 s: lambdalabs" in daemon.text()
     runs = _read(setup.store, "SELECT provider, status FROM collection_runs")
     assert runs == [("azure", "ok")]  # no lambdalabs run, not even a failed one
@@ -167,18 +155,14 @@ def test_sigterm_abandons_a_collection_that_outlasts_the_grace_whole(tmp_path: P
 
 
 def test_kill_9_then_restart_loses_nothing_and_duplicates_nothing(tmp_path: Path) -> None:
-    with replayed(tmp_path, interval="1s") as setup:
-        daemon = DaemonProcess(setup)
-        try:
-            daemon.wait_for(lambda lines: _oks(lines) >= 2 * PROVIDERS + 3)
-            committed = _oks(daemon.lines)  # every one of these logged after its commit
-            daemon.proc.kill()
-            daemon.proc.wait(10)
-            # Its collector children die with it: the log pipe they share closes at once.
-            daemon._reader.join(5)
-            assert not daemon._reader.is_alive()
-        finally:
-            daemon.close()
+    with replayed(tmp_path, interval="1s") as setup, DaemonProcess(setup) as daemon:
+        daemon.wait_for(lambda lines: _oks(lines) >= 2 * PROVIDERS + 3)
+        committed = _oks(daemon.lines)  # every one of these logged after its commit
+        daemon.proc.kill()
+        daemon.proc.wait(10)
+        # Its collector children die with it: the log pipe they share closes at once.
+        daemon._reader.join(5)
+        assert not daemon._reader.is_alive()
         (ok_runs,) = _read(setup.store, "SELECT count(*) FROM collection_runs WHERE status = 'ok'")[
             0
         ]
@@ -186,12 +170,9 @@ def test_kill_9_then_restart_loses_nothing_and_duplicates_nothing(tmp_path: Path
         assert _read(setup.store, _DUPLICATE_CURRENT)[0][0] == 0
         before = _read(setup.store, "SELECT provider, count(*) FROM latest_prices GROUP BY 1")
 
-        again = DaemonProcess(setup)
-        try:
+        with DaemonProcess(setup) as again:
             again.wait_for(lambda lines: _oks(lines) >= 2 * PROVIDERS)
             assert again.stop(signal.SIGTERM) == 0
-        finally:
-            again.close()
     assert _read(setup.store, _DUPLICATE_CURRENT)[0][0] == 0
     assert _read(setup.store, _OVERLAPS)[0][0] == 0
     after = _read(setup.store, "SELECT provider, count(*) FROM latest_prices GROUP BY 1")
@@ -206,15 +187,12 @@ def test_a_failing_provider_backs_off_and_raises_one_stale_alert(tmp_path: Path)
         server = setup.servers["lambdalabs"]
         broken = Exchange(match={"path": "/api/v1/instance-types"}, status=404, body=b"{}")
         server.exchanges.insert(0, broken)
-        daemon = DaemonProcess(setup)
-        try:
+        with DaemonProcess(setup) as daemon:
             daemon.wait_for(lambda lines: any("every 4s" in line for line in lines))
             daemon.wait_for(lambda lines: sum("lambdalabs failed" in ln for ln in lines) >= 5)
             server.exchanges.remove(broken)  # the API is back
             daemon.wait_for(lambda lines: any("back to every 1s" in line for line in lines))
             assert daemon.stop(signal.SIGTERM) == 0
-        finally:
-            daemon.close()
     text = daemon.text()
     assert "backing off to every 2s" in text
     assert "backing off to every 4s" in text

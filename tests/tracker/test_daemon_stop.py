@@ -34,13 +34,10 @@ def test_a_signal_to_the_whole_group_lets_the_collection_finish(
 ) -> None:
     with replayed(tmp_path, names=("lambdalabs",), interval="1h") as setup:
         _slow(setup, "lambdalabs", 1.5)
-        daemon = DaemonProcess(setup, own_group=True)
-        try:
+        with DaemonProcess(setup, own_group=True) as daemon:
             daemon.wait_for(lambda lines: any("daemon started" in line for line in lines))
             time.sleep(0.7)  # the child is inside the slow answer
             assert daemon.stop(sig, group=True) == 0
-        finally:
-            daemon.close()
     assert daemon.count("lambdalabs ok: 24 records") == 1, daemon.text()
     assert "Traceback" not in daemon.text()
     runs = _read(setup.store, "SELECT provider, status FROM collection_runs")
@@ -51,15 +48,12 @@ def test_a_signal_while_starting_stops_it_cleanly(tmp_path: Path) -> None:
     with replayed(tmp_path, names=("azure",), interval="1h") as setup:
         setup.store.parent.mkdir(parents=True, exist_ok=True)
         holder = duckdb.connect(str(setup.store))  # another process holds the store
-        daemon = DaemonProcess(setup)
-        try:
+        with DaemonProcess(setup) as daemon:
             time.sleep(1.5)  # the daemon waits for the store while it plans
             daemon.proc.send_signal(signal.SIGTERM)
             time.sleep(0.3)
             holder.close()
             assert daemon.proc.wait(30) == 0
-        finally:
-            daemon.close()
     assert "daemon stopped before it started" in daemon.text()
     assert _read(setup.store, "SELECT count(*) FROM collection_runs") == [(0,)]
 
@@ -68,12 +62,9 @@ def test_a_collection_that_hangs_is_stopped_at_its_time_limit(tmp_path: Path) ->
     extra = {"daemon": {"job_timeout": "2s"}}
     with replayed(tmp_path, names=("lambdalabs",), interval="1h", extra=extra) as setup:
         _slow(setup, "lambdalabs", 20)  # under the HTTP timeout (30 s) of a single read
-        daemon = DaemonProcess(setup)
-        try:
+        with DaemonProcess(setup) as daemon:
             daemon.wait_for(lambda lines: any("lambdalabs failed" in line for line in lines))
             assert daemon.stop(signal.SIGTERM) == 0
-        finally:
-            daemon.close()
     assert "took longer than 2 s and was stopped (daemon.job_timeout)" in daemon.text()
     (status, error) = _read(setup.store, "SELECT status, error FROM collection_runs")[0]
     assert status == "failed" and "daemon.job_timeout" in str(error)
@@ -83,20 +74,14 @@ def test_a_restart_after_a_long_stop_raises_no_stale_alert_for_a_slow_provider(
     tmp_path: Path,
 ) -> None:
     with replayed(tmp_path, names=("azure", "lambdalabs"), interval="2s") as setup:
-        first = DaemonProcess(setup)
-        try:
+        with DaemonProcess(setup) as first:
             first.wait_for(lambda lines: sum(" ok: " in line for line in lines) >= 2)
             assert first.stop(signal.SIGTERM) == 0
-        finally:
-            first.close()
         time.sleep(5)  # down for longer than twice the interval: both are stale now
         _slow(setup, "lambdalabs", 2)  # and Lambda answers slowly after the restart
-        again = DaemonProcess(setup)
-        try:
+        with DaemonProcess(setup) as again:
             again.wait_for(lambda lines: any("lambdalabs ok" in line for line in lines))
             assert again.stop(signal.SIGTERM) == 0
-        finally:
-            again.close()
     assert _read(setup.store, "SELECT count(*) FROM alert_events") == [(0,)], again.text()
 
 
@@ -116,12 +101,9 @@ def test_backed_off_runs_are_really_spaced_out(tmp_path: Path) -> None:
     with replayed(tmp_path, names=("lambdalabs",), interval="1s", extra=extra) as setup:
         broken = Exchange(match={"path": "/api/v1/instance-types"}, status=404, body=b"{}")
         setup.servers["lambdalabs"].exchanges.insert(0, broken)
-        daemon = DaemonProcess(setup)
-        try:
+        with DaemonProcess(setup) as daemon:
             daemon.wait_for(lambda lines: sum("lambdalabs failed" in ln for ln in lines) >= 5)
             assert daemon.stop(signal.SIGTERM) == 0
-        finally:
-            daemon.close()
     starts = [
         row[0] for row in _read(setup.store, "SELECT started_at FROM collection_runs ORDER BY 1")
     ]

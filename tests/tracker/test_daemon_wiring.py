@@ -30,21 +30,15 @@ def test_a_review_missed_while_down_is_sent_at_start_once(tmp_path: Path) -> Non
     extra = {"review": {"enabled": True, "cron": cron}}
     with replayed(tmp_path, names=("azure",), interval="1h", extra=extra) as setup:
         # A first start has nothing to review: it collects, and sends no empty review.
-        first = DaemonProcess(setup)
-        try:
+        with DaemonProcess(setup) as first:
             first.wait_for(lambda lines: any(" ok: " in line for line in lines))
             assert first.stop(signal.SIGTERM) == 0
-        finally:
-            first.close()
         assert _review_events(setup.store) == []
         # Restarted: yesterday's review, missed, goes out now; and on the next start not again.
         for _ in range(2):
-            daemon = DaemonProcess(setup)
-            try:
+            with DaemonProcess(setup) as daemon:
                 daemon.wait_for(lambda lines: any("review of" in line for line in lines))
                 assert daemon.stop(signal.SIGTERM) == 0
-            finally:
-                daemon.close()
             events = _review_events(setup.store)
             assert len(events) == 1, daemon.text()
     rule, subject, channel, status = events[0]
@@ -71,13 +65,10 @@ def test_metrics_endpoint_of_a_running_daemon(tmp_path: Path) -> None:
     port = _free_port()
     extra = {"metrics": {"listen": f"127.0.0.1:{port}"}}
     with replayed(tmp_path, names=("azure", "lambdalabs"), interval="3s", extra=extra) as setup:
-        daemon = DaemonProcess(setup)
-        try:
+        with DaemonProcess(setup) as daemon:
             daemon.wait_for(lambda lines: sum(" ok: " in line for line in lines) >= 2)
             first = _scrape(port)
             assert daemon.stop(signal.SIGTERM) == 0
-        finally:
-            daemon.close()
         ok = ("gpu_tracker_collections_total", (("provider", "azure"), ("result", "ok")))
         assert first[ok] >= 1
         prices = {k: v for k, v in first.items() if k[0] == "gpu_tracker_price_per_gpu_hour"}
@@ -90,13 +81,10 @@ def test_metrics_endpoint_of_a_running_daemon(tmp_path: Path) -> None:
         broken = Exchange(match={"path": "/api/v1/instance-types"}, status=404, body=b"{}")
         setup.servers["lambdalabs"].exchanges.insert(0, broken)
         restarted = datetime.now(UTC).timestamp()
-        again = DaemonProcess(setup)
-        try:
+        with DaemonProcess(setup) as again:
             again.wait_for(lambda lines: any("lambdalabs failed" in line for line in lines))
             second = _scrape(port)
             assert again.stop(signal.SIGTERM) == 0
-        finally:
-            again.close()
     key = ("gpu_tracker_last_success_timestamp_seconds", (("provider", "lambdalabs"),))
     # From the store (the run's commit time), so within moments of what the first daemon said.
     assert lambda_ok - 5 <= second[key] <= restarted

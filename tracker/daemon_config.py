@@ -46,7 +46,7 @@ class DaemonSettings:
     misfire_grace_s: int = 15 * 60
     max_backoff_s: int = 6 * 3600
     shutdown_grace_s: int = 10
-    job_timeout_s: int | None = None  # None: the provider's interval, at least 10 minutes
+    job_timeout_s: int | None = None  # None: twice the provider's interval, at least 30 min
     stale_alert: bool = True
     log_format: Literal["text", "json"] = "text"
 
@@ -54,7 +54,7 @@ class DaemonSettings:
         """How long one collection may take before it is stopped (a failed run)."""
         if self.job_timeout_s is not None:
             return self.job_timeout_s
-        return max(interval_s, 600)
+        return max(2 * interval_s, 1800)
 
     def jitter_for(self, interval_s: int) -> int:
         if self.jitter_s is not None:

@@ -76,40 +76,73 @@ class Isolated:
         self.verbose = verbose
 
     def __call__(self, name: str, settings: ProviderSettings, started_at: datetime) -> Fetched:
-        request = pickle.dumps((name, settings, started_at, self.log_format, self.verbose))
+        request = pickle.dumps(
+            (name, settings, started_at, self.log_format, self.verbose, _RECORD_FIELDS)
+        )
         child = subprocess.Popen(
-            [sys.executable, "-m", "tracker.isolation"],
+            # -P: not the working directory on sys.path (a stray pickle.py or collectors/ in
+            # the daemon's directory, say a container's data volume, must not be imported).
+            [sys.executable, "-P", "-m", "tracker.isolation"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            # Out of the terminal's process group: Ctrl-C is the daemon's to handle.
+            # A session of its own: out of the terminal's process group (Ctrl-C is the
+            # daemon's to handle), and one group to kill with whatever it started.
             start_new_session=True,
         )
         try:
-            output = self._communicate(child, name, request)
+            _send(child, request)
+            output = self._communicate(child, name)
         finally:
-            if child.poll() is None:
-                child.kill()
+            _kill_group(child)
             child.wait()
+            assert child.stdout is not None
+            child.stdout.close()
         return _answer(name, output, child.returncode)
 
-    def _communicate(self, child: subprocess.Popen[bytes], name: str, request: bytes) -> bytes:
+    def _communicate(self, child: subprocess.Popen[bytes], name: str) -> bytes:
+        """The child's whole answer, read while watching the clock and the stop flag."""
         limit = self.timeouts.get(name, 3600.0)
         deadline = time.monotonic() + limit
-        given: bytes | None = request
-        while True:
-            try:
-                output, _ = child.communicate(given, timeout=_POLL_S)
-                return output
-            except subprocess.TimeoutExpired:
-                given = None  # sent with the first call; later calls go on reading
-            if self.abandon.is_set():
-                raise Abandoned(name)
-            if time.monotonic() > deadline:
-                raise CollectorError(
-                    name,
-                    f"the collection took longer than {limit:.0f} s and was stopped "
-                    "(daemon.job_timeout)",
-                )
+        assert child.stdout is not None
+        stdout = child.stdout
+        chunks: list[bytes] = []
+        reader = threading.Thread(target=lambda: chunks.append(stdout.read()), daemon=True)
+        reader.start()
+        try:
+            while reader.is_alive():
+                reader.join(_POLL_S)
+                if not reader.is_alive():
+                    break
+                if self.abandon.is_set():
+                    raise Abandoned(name)
+                if time.monotonic() > deadline:
+                    raise CollectorError(
+                        name,
+                        f"the collection took longer than {limit:.0f} s and was stopped "
+                        "(daemon.job_timeout)",
+                    )
+        finally:
+            if reader.is_alive():  # given up: end it, so its pipe can be closed
+                _kill_group(child)
+                reader.join(5)
+        return b"".join(chunks)
+
+
+def _send(child: subprocess.Popen[bytes], request: bytes) -> None:
+    """The whole request, then EOF (communicate() would send only what fits in the pipe on
+    its first call when it times out)."""
+    assert child.stdin is not None
+    with contextlib.suppress(BrokenPipeError):  # it died at once: its exit code says why
+        child.stdin.write(request)
+    with contextlib.suppress(BrokenPipeError):
+        child.stdin.close()
+
+
+def _kill_group(child: subprocess.Popen[bytes]) -> None:
+    """The child and anything it started (a credential helper, say), so a timed-out or
+    abandoned collection leaves no process behind; after a normal exit, only strays."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
 
 
 def _answer(name: str, output: bytes, returncode: int) -> Fetched:
@@ -143,9 +176,15 @@ class _ChildFailed(CollectorError):
         self.provider = provider
 
 
-def _collect(name: str, settings: ProviderSettings, started_at: datetime) -> tuple[Any, ...]:
-    """Fetch and parse; what happened as plain data (records as tuples: pickling them as
-    dataclasses costs several times more)."""
+def _collect(
+    name: str, settings: ProviderSettings, started_at: datetime, wanted: tuple[str, ...]
+) -> tuple[Any, ...]:
+    """Fetch and parse; what happened as plain data (records as tuples of the daemon's
+    `wanted` fields, in its order: pickling dataclasses costs several times more, and a
+    daemon older than the installed package would otherwise take fields in the wrong
+    places)."""
+    if wanted != _RECORD_FIELDS:
+        return ("failed", f"{name}: the installed package changed under the daemon: restart it")
     try:
         collector = collector_class(name)(settings, None)
         collector.check_credentials()
@@ -157,7 +196,7 @@ def _collect(name: str, settings: ProviderSettings, started_at: datetime) -> tup
     except Exception as exc:  # a bug in one collector: reported like any failure
         logging.getLogger("tracker.pipeline").exception("%s: unexpected error", name)
         return ("failed", f"{name}: {type(exc).__name__}: {exc}")
-    rows = [tuple(getattr(r, f) for f in _RECORD_FIELDS) for r in parsed.records]
+    rows = [tuple(getattr(r, f) for f in wanted) for r in parsed.records]
     extra = (parsed.unknown_instance_types, parsed.skipped_rows, parsed.sold_out)
     return ("ok", rows, *extra, parsed.unreadable, collector.regions or None)
 
@@ -172,7 +211,8 @@ def _die_with_parent() -> None:
 
 
 def main() -> None:
-    """The child: a pickled request on stdin, the pickled answer on stdout."""
+    """The child: a pickled request on stdin, the pickled answer on stdout (both pipes from
+    the daemon, which runs the same installed package)."""
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
     _die_with_parent()
@@ -182,10 +222,10 @@ def main() -> None:
     # The answer gets the real stdout; anything a library prints goes to the log instead.
     answer = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    name, settings, started_at, log_format, verbose = pickle.loads(request)
+    name, settings, started_at, log_format, verbose, wanted = pickle.loads(request)
     logs.setup(log_format, verbose=verbose)
     with contextlib.suppress(OSError):  # the daemon is gone: nobody to tell
-        answer.write(pickle.dumps(_collect(name, settings, started_at)))
+        answer.write(pickle.dumps(_collect(name, settings, started_at, tuple(wanted))))
         answer.close()
 
 

@@ -20,6 +20,9 @@ TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # tell of pages and skipped rows. The daemon's own line per job says what matters, once (with
 # the duration). `--verbose` lets them all through.
 _QUIET = {"apscheduler": logging.ERROR, "collectors": logging.WARNING}
+# Even then, the SDKs' and HTTP stack's own debug lines (every botocore hook, every signing
+# step) would bury the collectors' in tens of thousands of lines per run.
+_CHATTY = ("botocore", "boto3", "urllib3", "google", "grpc", "tencentcloud", "alibabacloud")
 
 
 def setup(log_format: Literal["text", "json"], *, verbose: bool = False) -> None:
@@ -42,6 +45,8 @@ def setup(log_format: Literal["text", "json"], *, verbose: bool = False) -> None
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     for name, level in _QUIET.items():
         logging.getLogger(name).setLevel(logging.INFO if verbose else level)
+    for name in _CHATTY:
+        logging.getLogger(name).setLevel(logging.INFO)
 
 
 class LogStream(io.TextIOBase):

@@ -192,3 +192,10 @@ def _record() -> PriceRecord:
         gpu_count=8,
         gpu_memory_gib=40,
     )
+
+
+def test_a_collection_may_take_twice_its_interval_at_least_half_an_hour(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    assert config.daemon.timeout_for(900) == 1800  # the floor
+    assert config.daemon.timeout_for(6 * 3600) == 12 * 3600
+    assert _config(tmp_path, daemon={"job_timeout": "5m"}).daemon.timeout_for(6 * 3600) == 300

@@ -5,13 +5,16 @@ after a long stop, a collection that hangs, a lock file that cannot be made."""
 from __future__ import annotations
 
 import itertools
+import os
 import signal
 import subprocess
+import sys
 import time
 from datetime import datetime
 from pathlib import Path
 
 import duckdb
+import psutil
 import pytest
 
 from tests.tracker.daemon_support import DaemonProcess, Replayed, gpu_tracker, replayed
@@ -113,3 +116,66 @@ def test_backed_off_runs_are_really_spaced_out(tmp_path: Path) -> None:
     assert gaps[0] == pytest.approx(1, abs=0.5)
     assert gaps[1] == pytest.approx(2, abs=0.5)
     assert all(gap == pytest.approx(4, abs=0.5) for gap in gaps[2:])
+
+
+def test_a_timed_out_collection_leaves_no_process_behind(tmp_path: Path) -> None:
+    """AWS credentials from a `credential_process` that hangs: the collection is stopped at its
+    time limit, and the helper with it (not left running, or as a zombie of PID 1)."""
+    marker = "31.4159"  # an odd sleep, to find our helper among the machine's processes
+    aws_config = tmp_path / "aws-config"
+    aws_config.write_text(f"[default]\ncredential_process = /bin/sleep {marker}\n")
+    extra = {"daemon": {"job_timeout": "2s"}}
+    with replayed(tmp_path, names=("aws",), interval="1h", extra=extra) as setup:
+        for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+            setup.env.pop(key, None)
+        setup.env["AWS_CONFIG_FILE"] = str(aws_config)
+        setup.env["AWS_SHARED_CREDENTIALS_FILE"] = str(tmp_path / "none")
+        with DaemonProcess(setup) as daemon:
+            daemon.wait_for(lambda lines: any("aws failed" in line for line in lines))
+            assert daemon.stop(signal.SIGTERM) == 0
+    assert "daemon.job_timeout" in daemon.text()
+    time.sleep(0.5)
+    left = [
+        p.info["pid"]
+        for p in psutil.process_iter(["pid", "cmdline"])
+        if marker in " ".join(p.info["cmdline"] or [])
+    ]
+    assert left == []
+
+
+def test_the_collector_ignores_modules_in_the_working_directory(tmp_path: Path) -> None:
+    """Under the console script (as systemd and Docker start it), the daemon's working directory
+    (a container's data volume) is not on the collector child's import path."""
+    console_script = Path(sys.executable).parent / "gpu-tracker"
+    if not console_script.exists():
+        pytest.skip("the gpu-tracker console script is not installed beside this Python")
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    (workdir / "pickle.py").write_text("raise SystemExit('a stray pickle.py was imported')\n")
+    with replayed(tmp_path, names=("lambdalabs",), interval="1h") as setup:
+        proc = subprocess.Popen(
+            [str(console_script), "--config", str(setup.config_path), "daemon"],
+            cwd=workdir,
+            env={**os.environ, **setup.env},
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            lines: list[str] = []
+            assert proc.stderr is not None
+            while time.monotonic() < deadline:
+                line = proc.stderr.readline()
+                lines.append(line)
+                if "lambdalabs ok" in line or "lambdalabs failed" in line or not line:
+                    break
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            if proc.stderr is not None:
+                proc.stderr.close()
+    text = "".join(lines)
+    assert "lambdalabs ok: 24 records" in text, text
+    assert "stray" not in text

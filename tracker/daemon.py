@@ -34,7 +34,7 @@ from collectors.base import StoreError
 from storage.connection import connect
 from storage.migrations import migrate
 from storage.store import Store
-from tracker import schedule
+from tracker import memory, schedule
 from tracker.config import Config
 from tracker.daemon_state import DaemonLock, DaemonState, ProviderSchedule, write_state
 from tracker.isolation import Isolated
@@ -137,6 +137,7 @@ class Daemon:
     def run(self) -> int:
         """Hold the store's daemon lock, run until a signal, stop cleanly. Exit status."""
         self._install_signals()  # first: a signal while starting still stops cleanly
+        memory.limit_arenas()
         lock = DaemonLock(self.config.store_path)
         lock.acquire()
         try:

@@ -20,7 +20,7 @@ from alerts.rules import Rule
 from collectors.base import CollectorError, StoreError
 from storage.connection import connect
 from storage.store import Store
-from tracker import alerting, pipeline, schedule
+from tracker import alerting, memory, pipeline, schedule
 from tracker.config import Config, ProviderConfig
 from tracker.daemon_state import DaemonState
 from tracker.isolation import Abandoned
@@ -156,6 +156,7 @@ class ProviderJob:
             self._metrics(outcome)
             self._log(outcome, backoff, alerts)
         self.shared.publish()
+        memory.give_back()
 
     def _collect(self) -> pipeline.Outcome:
         shared = self.shared

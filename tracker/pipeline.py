@@ -86,6 +86,8 @@ def collect(
 
     if not providers:
         return []
+    if len(providers) == 1:  # the daemon's case: its job's own thread will do
+        return [run(providers[0])]
     with ThreadPoolExecutor(max_workers=len(providers), thread_name_prefix="collect") as pool:
         return list(pool.map(run, providers))
 

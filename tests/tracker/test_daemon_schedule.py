@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from collectors.base import ConfigError, PriceRecord, money
+from collectors.base import ConfigError, PriceRecord
 from storage.store import Store
+from tests.alerts.support import offer
 from tracker import schedule
 from tracker.config import Config, from_dict
 from tracker.daemon import REVIEW_JOB, Daemon
@@ -176,22 +177,7 @@ def test_bad_daemon_settings_name_the_key(
 
 
 def _record() -> PriceRecord:
-    return PriceRecord(
-        provider="aws",
-        region="us-east-1",
-        zone=None,
-        instance_type="p4d.24xlarge",
-        price_kind="on_demand",
-        term_months=None,
-        payment_option=None,
-        offering_class=None,
-        upfront_total=None,
-        currency="USD",
-        price_per_hour=money("21.957642"),
-        gpu_model="A100",
-        gpu_count=8,
-        gpu_memory_gib=40,
-    )
+    return offer("21.957642")  # p4d.24xlarge on-demand, us-east-1
 
 
 def test_a_collection_may_take_twice_its_interval_at_least_half_an_hour(tmp_path: Path) -> None:

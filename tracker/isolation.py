@@ -29,6 +29,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from collectors import collector_class
@@ -44,6 +45,14 @@ from tracker import logs
 _POLL_S = 0.2
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _RECORD_FIELDS = tuple(f.name for f in fields(PriceRecord))
+# The child imports the very package the daemon runs (a source checkout not installed too),
+# from where the daemon found it, and nothing from its working directory.
+_CHILD_ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join(
+        p for p in (str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")) if p
+    ),
+}
 
 
 class Abandoned(Exception):
@@ -88,6 +97,7 @@ class Isolated:
             # A session of its own: out of the terminal's process group (Ctrl-C is the
             # daemon's to handle), and one group to kill with whatever it started.
             start_new_session=True,
+            env=_CHILD_ENV,
         )
         try:
             _send(child, request)

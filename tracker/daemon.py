@@ -30,6 +30,7 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
+from alerts.message import window_words
 from collectors.base import StoreError
 from storage.connection import connect
 from storage.migrations import migrate
@@ -284,8 +285,8 @@ class Daemon:
 
     def _describe(self, name: str) -> str:
         entry = self.shared.state.providers[name]
-        return f"{name} every {schedule.interval_words(entry.interval_s)}" + (
-            f" (backed off to {schedule.interval_words(entry.current_interval_s)})"
+        return f"{name} every {window_words(entry.interval_s)}" + (
+            f" (backed off to {window_words(entry.current_interval_s)})"
             if entry.current_interval_s != entry.interval_s
             else ""
         )

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO, cast
 
+from alerts.message import window_words
 from alerts.rules import Rule
 from collectors.base import CollectorError, StoreError
 from storage.connection import connect
@@ -187,7 +188,7 @@ class ProviderJob:
             self.shared.reschedule(self.provider.name, wanted)
         except Exception as exc:  # the scheduler is shutting down
             log.debug("%s: not rescheduled: %s", self.provider.name, exc)
-        every = schedule.interval_words(wanted)
+        every = window_words(wanted)
         if wanted == entry.interval_s:
             return f"back to every {every}"
         return f"{entry.failures} failures in a row: backing off to every {every}"

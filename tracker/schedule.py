@@ -92,11 +92,3 @@ def stale_rules(config: Config) -> tuple[Rule, ...]:
 
 def _covered(provider: ProviderConfig, rules: Sequence[Rule]) -> bool:
     return any(not r.filters.provider or provider.name in r.filters.provider for r in rules)
-
-
-def interval_words(seconds: int) -> str:
-    """3600 -> '1h', 5400 -> '90m', 45 -> '45s': as config.toml writes intervals."""
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds % size == 0:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"

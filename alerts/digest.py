@@ -6,7 +6,7 @@ retried with backoff, never sent twice after a restart), as one event per channe
 Recording is idempotent per (rule, subject, channel): a daemon that catches up on a review it
 already recorded before a restart records nothing.
 
-The digest is a JSON-able dict built by `tracker.review`; every channel renders it from here
+The digest is a JSON-able dict built by `tracker.review.build`; every channel renders it from here
 (plain text) or `alerts.digest_render` (Slack blocks, HTML), so a retry sends what was true when
 the review was made.
 """

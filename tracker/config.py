@@ -23,7 +23,7 @@ from collectors import REGISTRY, ProviderInfo
 from collectors.base import ConfigError, ProviderSettings, env_variable_name, no_unknown
 from collectors.gpus import GPU_MODELS
 from storage.fx import RATE_PLACES, FxRate
-from tracker.daemon_config import (
+from tracker.daemon.settings import (
     DaemonSettings,
     MetricsSettings,
     ReviewSettings,

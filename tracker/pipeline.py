@@ -25,7 +25,7 @@ from collectors.base import (
 )
 from storage.store import Store
 from tracker.config import Config, ProviderConfig
-from tracker.isolation import Abandoned, Fetched
+from tracker.daemon.isolation import Abandoned, Fetched
 
 # Fetches and parses one provider: (name, settings with credentials, observed_at).
 Fetcher = Callable[[str, ProviderSettings, datetime], Fetched]
@@ -73,7 +73,7 @@ def collect(
 ) -> list[Outcome]:
     """Collect every enabled provider (or the named ones) into the store. `write_lock` is held
     around every store session; the daemon passes the one all its jobs share, and a `fetcher`
-    that fetches and parses in a child process (`tracker.isolation`); by default it happens
+    that fetches and parses in a child process (`tracker.daemon.isolation`); by default it happens
     here, with progress reported."""
     providers = config.enabled(names)
     reporter = reporter or Reporter()

@@ -43,8 +43,8 @@ from collectors.base import PriceRecord
 from storage.fx import FxRate
 from storage.store import Store
 from tests.alerts.support import Bench, offer, rules
-from tracker.daemon_config import Since
-from tracker.review import look_back
+from tracker.daemon.settings import Since
+from tracker.review.build import look_back
 
 NOW = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 MIN = timedelta(minutes=1)

@@ -21,7 +21,7 @@ from storage.query import query
 from tests.alerts.smtp_server import Inbox, smtp_server
 from tests.alerts.support import Bench, offer
 from tracker.cli import cli
-from tracker.cli_alerts import alerts
+from tracker.cli.alerts import alerts
 
 README = (Path(__file__).parents[2] / "README.md").read_text()
 

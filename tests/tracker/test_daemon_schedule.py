@@ -13,9 +13,9 @@ import pytest
 from collectors.base import ConfigError, PriceRecord
 from storage.store import Store
 from tests.alerts.support import offer
-from tracker import schedule
 from tracker.config import Config, from_dict
-from tracker.daemon import REVIEW_JOB, Daemon
+from tracker.daemon import schedule
+from tracker.daemon.service import REVIEW_JOB, Daemon
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

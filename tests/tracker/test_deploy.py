@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from tracker import config as config_mod
 from tracker.cli import cli
-from tracker.daemon_config import DaemonSettings
+from tracker.daemon.settings import DaemonSettings
 
 ROOT = Path(__file__).parents[2]
 UNIT = ROOT / "deploy" / "gpu-tracker.service"
@@ -104,7 +104,8 @@ def test_the_image_installs_every_package_without_dev_dependencies() -> None:
     for rest in docker("COPY"):
         words = [w for w in rest.split() if not w.startswith("--")]
         copied |= set(words[:-1])  # the sources; the last word is the destination
-    for package in PYPROJECT["tool"]["setuptools"]["packages"]:
+    included = PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]
+    for package in (name for name in included if "." not in name):
         assert package in copied, f"the Dockerfile does not copy {package}/"
     installs = [run for run in docker("RUN") if "pip install" in run]
     assert installs and all("[dev]" not in run and "-e " not in run for run in installs)

@@ -22,8 +22,8 @@ from storage.connection import connect
 from storage.fx import FxRate
 from storage.store import Store
 from tracker import config as config_mod
-from tracker.daemon_config import MetricsSettings
-from tracker.metrics import Metrics, MetricsServer
+from tracker.daemon.metrics import Metrics, MetricsServer
+from tracker.daemon.settings import MetricsSettings
 from tracker.pipeline import Outcome
 
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
@@ -265,7 +265,7 @@ def test_no_store_yet_means_no_price_series(metrics: Metrics, tmp_path: Path) ->
 def test_a_non_loopback_address_is_served_with_a_warning(
     metrics: Metrics, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="tracker.metrics"):
+    with caplog.at_level(logging.WARNING, logger="tracker.daemon.metrics"):
         server = metrics.serve(MetricsSettings("127.0.0.1", 0))
         server.close()
         assert not caplog.records

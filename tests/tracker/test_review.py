@@ -17,8 +17,8 @@ from alerts import digest
 from tests.alerts.support import Bench, offer
 from tests.tracker.review_support import NOW, scenario
 from tracker.cli import cli
-from tracker.daemon_config import ReviewSettings, Since, parse_review
-from tracker.review import build, last_due
+from tracker.daemon.settings import ReviewSettings, Since, parse_review
+from tracker.review.build import build, last_due
 
 SIX = Since(6, "mo")
 

@@ -13,8 +13,8 @@ from typing import Any
 from alerts import digest
 from tests.alerts.support import Bench, offer
 from tests.tracker.review_support import NOW, collect_every
-from tracker.daemon_config import Since
-from tracker.review import build, look_back
+from tracker.daemon.settings import Since
+from tracker.review.build import build, look_back
 
 SIX = Since(6, "mo")
 THEN = look_back(NOW, SIX)  # 2026-05-01 09:00 UTC

@@ -19,9 +19,13 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn
 
 from collectors.base import ConfigError, StoreError
 from storage.query import QueryRefused, query
-from tracker import cli_alerts, cli_daemon, cli_review, pipeline, render
 from tracker import config as config_mod
-from tracker import latest as latest_mod
+from tracker import pipeline
+from tracker.cli import alerts as cli_alerts
+from tracker.cli import daemon as cli_daemon
+from tracker.cli import latest as latest_mod
+from tracker.cli import render
+from tracker.cli import review as cli_review
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
 

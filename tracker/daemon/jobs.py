@@ -21,11 +21,12 @@ from alerts.rules import Rule
 from collectors.base import CollectorError, StoreError
 from storage.connection import connect
 from storage.store import Store
-from tracker import alerting, memory, pipeline, schedule
+from tracker import alerting, pipeline
 from tracker.config import Config, ProviderConfig
-from tracker.daemon_state import DaemonState
-from tracker.isolation import Abandoned
-from tracker.logs import LogStream
+from tracker.daemon import memory, schedule
+from tracker.daemon.isolation import Abandoned
+from tracker.daemon.logs import LogStream
+from tracker.daemon.state import DaemonState
 from tracker.pipeline import Fetcher
 
 log = logging.getLogger("tracker.daemon")
@@ -258,12 +259,12 @@ class ReviewJob:
             self.shared.retry_review(due)
 
     def _due(self, now: datetime) -> datetime | None:
-        from tracker import review
+        from tracker.review import build as review
 
         return review.last_due(self.shared.config.review, now)
 
     def _send(self, due: datetime, now: datetime) -> bool:
-        from tracker import review
+        from tracker.review import build as review
 
         shared = self.shared
         try:

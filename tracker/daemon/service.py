@@ -35,11 +35,11 @@ from collectors.base import StoreError
 from storage.connection import connect
 from storage.migrations import migrate
 from storage.store import Store
-from tracker import memory, schedule
 from tracker.config import Config
-from tracker.daemon_state import DaemonLock, DaemonState, ProviderSchedule, write_state
-from tracker.isolation import Isolated
-from tracker.jobs import ProviderJob, ReviewJob, Shared
+from tracker.daemon import memory, schedule
+from tracker.daemon.isolation import Isolated
+from tracker.daemon.jobs import ProviderJob, ReviewJob, Shared
+from tracker.daemon.state import DaemonLock, DaemonState, ProviderSchedule, write_state
 
 log = logging.getLogger("tracker.daemon")
 REVIEW_JOB = "review"

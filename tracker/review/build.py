@@ -25,10 +25,10 @@ from collectors.base import StoreError
 from storage.connection import connect
 from storage.migrations import migrate
 from tracker import alerting
-from tracker import review_query as q
 from tracker.config import Config
-from tracker.daemon_config import ReviewSettings, Since
-from tracker.review_model import AlertSummary, Review, models
+from tracker.daemon.settings import ReviewSettings, Since
+from tracker.review import query as q
+from tracker.review.model import AlertSummary, Review, models
 
 LOCK_WAIT_S = 30.0  # as long as an alerts run waits: the daemon's collections hold the file
 LAST_DUE_HORIZON = timedelta(days=400)  # a yearly cron's last fire, with room to spare

@@ -14,10 +14,10 @@ from rich.table import Table
 
 from collectors.base import ConfigError, StoreError
 from tracker import config as config_mod
-from tracker import logs, status
-from tracker.cli_common import EXIT_FAILED, EXIT_USAGE, fail, load_config
-from tracker.daemon import Daemon
-from tracker.daemon_config import LOG_FORMATS
+from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config
+from tracker.daemon import logs, status
+from tracker.daemon.service import Daemon
+from tracker.daemon.settings import LOG_FORMATS
 
 _RESULT_STYLE = {"ok": "green", "failed": "bold red", "skipped": "yellow"}
 
@@ -40,7 +40,7 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
     metrics, server = None, None
     try:
         if config.metrics.enabled:
-            from tracker.metrics import Metrics  # prometheus_client only when asked for
+            from tracker.daemon.metrics import Metrics  # prometheus_client only when asked for
 
             metrics = Metrics()
             server = metrics.serve(config.metrics)

@@ -21,8 +21,8 @@ from collectors.base import ConfigError, StoreError
 from storage.query import query
 from tracker import alerting
 from tracker import config as config_mod
-from tracker.cli_common import EXIT_FAILED, EXIT_USAGE, fail
-from tracker.cli_common import load_config as _config
+from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail
+from tracker.cli.common import load_config as _config
 
 _EVENTS = """
 SELECT fired_at, rule, subject, channel, status, attempts, detail, last_error

@@ -17,10 +17,10 @@ from rich.table import Table
 from alerts import digest
 from collectors.base import ConfigError, StoreError
 from tracker import config as config_mod
-from tracker import review as review_mod
-from tracker.cli_alerts import print_report
-from tracker.cli_common import EXIT_FAILED, EXIT_USAGE, fail, load_config
-from tracker.daemon_config import parse_since
+from tracker.cli.alerts import print_report
+from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config
+from tracker.daemon.settings import parse_since
+from tracker.review import build as review_mod
 
 FORMATS = ("table", "json", "text")
 

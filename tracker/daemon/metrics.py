@@ -32,10 +32,10 @@ from prometheus_client.registry import Collector
 from collectors.base import ConfigError
 from storage.connection import connect
 from storage.migrations import migrate
-from tracker.daemon_config import MetricsSettings
+from tracker.daemon.settings import MetricsSettings
 from tracker.pipeline import Outcome
 
-log = logging.getLogger("tracker.metrics")
+log = logging.getLogger("tracker.daemon.metrics")
 
 RESULTS = ("ok", "failed", "skipped")
 # Collections take from a second (Lambda) to many minutes (every AWS region with spot history).

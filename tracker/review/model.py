@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from alerts import digest
-from tracker.daemon_config import Since
+from tracker.daemon.settings import Since
 
 KINDS = ("on_demand", "spot", "reserved")
 _OFFER_KEYS = ("provider", "region", "zone", "instance_type", "price_kind", "term_months",

@@ -1,7 +1,7 @@
 """The daemon's schedule as data: each provider's job, its backoff, where it starts, and the
 implicit stale-data rules.
 
-Pure functions and small queries, apart from the scheduler itself (`tracker.daemon`), so the
+Pure functions and small queries, apart from the scheduler itself (`tracker.daemon.service`), so the
 schedule a config makes can be checked without waiting on real time.
 """
 

@@ -2,7 +2,7 @@
 when the daemon runs it next.
 
 Runs come from `collection_runs` (read-only, briefly); the schedule from the file the daemon
-keeps beside the store (`tracker.daemon_state`), so status never waits on the daemon.
+keeps beside the store (`tracker.daemon.state`), so status never waits on the daemon.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from storage.connection import connect
 from tracker.config import Config
-from tracker.daemon_state import DaemonState, daemon_running, read_state
+from tracker.daemon.state import DaemonState, daemon_running, read_state
 
 # The newest run of each provider, and its newest good one.
 _RUNS = """

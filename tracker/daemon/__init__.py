@@ -1,0 +1,1 @@
+"""The daemon: scheduling, collections in child processes, the store lock, status and metrics."""

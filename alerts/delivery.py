@@ -34,7 +34,7 @@ from alerts.evaluate import evaluate
 from alerts.notify import AlertEvent, ChannelError, Notifier, Unavailable
 from alerts.rules import Rule
 from alerts.settings import RetryPolicy
-from collectors.base import StoreError
+from collectors.common import StoreError
 from storage.connection import connect
 from storage.migrations import migrate, migrate_uncommitted
 

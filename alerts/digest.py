@@ -20,11 +20,11 @@ from typing import Any
 
 from alerts.message import amount
 from alerts.notify import AlertEvent
+from collectors.common import kind_label
 
 RULE = "review"
 KIND = "review"
 DASH = "—"
-KIND_LABELS = {"on_demand": "on-demand", "spot": "spot", "reserved": "reserved"}
 
 _INSERT_ONCE = """
 INSERT INTO alert_event_log (event_id, rule, subject, fired_at, value, threshold, channel,
@@ -114,7 +114,7 @@ def rows(model: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
     `the same offer` when it did not change)."""
     lines = []
     for k in model["kinds"]:
-        label = KIND_LABELS[k["price_kind"]]
+        label = kind_label(k["price_kind"])
         lines.append((label, _price(k["then"]), _price(k["now"]), _signed(k["move_pct"], "%"),
                       *_where(k["now"], k["then"])))  # fmt: skip
     d = model.get("reserved_discount")

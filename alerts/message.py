@@ -14,8 +14,7 @@ from typing import Any
 
 from alerts.notify import AlertEvent
 from alerts.rules import Rule
-
-_KIND_WORDS = {"on_demand": "on-demand", "spot": "spot", "reserved": "reserved"}
+from collectors.common import duration_words, kind_label
 
 
 def facts(rule: Rule, row: dict[str, Any]) -> dict[str, Any]:
@@ -70,7 +69,7 @@ def instance_words(row: dict[str, Any]) -> str:
 
 def kind_words(row: dict[str, Any]) -> str:
     """`spot`, `on-demand`, `reserved 3y all-upfront`."""
-    words = [_KIND_WORDS.get(row["price_kind"], str(row["price_kind"]))]
+    words = [kind_label(str(row["price_kind"]))]
     term = row.get("term_months")
     if term:
         words.append(f"{term // 12}y" if term % 12 == 0 else f"{term}mo")
@@ -170,15 +169,6 @@ def _percent(value: Any) -> str:
     return f"{float(value):.1f}%"
 
 
-def window_words(seconds: int | None) -> str:
-    if not seconds:
-        return ""
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds % size == 0:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
-
-
 def _headline(rule: Rule, row: dict[str, Any], unit: str | None) -> str:
     value, ref, t = row["value"], row["reference"], rule.threshold
     price = f"{amount(row['price'])} {unit}"
@@ -195,14 +185,14 @@ def _headline(rule: Rule, row: dict[str, Any], unit: str | None) -> str:
         moved = "fell" if value < 0 else "rose"
         return (
             f"{kind_words(row)} price {moved} {_percent(abs(value))} in "
-            f"{window_words(rule.window_s)} ({amount(ref)} -> {price}), at least {number(t)}%"
+            f"{duration_words(rule.window_s)} ({amount(ref)} -> {price}), at least {number(t)}%"
         )
     if kind == "new_low":
         return (
-            f"new {window_words(rule.window_s)} low for {row['gpu_model']} {kind_words(row)}: "
+            f"new {duration_words(rule.window_s)} low for {row['gpu_model']} {kind_words(row)}: "
             f"{price} (lowest before: {amount(ref)})"
         )
-    window = window_words(rule.window_s)
+    window = duration_words(rule.window_s)
     if value is None:
         return f"{row['provider']}: no successful collection yet (limit {window})"
     return f"{row['provider']}: no successful collection for {value:.1f} h (limit {window})"

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from collectors.base import NotifyError
+from collectors.common import NotifyError
 
 MASK = "***"
 _URLLIB3_LOGGERS = ("urllib3.connectionpool", "urllib3.util.retry", "urllib3.connection")

@@ -14,12 +14,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
-from collectors.base import PAYMENT_OPTIONS, PRICE_KINDS, ConfigError
+from collectors.base import PAYMENT_OPTIONS
+from collectors.common import PRICE_KINDS, ConfigError, choice, parse_duration, text
 
 Comparison = Literal["below", "above", "change", "low", "stale"]
 
-_DURATION = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
-_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 _FILTERS = ("gpu_model", "provider", "region", "instance_type")
 _COMMON = {"name", "kind", "channels", "cooldown"}
@@ -109,14 +108,6 @@ class Rule:
         return KINDS[self.kind]
 
 
-def parse_duration(value: Any, key: str) -> int:
-    """'30s', '15m', '24h', '7d' -> seconds."""
-    match = _DURATION.match(value) if isinstance(value, str) else None
-    if not match or int(match.group(1)) == 0:
-        raise ConfigError(f'{key}: {value!r} is not a duration like "30m", "24h", "7d"')
-    return int(match.group(1)) * _UNIT_S[match.group(2)]
-
-
 def parse_rule(
     raw: Any,
     key: str,
@@ -129,7 +120,7 @@ def parse_rule(
     """One `[[alerts.rules]]` table; `key` is its path (`alerts.rules[0]`)."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{key}: expected a table ([[alerts.rules]]), got {raw!r}")
-    kind = _choice(raw.get("kind"), tuple(KINDS), f"{key}.kind")
+    kind = choice(raw.get("kind"), tuple(KINDS), f"{key}.kind")
     spec = KINDS[kind]
     for name in raw:
         if name not in _COMMON | spec.required | spec.optional:
@@ -140,17 +131,17 @@ def parse_rule(
             raise ConfigError(f"{key}.{name}: required for kind {kind}")
     k = f"{key}."
     return Rule(
-        name=_text(raw.get("name"), k + "name"),
+        name=text(raw.get("name"), k + "name"),
         kind=kind,
         channels=_channels(raw.get("channels"), k + "channels", channels, default_channels),
         threshold=_threshold(raw, spec, k + "threshold"),
         currency=_currency(raw.get("currency"), k + "currency"),
-        per=_choice(raw.get("per", "gpu"), ("gpu", "instance"), k + "per"),  # type: ignore[arg-type]
+        per=choice(raw.get("per", "gpu"), ("gpu", "instance"), k + "per"),  # type: ignore[arg-type]
         filters=_filters(raw, k, gpu_models, providers),
         window_s=parse_duration(raw["window"], k + "window") if "window" in raw else None,
         hysteresis=_number(raw.get("hysteresis", 0), k + "hysteresis", minimum=0),
         cooldown_s=parse_duration(raw["cooldown"], k + "cooldown") if "cooldown" in raw else 0,
-        direction=_choice(raw.get("direction", "any"), DIRECTIONS, k + "direction"),
+        direction=choice(raw.get("direction", "any"), DIRECTIONS, k + "direction"),
     )
 
 
@@ -177,9 +168,9 @@ def _filters(
             known = ", ".join(sorted(providers))
             raise ConfigError(f"{k}provider: unknown provider {provider!r} (known: {known})")
     for kind in _strings(raw, "price_kind", k, str):
-        _choice(kind, PRICE_KINDS, f"{k}price_kind")
+        choice(kind, PRICE_KINDS, f"{k}price_kind")
     for option in _strings(raw, "payment_option", k, str):
-        _choice(option, PAYMENT_OPTIONS, f"{k}payment_option")
+        choice(option, PAYMENT_OPTIONS, f"{k}payment_option")
     terms = _strings(raw, "term_months", k, int)
     if any(t <= 0 for t in terms):
         raise ConfigError(f"{k}term_months: expected months > 0, got {raw['term_months']!r}")
@@ -247,15 +238,3 @@ def _currency(value: Any, key: str) -> str | None:
     if not isinstance(value, str) or not _CURRENCY.match(value):
         raise ConfigError(f"{key}: expected an ISO currency code like USD or CNY, got {value!r}")
     return value
-
-
-def _text(value: Any, key: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{key}: expected a non-empty string, got {value!r}")
-    return value
-
-
-def _choice(value: Any, choices: tuple[str, ...], key: str) -> str:
-    if value not in choices:
-        raise ConfigError(f"{key}: expected one of {', '.join(choices)}, got {value!r}")
-    return str(value)

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from alerts import digest
-from alerts.rules import Rule, parse_duration, parse_rule
-from collectors.base import ConfigError, env_variable_name, no_unknown
+from alerts.rules import Rule, parse_rule
+from collectors.common import ConfigError, env_variable_name, no_unknown, parse_duration, text
 
 SECURITY = ("starttls", "ssl", "none")
 _DEFAULT_PORT = {"starttls": 587, "ssl": 465, "none": 25}
@@ -152,7 +152,7 @@ def _email(raw: Mapping[str, Any]) -> EmailSettings:
     if not to:
         raise ConfigError(f"{k}to: expected at least one address")
     return EmailSettings(
-        smtp_host=_text(raw["smtp_host"], k + "smtp_host"),
+        smtp_host=text(raw["smtp_host"], k + "smtp_host"),
         sender=_address(raw["from"], k + "from"),
         recipients=tuple(_address(a, f"{k}to[{i}]") for i, a in enumerate(to)),
         smtp_port=port,
@@ -182,12 +182,6 @@ def _seconds(value: Any, key: str) -> float:
 
 def _variable(raw: Mapping[str, Any], name: str, default: str, prefix: str) -> str:
     return env_variable_name(raw.get(name, default), prefix + name)
-
-
-def _text(value: Any, key: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{key}: expected a non-empty string, got {value!r}")
-    return value
 
 
 def _table(raw: Mapping[str, Any], name: str) -> Mapping[str, Any]:

@@ -31,7 +31,8 @@ from darabonba.runtime import RuntimeOptions
 from Tea.exceptions import TeaException, ValidateException
 
 from collectors import alibaba_parse
-from collectors.base import Collector, FetchError, ParseResult, Payloads, PayloadShapeError
+from collectors.base import Collector, ParseResult, Payloads
+from collectors.common import FetchError, PayloadShapeError
 
 # A default list: the regions where Alibaba sells GPU instances to most accounts. Set
 # `regions` to collect others (DescribeRegions lists them all).

@@ -22,15 +22,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from collectors import gpus
-from collectors.base import (
-    ParseResult,
-    Payloads,
-    PayloadShapeError,
-    PriceKind,
-    PriceRecord,
-    effective_hourly,
-    money,
-)
+from collectors.base import ParseResult, Payloads, PriceRecord, effective_hourly, money
+from collectors.common import PayloadShapeError, PriceKind
 from collectors.gpus import InstanceGpu
 
 PROVIDER = "alibaba"

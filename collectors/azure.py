@@ -17,16 +17,8 @@ from operator import itemgetter
 from typing import Any, ClassVar
 
 from collectors import gpus
-from collectors.base import (
-    Collector,
-    ParseResult,
-    Payloads,
-    PayloadShapeError,
-    PriceKind,
-    PriceRecord,
-    effective_hourly,
-    money,
-)
+from collectors.base import Collector, ParseResult, Payloads, PriceRecord, effective_hourly, money
+from collectors.common import PayloadShapeError, PriceKind
 from collectors.http import get_json, make_session
 
 DEFAULT_ENDPOINT = "https://prices.azure.com/api/retail/prices"

@@ -1,4 +1,5 @@
-"""The collector contract: the price record, the collector interface and the error tree.
+"""The collector contract: the price record and the collector interface (the error tree every
+layer shares is `collectors.common`).
 
 A collector does two things apart: `fetch` (the only I/O: every page followed, the raw answers
 returned) and `parse` (pure: raw answers in, `PriceRecord`s out). Keeping them apart is what
@@ -8,16 +9,15 @@ lets the same bytes be archived, replayed by the offline demo and re-parsed afte
 from __future__ import annotations
 
 import logging
-import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Decimal
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
-PriceKind = Literal["on_demand", "spot", "reserved"]
-PRICE_KINDS: tuple[PriceKind, ...] = ("on_demand", "spot", "reserved")
+from collectors.common import PriceKind
+
 PAYMENT_OPTIONS = ("no_upfront", "partial_upfront", "all_upfront")
 OFFERING_CLASSES = ("standard", "convertible")
 
@@ -162,74 +162,3 @@ class Collector(ABC):
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         """Pure: the raw answers to records. Unknown rows are logged and skipped; a changed
         overall shape raises PayloadShapeError."""
-
-
-# An environment variable's name as config.toml may give it: upper case, like the ecosystem's
-# own (LAMBDA_API_KEY). Key IDs are often valid identifiers too, so the usual key prefixes are
-# refused: a pasted key must never be taken for a name (and echoed in "set <name>").
-_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,63}$")
-_KEY_PREFIXES = ("AKIA", "ASIA", "AKID", "LTAI", "DOP_V1_")
-
-
-def no_unknown(table: Mapping[str, Any], allowed: set[str], prefix: str) -> None:
-    """A config table with a key nobody reads is an error naming it (a typo never silently
-    leaves a default in force)."""
-    for key in table:
-        if key not in allowed:
-            choices = ", ".join(sorted(allowed)) or "none"
-            raise ConfigError(f"{prefix}{key}: unknown key (allowed here: {choices})")
-
-
-def env_variable_name(value: Any, key: str) -> str:
-    """`value` when it is the name of an environment variable, else a ConfigError naming `key`
-    that does not repeat the value (what gets pasted there by mistake is the secret itself)."""
-    if (
-        not isinstance(value, str)
-        or not _ENV_NAME.match(value)
-        or value.upper().startswith(_KEY_PREFIXES)
-    ):
-        raise ConfigError(
-            f"{key}: expected the NAME of an environment variable (upper case letters, digits "
-            "and _, like LAMBDA_API_KEY), not its value: put the secret in that variable"
-        )
-    return value
-
-
-class TrackerError(Exception):
-    """Root of every error this project raises on purpose."""
-
-
-class ConfigError(TrackerError):
-    """config.toml (or a command-line value) is wrong; the message names the key."""
-
-
-class CollectorError(TrackerError):
-    """A provider could not be collected; the message names the provider."""
-
-    def __init__(self, provider: str, message: str) -> None:
-        super().__init__(f"{provider}: {message}")
-        self.provider = provider
-
-
-class MissingCredentials(CollectorError):
-    """Credentials are absent: the provider is skipped, not failed."""
-
-    def __init__(self, provider: str, variable: str) -> None:
-        super().__init__(provider, f"no credentials; set {variable}")
-        self.variable = variable
-
-
-class FetchError(CollectorError):
-    """The API could not be reached or kept failing after retries."""
-
-
-class PayloadShapeError(CollectorError):
-    """The API answered, but not in the shape the parser knows: fail loudly, store nothing."""
-
-
-class StoreError(TrackerError):
-    """The DuckDB store could not be read or written."""
-
-
-class NotifyError(TrackerError):
-    """An alert channel refused or could not be reached."""

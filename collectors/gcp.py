@@ -29,14 +29,8 @@ from google.auth.exceptions import DefaultCredentialsError, GoogleAuthError
 from google.cloud.billing_v1 import CloudCatalogClient, ListSkusRequest, ListSkusResponse
 from google.protobuf.json_format import ParseError  # type: ignore[import-untyped]
 
-from collectors.base import (
-    Collector,
-    FetchError,
-    MissingCredentials,
-    ParseResult,
-    Payloads,
-    PayloadShapeError,
-)
+from collectors.base import Collector, ParseResult, Payloads
+from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.gcp_machines import RateBook, price_machines
 from collectors.gcp_skus import SkuRate, read_sku
 

@@ -17,7 +17,8 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from collectors.base import HOURS_PER_MONTH, PriceKind
+from collectors.base import HOURS_PER_MONTH
+from collectors.common import PriceKind
 
 Offer = tuple[PriceKind, int | None]  # (price kind, term months)
 ON_DEMAND: Offer = ("on_demand", None)

@@ -12,7 +12,7 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
-from collectors.base import FetchError
+from collectors.common import FetchError
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 AUTH_STATUSES = (401, 403)  # the key is wrong or lacks the rights: never retried

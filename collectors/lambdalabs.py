@@ -18,15 +18,8 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors import gpus
-from collectors.base import (
-    Collector,
-    MissingCredentials,
-    ParseResult,
-    Payloads,
-    PayloadShapeError,
-    PriceRecord,
-    money,
-)
+from collectors.base import Collector, ParseResult, Payloads, PriceRecord, money
+from collectors.common import MissingCredentials, PayloadShapeError
 from collectors.http import get_json, make_session
 
 DEFAULT_ENDPOINT = "https://cloud.lambda.ai"

@@ -17,16 +17,8 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
 from collectors import gpus
-from collectors.base import (
-    Collector,
-    FetchError,
-    MissingCredentials,
-    ParseResult,
-    Payloads,
-    PayloadShapeError,
-    PriceRecord,
-    money,
-)
+from collectors.base import Collector, ParseResult, Payloads, PriceRecord, money
+from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.http import get_json, make_session
 
 DEFAULT_ENDPOINT = "https://api.digitalocean.com"

@@ -25,17 +25,8 @@ from tencentcloud.common.profile.http_profile import HttpProfile
 from tencentcloud.cvm.v20170312 import cvm_client
 
 from collectors import tencent_parse
-from collectors.base import (
-    Collector,
-    ConfigError,
-    FetchError,
-    MissingCredentials,
-    ParseResult,
-    Payloads,
-    PayloadShapeError,
-    Progress,
-    ProviderSettings,
-)
+from collectors.base import Collector, ParseResult, Payloads, Progress, ProviderSettings
+from collectors.common import ConfigError, FetchError, MissingCredentials, PayloadShapeError
 
 DEFAULT_ENDPOINT = "https://cvm.tencentcloudapi.com"
 ACTION = tencent_parse.ACTION

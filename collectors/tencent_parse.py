@@ -19,15 +19,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, TypeAlias
 
 from collectors import gpus
-from collectors.base import (
-    ParseResult,
-    Payloads,
-    PayloadShapeError,
-    PriceKind,
-    PriceRecord,
-    effective_hourly,
-    money,
-)
+from collectors.base import ParseResult, Payloads, PriceRecord, effective_hourly, money
+from collectors.common import PayloadShapeError, PriceKind
 
 PROVIDER = "tencent"
 ACTION = "DescribeZoneInstanceConfigInfos"

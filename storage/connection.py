@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from collectors.base import StoreError
+from collectors.common import StoreError
 
 LOCK_WAIT_S = 5.0
 _FIRST_BACKOFF_S = 0.02
@@ -60,6 +60,21 @@ def connect(path: Path | str, *, read_only: bool, wait_s: float = LOCK_WAIT_S) -
         yield con
     finally:
         con.close()
+
+
+@contextmanager
+def transaction(con: Any) -> Iterator[Any]:
+    """One transaction on `con`: committed when the block ends, rolled back when it raises.
+
+    The one place the store says BEGIN, COMMIT and ROLLBACK, so no caller can leave a
+    transaction open (DuckDB would then refuse the connection's next BEGIN)."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
 
 
 def scalar(con: Any, sql: str, params: Any = None) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from collectors.base import StoreError
+from collectors.common import StoreError
 from storage.connection import scalar
 
 # The offer's identity as one string: NULL parts become '' so they compare as values.

@@ -13,7 +13,7 @@ from typing import Any
 
 import duckdb
 
-from collectors.base import StoreError
+from collectors.common import StoreError
 from storage.connection import LOCK_WAIT_S, connect
 
 _READ_ONLY_TYPES = {"SELECT", "EXPLAIN"}

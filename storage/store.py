@@ -15,7 +15,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from collectors.base import PriceRecord, StoreError
+from collectors.base import PriceRecord
+from collectors.common import StoreError
 from storage.connection import connect, scalar
 from storage.fx import FxRate, replace_rates
 from storage.merge import merge

@@ -21,7 +21,7 @@ from alerts.message import test_event
 from alerts.notify import Unavailable
 from alerts.settings import AlertSettings, EmailSettings
 from alerts.slack import SlackNotifier
-from collectors.base import ConfigError
+from collectors.common import ConfigError
 from tracker.config import Config
 
 

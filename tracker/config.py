@@ -20,7 +20,8 @@ from urllib.parse import urlsplit
 
 from alerts.settings import AlertSettings, parse_settings
 from collectors import REGISTRY, ProviderInfo
-from collectors.base import ConfigError, ProviderSettings, env_variable_name, no_unknown
+from collectors.base import ProviderSettings
+from collectors.common import ConfigError, env_variable_name, no_unknown, parse_duration, text
 from collectors.gpus import GPU_MODELS
 from storage.fx import RATE_PLACES, FxRate
 from tracker.daemon.settings import (
@@ -37,8 +38,6 @@ DEFAULT_STORE = "prices.duckdb"
 _TOP_KEYS = {"storage", "providers", "alerts", "fx", "daemon", "review", "metrics"}
 _STORAGE_KEYS = {"path"}
 _COMMON_KEYS = {"enabled", "endpoint", "regions", "interval", "timeout"}
-_INTERVAL = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
-_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 _FX_KEYS = {"units_per_usd", "usd_per_unit", "date", "source"}
 
@@ -93,14 +92,6 @@ class Config:
         return [p for p in self.providers.values() if p.enabled]
 
 
-def parse_interval(value: Any, key: str) -> int:
-    """'30s', '15m', '1h', '1d' -> seconds."""
-    match = _INTERVAL.match(value) if isinstance(value, str) else None
-    if not match or int(match.group(1)) == 0:
-        raise ConfigError(f'{key}: {value!r} is not an interval like "30s", "15m", "1h"')
-    return int(match.group(1)) * _UNIT_S[match.group(2)]
-
-
 def load(path: Path | str | None = None) -> Config:
     """Load `path`, or ./config.toml when it exists, else the built-in defaults."""
     if path is None:
@@ -121,7 +112,7 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
     no_unknown(data, _TOP_KEYS, "")
     storage = _table(data, "storage")
     no_unknown(storage, _STORAGE_KEYS, "storage.")
-    store_path = Path(_str(storage.get("path", DEFAULT_STORE), "storage.path"))
+    store_path = Path(text(storage.get("path", DEFAULT_STORE), "storage.path"))
     if not store_path.is_absolute() and source is not None:
         # A daemon's working directory is rarely the config's: resolve beside the file.
         store_path = source.parent / store_path
@@ -166,7 +157,7 @@ def _provider(name: str, info: ProviderInfo, raw: Mapping[str, Any]) -> Provider
                 _url(options[key], prefix + key)
     endpoint = raw.get("endpoint")
     if endpoint is not None:
-        _url(_str(endpoint, prefix + "endpoint"), prefix + "endpoint")
+        _url(text(endpoint, prefix + "endpoint"), prefix + "endpoint")
     enabled = raw.get("enabled", True)
     if not isinstance(enabled, bool):
         raise ConfigError(f"{prefix}enabled: expected true or false, got {enabled!r}")
@@ -178,7 +169,9 @@ def _provider(name: str, info: ProviderInfo, raw: Mapping[str, Any]) -> Provider
         enabled=enabled,
         endpoint=endpoint,
         regions=tuple(_str_list(raw.get("regions", []), prefix + "regions")),
-        interval_s=parse_interval(raw.get("interval", info.default_interval), prefix + "interval"),
+        interval_s=parse_duration(
+            raw.get("interval", info.default_interval), prefix + "interval", noun="an interval"
+        ),
         timeout=float(timeout),
         options=options,
         credential_vars={
@@ -228,7 +221,7 @@ def _fx_rate(currency: str, entry: Any, key: str) -> FxRate:
     if "date" not in entry:
         raise ConfigError(f"{key}.date: missing; a rate is only honest with the day it is from")
     as_of = _date(entry["date"], f"{key}.date")
-    source = _str(entry["source"], f"{key}.source") if "source" in entry else None
+    source = text(entry["source"], f"{key}.source") if "source" in entry else None
     # str() first: the TOML float 7.0197 becomes Decimal("7.0197"), not its binary expansion.
     value = Decimal(str(amount))
     rate = (
@@ -268,23 +261,17 @@ def _table(data: Mapping[str, Any], key: str, prefix: str = "") -> Mapping[str, 
     return value
 
 
-def _str(value: Any, key: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{key}: expected a non-empty string, got {value!r}")
-    return value
-
-
 def _str_list(value: Any, key: str) -> list[str]:
     if not isinstance(value, list):
         raise ConfigError(f"{key}: expected a list of strings, got {value!r}")
-    return [_str(v, f"{key}[{i}]") for i, v in enumerate(value)]
+    return [text(v, f"{key}[{i}]") for i, v in enumerate(value)]
 
 
 def _typed(value: Any, kind: Any, key: str) -> Any:
     if kind is list:
         return _str_list(value, key)
     if kind is str:
-        return _str(value, key)
+        return text(value, key)
     if isinstance(kind, tuple):  # a string that must be one of these
         if value not in kind:
             raise ConfigError(f"{key}: expected one of {', '.join(kind)}, got {value!r}")

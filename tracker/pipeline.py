@@ -16,13 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from collectors import collector_class
-from collectors.base import (
-    CollectorError,
-    MissingCredentials,
-    ParseResult,
-    ProviderSettings,
-    StoreError,
-)
+from collectors.base import ParseResult, ProviderSettings
+from collectors.common import CollectorError, MissingCredentials, StoreError
 from storage.store import Store
 from tracker.config import Config, ProviderConfig
 from tracker.daemon.isolation import Abandoned, Fetched

@@ -20,7 +20,7 @@ from alerts.digest_render import MAX_BLOCKS, MAX_TEXT, slack_message
 from alerts.notify import AlertEvent, Unavailable
 from alerts.settings import RetryPolicy
 from alerts.slack import SlackNotifier
-from collectors.base import ConfigError
+from collectors.common import ConfigError
 from tests.alerts.support import T0, Bench, offer, rules
 from tracker.daemon.settings import Since
 from tracker.review.build import build

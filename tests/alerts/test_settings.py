@@ -7,9 +7,9 @@ from decimal import Decimal
 
 import pytest
 
-from alerts.rules import Filters, parse_duration
+from alerts.rules import Filters
 from alerts.settings import AlertSettings, EmailSettings, RetryPolicy, SlackSettings, parse_settings
-from collectors.base import ConfigError
+from collectors.common import ConfigError, parse_duration
 
 MODELS = ["H100", "A100", "L40S"]
 PROVIDERS = ["aws", "azure", "lambdalabs"]

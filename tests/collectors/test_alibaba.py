@@ -24,14 +24,8 @@ import pytest
 import tracker
 from collectors import REGISTRY, gpus
 from collectors.alibaba import GPU_FAMILIES, GPU_REGIONS, AlibabaCollector
-from collectors.base import (
-    FetchError,
-    ParseResult,
-    Payloads,
-    PayloadShapeError,
-    PriceRecord,
-    ProviderSettings,
-)
+from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
+from collectors.common import FetchError, PayloadShapeError
 from storage.query import query
 from storage.store import Store
 from tracker.config import from_dict

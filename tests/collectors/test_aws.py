@@ -20,15 +20,8 @@ from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeou
 import tracker
 from collectors import gpus
 from collectors.aws import GPU_REGIONS, AwsCollector
-from collectors.base import (
-    FetchError,
-    MissingCredentials,
-    ParseResult,
-    Payloads,
-    PayloadShapeError,
-    PriceRecord,
-    ProviderSettings,
-)
+from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
+from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from tracker.replay import ReplayServer
 
 KEYS = {"aws_access_key_id": "x", "aws_secret_access_key": "x"}

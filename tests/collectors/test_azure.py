@@ -24,13 +24,8 @@ from responses import matchers
 
 from collectors import azure
 from collectors.azure import AzureCollector
-from collectors.base import (
-    FetchError,
-    ParseResult,
-    PayloadShapeError,
-    PriceRecord,
-    ProviderSettings,
-)
+from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.common import FetchError, PayloadShapeError
 from tracker.replay import Exchange, Recording, ReplayServer
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "azure"

@@ -24,14 +24,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from collectors.base import (
-    FetchError,
-    MissingCredentials,
-    ParseResult,
-    PayloadShapeError,
-    PriceRecord,
-    ProviderSettings,
-)
+from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.gcp import DEFAULT_ENDPOINT, GPU_REGIONS, GcpCollector
 from collectors.gcp_machines import RECIPES
 from collectors.gcp_skus import COMPONENTS

@@ -18,20 +18,15 @@ import pytest
 
 import collectors
 from collectors import REGISTRY, collector_class, gpus
-from collectors.base import (
-    OFFERING_CLASSES,
-    PAYMENT_OPTIONS,
-    PRICE_KINDS,
-    Collector,
-    ParseResult,
-)
+from collectors.base import OFFERING_CLASSES, PAYMENT_OPTIONS, Collector, ParseResult
+from collectors.common import PRICE_KINDS
 from collectors.gpus import GPU_MODELS
 from tracker.demo import DEMO_DATA, demo_setup
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 CURRENCIES = {"USD", "CNY", "EUR"}
 FIXTURES = Path(__file__).parents[1] / "fixtures"
-NOT_PROVIDERS = {"base", "gpus", "http"}
+NOT_PROVIDERS = {"common", "base", "gpus", "http"}
 
 
 @pytest.fixture(scope="module")

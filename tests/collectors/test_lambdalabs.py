@@ -18,14 +18,8 @@ import pytest
 import requests
 import responses
 
-from collectors.base import (
-    FetchError,
-    MissingCredentials,
-    ParseResult,
-    PayloadShapeError,
-    PriceRecord,
-    ProviderSettings,
-)
+from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.lambdalabs import LambdaCollector
 from tracker.replay import Exchange, Recording, ReplayServer
 

@@ -19,14 +19,8 @@ import responses
 from responses import matchers
 
 from collectors import paperspace
-from collectors.base import (
-    FetchError,
-    MissingCredentials,
-    ParseResult,
-    PayloadShapeError,
-    PriceRecord,
-    ProviderSettings,
-)
+from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.paperspace import PaperspaceCollector
 from tracker.replay import Exchange, Recording, ReplayServer
 

@@ -16,7 +16,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from collectors.base import PriceRecord, StoreError
+from collectors.base import PriceRecord
+from collectors.common import StoreError
 from storage import merge as merge_mod
 from storage.migrations import MIGRATIONS
 from storage.query import QueryRefused, query

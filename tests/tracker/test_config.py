@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from collectors import REGISTRY
-from collectors.base import ConfigError
+from collectors.common import ConfigError, parse_duration
 from tracker import config as config_mod
 
 REPO = Path(__file__).resolve().parents[2]
@@ -103,7 +103,7 @@ def test_unknown_provider_on_the_command_line() -> None:
 
 
 def test_intervals() -> None:
-    assert [config_mod.parse_interval(v, "k") for v in ("30s", "15m", "1h", "2d")] == [
+    assert [parse_duration(v, "k") for v in ("30s", "15m", "1h", "2d")] == [
         30,
         900,
         3600,

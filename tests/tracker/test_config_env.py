@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.base import ConfigError
+from collectors.common import ConfigError
 from tracker import config as config_mod
 
 SECRET = "sk-live-0123456789abcdef"

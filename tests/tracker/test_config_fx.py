@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.base import ConfigError
+from collectors.common import ConfigError
 from storage.fx import FxRate
 from tracker import config as config_mod
 

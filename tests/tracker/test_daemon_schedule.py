@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from collectors.base import ConfigError, PriceRecord
+from collectors.base import PriceRecord
+from collectors.common import ConfigError
 from storage.store import Store
 from tests.alerts.support import offer
 from tracker.config import Config, from_dict

@@ -17,7 +17,8 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from collectors.base import ConfigError, PriceRecord
+from collectors.base import PriceRecord
+from collectors.common import ConfigError
 from storage.connection import connect
 from storage.fx import FxRate
 from storage.store import Store

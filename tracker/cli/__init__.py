@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
-from collectors.base import ConfigError, StoreError
+from collectors.common import ConfigError, StoreError
 from storage.query import QueryRefused, query
 from tracker import config as config_mod
 from tracker import pipeline

@@ -15,9 +15,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from alerts import AlertReport, ChannelError, Rule
-from alerts.message import number, window_words
+from alerts.message import number
 from alerts.settings import AlertSettings
-from collectors.base import ConfigError, StoreError
+from collectors.common import ConfigError, StoreError, duration_words
 from storage.query import query
 from tracker import alerting
 from tracker import config as config_mod
@@ -142,7 +142,7 @@ def rules_table(settings: AlertSettings) -> Table:
             rule.kind,
             escape(_threshold(rule)),
             escape(_filters(rule)),
-            window_words(rule.window_s),
+            duration_words(rule.window_s),
             ", ".join(rule.channels),
         )
     return table
@@ -179,7 +179,7 @@ def _filters(rule: Rule) -> str:
     if rule.hysteresis:
         parts.append(f"hysteresis={number(rule.hysteresis)}")
     if rule.cooldown_s:
-        parts.append(f"cooldown={window_words(rule.cooldown_s)}")
+        parts.append(f"cooldown={duration_words(rule.cooldown_s)}")
     return " ".join(parts)
 
 

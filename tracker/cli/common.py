@@ -8,7 +8,7 @@ from typing import NoReturn
 import click
 from rich.markup import escape
 
-from collectors.base import ConfigError
+from collectors.common import ConfigError
 from tracker import config as config_mod
 
 EXIT_FAILED, EXIT_USAGE = 1, 2

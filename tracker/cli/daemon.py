@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from collectors.base import ConfigError, StoreError
+from collectors.common import ConfigError, StoreError
 from tracker import config as config_mod
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config
 from tracker.daemon import logs, status

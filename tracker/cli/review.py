@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from alerts import digest
-from collectors.base import ConfigError, StoreError
+from collectors.common import ConfigError, StoreError
 from tracker import config as config_mod
 from tracker.cli.alerts import print_report
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config

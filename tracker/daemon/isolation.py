@@ -33,13 +33,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from collectors import collector_class
-from collectors.base import (
-    CollectorError,
-    MissingCredentials,
-    ParseResult,
-    PriceRecord,
-    ProviderSettings,
-)
+from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.common import CollectorError, MissingCredentials
 from tracker.daemon import logs
 
 _POLL_S = 0.2

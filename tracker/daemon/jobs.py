@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO, cast
 
-from alerts.message import window_words
 from alerts.rules import Rule
-from collectors.base import CollectorError, StoreError
+from collectors.common import CollectorError, StoreError, duration_words
 from storage.connection import connect
 from storage.store import Store
 from tracker import alerting, pipeline
@@ -189,7 +188,7 @@ class ProviderJob:
             self.shared.reschedule(self.provider.name, wanted)
         except Exception as exc:  # the scheduler is shutting down
             log.debug("%s: not rescheduled: %s", self.provider.name, exc)
-        every = window_words(wanted)
+        every = duration_words(wanted)
         if wanted == entry.interval_s:
             return f"back to every {every}"
         return f"{entry.failures} failures in a row: backing off to every {every}"

@@ -29,7 +29,7 @@ from prometheus_client import (
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from collectors.base import ConfigError
+from collectors.common import ConfigError
 from storage.connection import connect
 from storage.migrations import migrate
 from tracker.daemon.settings import MetricsSettings

@@ -30,8 +30,7 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from alerts.message import window_words
-from collectors.base import StoreError
+from collectors.common import StoreError, duration_words
 from storage.connection import connect
 from storage.migrations import migrate
 from storage.store import Store
@@ -285,8 +284,8 @@ class Daemon:
 
     def _describe(self, name: str) -> str:
         entry = self.shared.state.providers[name]
-        return f"{name} every {window_words(entry.interval_s)}" + (
-            f" (backed off to {window_words(entry.current_interval_s)})"
+        return f"{name} every {duration_words(entry.interval_s)}" + (
+            f" (backed off to {duration_words(entry.current_interval_s)})"
             if entry.current_interval_s != entry.interval_s
             else ""
         )

@@ -15,8 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from apscheduler.triggers.cron import CronTrigger
 
-from alerts.rules import parse_duration
-from collectors.base import ConfigError, no_unknown
+from collectors.common import ConfigError, no_unknown, parse_duration
 
 LOG_FORMATS = ("text", "json")
 DEFAULT_REVIEW_CRON = "0 9 1 1,7 *"  # 09:00 on 1 January and 1 July

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from collectors.base import ConfigError
+from collectors.common import ConfigError
 
 # A `status` probing the lock holds it for a moment: a daemon starting just then waits that out.
 _ACQUIRE_WAIT_S = 2.0

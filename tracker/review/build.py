@@ -21,7 +21,7 @@ import duckdb
 from dateutil.relativedelta import relativedelta
 
 from alerts import AlertEvent, AlertReport, digest
-from collectors.base import StoreError
+from collectors.common import StoreError
 from storage.connection import connect
 from storage.migrations import migrate
 from tracker import alerting

@@ -14,8 +14,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
-from collectors.base import PAYMENT_OPTIONS
-from collectors.common import PRICE_KINDS, ConfigError, choice, parse_duration, text
+from collectors.common import (
+    PAYMENT_OPTIONS,
+    PRICE_KINDS,
+    ConfigError,
+    choice,
+    parse_duration,
+    text,
+)
 
 Comparison = Literal["below", "above", "change", "low", "stale"]
 

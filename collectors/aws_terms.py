@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from collectors.base import OFFERING_CLASSES, PriceRecord, effective_hourly, money
-from collectors.common import PayloadShapeError, PriceKind
+from collectors.base import PriceRecord, effective_hourly, money
+from collectors.common import OFFERING_CLASSES, PayloadShapeError, PriceKind
 from collectors.gpus import InstanceGpu
 
 # Plain Linux, shared tenancy, no pre-installed software, ordinary capacity, on-demand market.

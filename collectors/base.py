@@ -18,9 +18,6 @@ from typing import Any, ClassVar
 
 from collectors.common import PriceKind
 
-PAYMENT_OPTIONS = ("no_upfront", "partial_upfront", "all_upfront")
-OFFERING_CLASSES = ("standard", "convertible")
-
 # CONTRACT.md: a month is 730 h, a year 8760 h, three years 26280 h.
 HOURS_PER_MONTH = 730
 HOURS_PER_YEAR = 8760

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 PriceKind = Literal["on_demand", "spot", "reserved"]
 PRICE_KINDS: tuple[PriceKind, ...] = ("on_demand", "spot", "reserved")
+PAYMENT_OPTIONS = ("no_upfront", "partial_upfront", "all_upfront")
+OFFERING_CLASSES = ("standard", "convertible")
 # How a price kind reads in tables and messages; `on-demand` is accepted wherever one is typed.
 KIND_LABELS: dict[str, str] = {"on_demand": "on-demand", "spot": "spot", "reserved": "reserved"}
 

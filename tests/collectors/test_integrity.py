@@ -18,8 +18,8 @@ import pytest
 
 import collectors
 from collectors import REGISTRY, collector_class, gpus
-from collectors.base import OFFERING_CLASSES, PAYMENT_OPTIONS, Collector, ParseResult
-from collectors.common import PRICE_KINDS
+from collectors.base import Collector, ParseResult
+from collectors.common import OFFERING_CLASSES, PAYMENT_OPTIONS, PRICE_KINDS
 from collectors.gpus import GPU_MODELS
 from tracker.demo import DEMO_DATA, demo_setup
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, datetime
-from decimal import Decimal, InvalidOperation
+from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
-from collectors import gpus
+from collectors import gpus, kit
 from collectors.base import ParseResult, Payloads, PriceRecord, effective_hourly, money
 from collectors.common import PayloadShapeError, PriceKind
 from collectors.gpus import InstanceGpu
@@ -192,7 +192,7 @@ def _spot_records(
         if not isinstance(item, dict) or item.get("InstanceType") != itype:
             _skip(result, at, "not an item of the asked instance type")
             continue
-        price, stamp = _number(item.get("SpotPrice")), _timestamp(item.get("Timestamp"))
+        price, stamp = _number(item.get("SpotPrice")), kit.utc_timestamp(item.get("Timestamp"))
         zone = item.get("ZoneId")
         if price is None or price <= 0 or stamp is None or not isinstance(zone, str) or not zone:
             _skip(result, at, "no positive SpotPrice, Timestamp or ZoneId", itype)
@@ -234,25 +234,11 @@ def _record(
     upfront: Decimal | None,
     effective_at: datetime | None,
 ) -> PriceRecord:
-    return PriceRecord(
-        provider=PROVIDER,
-        region=region,
-        zone=zone,
-        instance_type=itype,
-        price_kind=kind,
-        term_months=months,
-        payment_option=None,  # a subscription is paid up front; Alibaba has no other option
-        offering_class=None,
-        currency=currency,
-        price_per_hour=hourly,
-        upfront_total=upfront,
-        gpu_model=gpu.gpu_model,
-        gpu_count=gpu.gpu_count,
-        gpu_memory_gib=gpu.gpu_memory_gib,
-        vcpus=gpu.vcpus,
-        memory_gib=gpu.memory_gib,
-        effective_at=effective_at,
+    # A subscription is paid up front; Alibaba has no other payment option.
+    offer = kit.Offer(
+        kind, currency, hourly, months, upfront_total=upfront, effective_at=effective_at
     )
+    return kit.record(PROVIDER, region, itype, gpu, offer, zone=zone)
 
 
 def _split(key: str) -> tuple[str, str, str, str]:
@@ -275,19 +261,5 @@ def _list(body: Any, path: tuple[str, str], key: str) -> list[Any]:
 
 
 def _number(value: Any) -> Decimal | None:
-    """A JSON number exactly as written (str() of a float is its shortest repr)."""
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return None
-    try:
-        number = Decimal(str(value))
-    except InvalidOperation:
-        return None
-    return number if number.is_finite() else None
-
-
-def _timestamp(text: Any) -> datetime | None:
-    try:
-        stamp = datetime.fromisoformat(str(text))
-    except ValueError:
-        return None
-    return stamp.astimezone(UTC) if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+    """Alibaba sends numbers as JSON numbers or as strings, depending on the call."""
+    return kit.exact(value, kit.NUMBERS_OR_TEXT)

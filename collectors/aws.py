@@ -27,7 +27,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserError
 
-from collectors import aws_terms, gpus
+from collectors import aws_terms, gpus, kit
 from collectors.aws_terms import PRODUCT_FILTERS, Host
 from collectors.base import Collector, ParseResult, Payloads, PriceRecord
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
@@ -208,8 +208,8 @@ class AwsCollector(Collector):
         return aws_terms.Place(region, zone, instance_type, gpu, *host)
 
     def _usable(
-        self, offer: aws_terms.Offer | None, place: aws_terms.Place, result: ParseResult
-    ) -> TypeGuard[aws_terms.Offer]:
+        self, offer: kit.Offer | None, place: aws_terms.Place, result: ParseResult
+    ) -> TypeGuard[kit.Offer]:
         """Offers that are not understood, or that cost nothing, are logged and skipped."""
         if offer is not None and offer.price_per_hour > 0:
             return True

@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
+from collectors import kit
 from collectors.base import PriceRecord, effective_hourly, money
-from collectors.common import OFFERING_CLASSES, PayloadShapeError, PriceKind
+from collectors.common import OFFERING_CLASSES, PayloadShapeError
 from collectors.gpus import InstanceGpu
+from collectors.kit import Offer
 
 # Plain Linux, shared tenancy, no pre-installed software, ordinary capacity, on-demand market.
 # Without marketoption a $0.00 Capacity Block p5 product comes back; without capacitystatus,
@@ -56,37 +57,15 @@ class Place:
     memory_gib: float | None
 
 
-@dataclass(frozen=True)
-class Offer:
-    price_kind: PriceKind
-    currency: str
-    price_per_hour: Decimal
-    term_months: int | None = None
-    payment_option: str | None = None
-    offering_class: str | None = None
-    upfront_total: Decimal | None = None
-    effective_at: datetime | None = None  # spot: when AWS says this price took effect
-
-
 def record(place: Place, offer: Offer) -> PriceRecord:
-    return PriceRecord(
-        provider="aws",
-        region=place.region,
+    return kit.record(
+        "aws",
+        place.region,
+        place.instance_type,
+        place.gpu,
+        offer,
         zone=place.zone,
-        instance_type=place.instance_type,
-        price_kind=offer.price_kind,
-        term_months=offer.term_months,
-        payment_option=offer.payment_option,
-        offering_class=offer.offering_class,
-        currency=offer.currency,
-        price_per_hour=offer.price_per_hour,
-        upfront_total=offer.upfront_total,
-        gpu_model=place.gpu.gpu_model,
-        gpu_count=place.gpu.gpu_count,
-        gpu_memory_gib=place.gpu.gpu_memory_gib,
-        vcpus=place.vcpus,
-        memory_gib=place.memory_gib,
-        effective_at=offer.effective_at,
+        host=(place.vcpus, place.memory_gib),
     )
 
 
@@ -126,14 +105,8 @@ def is_plain_linux_box(attrs: dict[str, Any]) -> bool:
 
 def host_size(attrs: dict[str, Any]) -> Host:
     # vcpu is "96", memory "1152 GiB"; both may be "NA".
-    return _number(attrs.get("vcpu")), _number(str(attrs.get("memory", "")).removesuffix(" GiB"))
-
-
-def _number(text: Any) -> float | None:
-    try:
-        return float(str(text).replace(",", ""))
-    except ValueError:
-        return None
+    vcpus, memory = str(attrs.get("vcpu", "")), str(attrs.get("memory", "")).removesuffix(" GiB")
+    return kit.size(vcpus.replace(",", ""), kit.TEXT), kit.size(memory.replace(",", ""), kit.TEXT)
 
 
 def on_demand_offer(term: Any) -> Offer | None:
@@ -165,7 +138,7 @@ def _dimensions(term: Any) -> dict[str, tuple[str, Decimal]]:
     dims = term.get("priceDimensions") if isinstance(term, dict) else None
     for dim in (dims or {}).values():
         prices = dim.get("pricePerUnit") or {}
-        amount = _decimal(next(iter(prices.values()), None))
+        amount = kit.exact(next(iter(prices.values()), None), kit.TEXT)
         if len(prices) != 1 or amount is None or dim.get("unit") in found:
             return {}
         found[dim.get("unit")] = next(iter(prices)), amount
@@ -173,30 +146,11 @@ def _dimensions(term: Any) -> dict[str, tuple[str, Decimal]]:
 
 
 def spot_offer(region: str, item: dict[str, Any]) -> Offer | None:
-    price = _decimal(item.get("SpotPrice"))
+    price = kit.exact(item.get("SpotPrice"), kit.TEXT)
     # Each item is a price change: its Timestamp is when this price took effect.
-    stamp = _timestamp(item.get("Timestamp"))
+    stamp = kit.utc_timestamp(item.get("Timestamp"))
     if price is None or stamp is None:
         return None
     # Spot answers carry no currency: AWS bills China regions in CNY and the rest in USD.
     currency = "CNY" if region.startswith("cn-") else "USD"
     return Offer("spot", currency, money(price), effective_at=stamp)
-
-
-def _decimal(text: Any) -> Decimal | None:
-    """An API price string as an exact Decimal (never through float)."""
-    if not isinstance(text, str):
-        return None
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        return None
-    return value if value.is_finite() else None
-
-
-def _timestamp(text: Any) -> datetime | None:
-    try:
-        stamp = datetime.fromisoformat(str(text))
-    except ValueError:
-        return None
-    return stamp.astimezone(UTC) if stamp.tzinfo else stamp.replace(tzinfo=UTC)

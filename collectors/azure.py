@@ -16,7 +16,7 @@ from decimal import Decimal
 from operator import itemgetter
 from typing import Any, ClassVar
 
-from collectors import gpus
+from collectors import gpus, kit
 from collectors.base import Collector, ParseResult, Payloads, PriceRecord, effective_hourly, money
 from collectors.common import PayloadShapeError, PriceKind
 from collectors.http import get_json, make_session
@@ -150,7 +150,7 @@ class AzureCollector(Collector):
             result.unknown_instance_types.add(item["armSkuName"])
             return "unknown instance type"
         # The price is read last: most rows of a full answer are skipped before it is needed.
-        price = None if reason else _decimal(item["retailPrice"])
+        price = None if reason else kit.exact(item["retailPrice"])
         reason = reason or _price_reason(item, price)
         if reason is not None or gpu is None or price is None:
             if reason in ODDITIES:
@@ -229,24 +229,8 @@ def _record(item: dict[str, Any], gpu: gpus.InstanceGpu, price: Decimal) -> Pric
         # Spot is the same `type` as on-demand; only the name suffix tells them apart.
         kind = "spot" if _name_ends(item, " Spot") else "on_demand"
         hourly = money(price)
-    return PriceRecord(
-        provider=AzureCollector.name,
-        region=item["armRegionName"],
-        zone=None,
-        instance_type=item["armSkuName"],
-        price_kind=kind,
-        term_months=term,
-        payment_option=None,
-        offering_class=None,
-        currency=item["currencyCode"],
-        price_per_hour=hourly,
-        upfront_total=upfront,
-        gpu_model=gpu.gpu_model,
-        gpu_count=gpu.gpu_count,
-        gpu_memory_gib=gpu.gpu_memory_gib,
-        vcpus=gpu.vcpus,
-        memory_gib=gpu.memory_gib,
-    )
+    offer = kit.Offer(kind, item["currencyCode"], hourly, term, upfront_total=upfront)
+    return kit.record(AzureCollector.name, item["armRegionName"], item["armSkuName"], gpu, offer)
 
 
 def _rows(payloads: Payloads) -> Iterator[tuple[str, int, dict[str, Any]]]:
@@ -293,15 +277,6 @@ def _next_link(page: dict[str, Any], where: str) -> str | None:
     if link is not None and not (isinstance(link, str) and link):
         raise PayloadShapeError(AzureCollector.name, f"{where}: NextPageLink is {link!r}")
     return link
-
-
-def _decimal(value: Any) -> Decimal | None:
-    """The JSON number exactly as written: str() of a float is its shortest repr, not its
-    binary expansion, so 27.197 stays 27.197."""
-    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
-        return None
-    number = Decimal(str(value))
-    return number if number.is_finite() else None
 
 
 def _name_ends(item: dict[str, Any], suffix: str) -> bool:

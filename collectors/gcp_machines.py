@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TypeAlias
 
-from collectors import gpus
+from collectors import gpus, kit
 from collectors.base import ParseResult, PriceRecord, effective_hourly, money
 from collectors.gcp_skus import OFFERS, Offer, SkuRate
 
@@ -155,24 +155,9 @@ def _record(
     # already hourly.
     upfront = None if term is None else money(0)
     hourly = money(total) if term is None else effective_hourly(total, Decimal(0), term)
-    return PriceRecord(
-        provider=PROVIDER,
-        region=region,
-        zone=None,  # the catalog prices regions; a zone's own price does not exist here
-        instance_type=instance_type,
-        price_kind=kind,
-        term_months=term,
-        payment_option=None,
-        offering_class=None,
-        currency=currency,
-        price_per_hour=hourly,
-        upfront_total=upfront,
-        gpu_model=gpu.gpu_model,
-        gpu_count=gpu.gpu_count,
-        gpu_memory_gib=gpu.gpu_memory_gib,
-        vcpus=gpu.vcpus,
-        memory_gib=gpu.memory_gib,
-    )
+    # The catalog prices regions; a zone's own price does not exist here.
+    priced = kit.Offer(kind, currency, hourly, term, upfront_total=upfront)
+    return kit.record(PROVIDER, region, instance_type, gpu, priced)
 
 
 def _decimal(value: float) -> Decimal:

@@ -17,7 +17,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from collectors import gpus
+from collectors import gpus, kit
 from collectors.base import Collector, ParseResult, Payloads, PriceRecord, money
 from collectors.common import MissingCredentials, PayloadShapeError
 from collectors.http import get_json, make_session
@@ -209,8 +209,8 @@ def _gpu(
         model,
         count,
         float(found["memory"]),
-        _number(specs.get("vcpus")),
-        _number(specs.get("memory_gib")),
+        kit.size(specs.get("vcpus")),
+        kit.size(specs.get("memory_gib")),
     )
     contradiction = gpus.contradiction(LambdaCollector.name, instance_type, said, unit="GB")
     if contradiction:
@@ -218,30 +218,9 @@ def _gpu(
     return said
 
 
-def _number(value: Any) -> float | None:
-    """A host size where the answer gives one; None (unknown), never a made-up figure."""
-    if isinstance(value, bool) or not isinstance(value, int | float | Decimal) or value <= 0:
-        return None
-    return float(value)
-
-
 def _record(offer: _Offer, region: str) -> PriceRecord:
-    return PriceRecord(
-        provider=LambdaCollector.name,
-        region=region,
-        zone=None,
-        instance_type=offer.instance_type,
-        price_kind="on_demand",  # the API has no spot or reserved prices
-        term_months=None,
-        payment_option=None,
-        offering_class=None,
-        currency=CURRENCY,
-        price_per_hour=offer.price,
-        upfront_total=None,
-        gpu_model=offer.gpu.gpu_model,
-        gpu_count=offer.gpu.gpu_count,
-        gpu_memory_gib=offer.gpu.gpu_memory_gib,
-        vcpus=offer.gpu.vcpus,
-        memory_gib=offer.gpu.memory_gib,
-        available=True,  # only regions with capacity are listed
+    # The API has no spot or reserved prices, and lists only regions with capacity.
+    priced = kit.Offer("on_demand", CURRENCY, offer.price)
+    return kit.record(
+        LambdaCollector.name, region, offer.instance_type, offer.gpu, priced, available=True
     )

@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
-from collectors import gpus
+from collectors import gpus, kit
 from collectors.base import Collector, ParseResult, Payloads, PriceRecord, money
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.http import get_json, make_session
@@ -225,10 +225,8 @@ def _offer(size: Any) -> _Offer:
 
 def _price(slug: str, value: Any) -> Decimal:
     """price_hourly exactly as written (str() of a float is its shortest repr)."""
-    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
-        raise _Skip(f"{slug}: price_hourly is {value!r}")
-    price = Decimal(str(value))
-    if not price.is_finite() or price <= 0:
+    price = kit.exact(value)
+    if price is None or price <= 0:
         raise _Skip(f"{slug}: price_hourly is {value!r}")  # never a zero or negative price
     return money(price)
 
@@ -242,44 +240,22 @@ def _gpu(slug: str, info: dict[str, Any], count: int, size: dict[str, Any]) -> g
     vram = info.get("vram")
     amount = vram.get("amount") if isinstance(vram, dict) else None
     unit = vram.get("unit") if isinstance(vram, dict) else None
-    total = _number(amount)
+    total = kit.size(amount)
     if total is None:
         raise _Unplaced(f"gpu_info.vram is {vram!r}")
     if unit != "gib":
         raise _Unplaced(f"gpu_info.vram unit {unit!r} is not gib")
-    megabytes = _number(size.get("memory"))
+    megabytes = kit.size(size.get("memory"))
     host_gib = None if megabytes is None else megabytes / MIB_PER_GIB
-    said = gpus.InstanceGpu(model, count, total / count, _number(size.get("vcpus")), host_gib)
+    said = gpus.InstanceGpu(model, count, total / count, kit.size(size.get("vcpus")), host_gib)
     contradiction = gpus.contradiction(PaperspaceCollector.name, slug, said)
     if contradiction:
         raise _Unplaced(contradiction)
     return said
 
 
-def _number(value: Any) -> float | None:
-    """A positive JSON number as a float, else None (unknown, never a made-up figure)."""
-    if isinstance(value, bool) or not isinstance(value, int | float | Decimal) or value <= 0:
-        return None
-    return float(value)
-
-
 def _record(offer: _Offer, region: str) -> PriceRecord:
-    return PriceRecord(
-        provider=PaperspaceCollector.name,
-        region=region,
-        zone=None,
-        instance_type=offer.slug,
-        price_kind="on_demand",  # the sizes API has list prices only
-        term_months=None,
-        payment_option=None,
-        offering_class=None,
-        currency=CURRENCY,
-        price_per_hour=offer.price,
-        upfront_total=None,
-        gpu_model=offer.gpu.gpu_model,
-        gpu_count=offer.gpu.gpu_count,
-        gpu_memory_gib=offer.gpu.gpu_memory_gib,
-        vcpus=offer.gpu.vcpus,
-        memory_gib=offer.gpu.memory_gib,
-        available=offer.available,
+    priced = kit.Offer("on_demand", CURRENCY, offer.price)  # the sizes API has list prices only
+    return kit.record(
+        PaperspaceCollector.name, region, offer.slug, offer.gpu, priced, available=offer.available
     )

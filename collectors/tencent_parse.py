@@ -18,7 +18,7 @@ from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from typing import Any, TypeAlias
 
-from collectors import gpus
+from collectors import gpus, kit
 from collectors.base import ParseResult, Payloads, PriceRecord, effective_hourly, money
 from collectors.common import PayloadShapeError, PriceKind
 
@@ -133,27 +133,22 @@ class _Parser:
         prices = _prices(kind, item["Price"])
         if not prices:
             raise _Skip("not offered (no price)", odd=False)
-        base = PriceRecord(
-            provider=PROVIDER,
-            region=region,
-            zone=zone,
-            instance_type=instance_type,
-            price_kind=kind,
-            term_months=None,
-            payment_option=None,
-            offering_class=None,
-            currency=self.currency,
-            price_per_hour=Decimal(0),
-            upfront_total=None,
-            gpu_model=gpu.gpu_model,
-            gpu_count=gpu.gpu_count,
-            gpu_memory_gib=gpu.gpu_memory_gib,
-            vcpus=_positive(item.get("Cpu")) or gpu.vcpus,
-            memory_gib=_positive(item.get("Memory")) or gpu.memory_gib,
-            available=AVAILABLE.get(str(item.get("Status"))),
+        host = (
+            kit.size(item.get("Cpu"), kit.NUMBERS_OR_TEXT) or gpu.vcpus,
+            kit.size(item.get("Memory"), kit.NUMBERS_OR_TEXT) or gpu.memory_gib,
         )
+        available = AVAILABLE.get(str(item.get("Status")))
         return [
-            replace(base, term_months=term, price_per_hour=hourly, upfront_total=upfront)
+            kit.record(
+                PROVIDER,
+                region,
+                instance_type,
+                gpu,
+                kit.Offer(kind, self.currency, hourly, term, upfront_total=upfront),
+                zone=zone,
+                available=available,
+                host=host,
+            )
             for term, hourly, upfront in prices
         ]
 
@@ -162,7 +157,7 @@ class _Parser:
     ) -> None:
         # The table wins (GpuCount's meaning for vGPU types is not documented), but a table
         # entry the API contradicts deserves a look.
-        said = _positive(item.get("GpuCount"))
+        said = kit.size(item.get("GpuCount"), kit.NUMBERS_OR_TEXT)
         if said is not None and abs(said - gpu.gpu_count) > 1e-6:
             self.gpu_count_mismatch[instance_type] = (item.get("GpuCount"), gpu.gpu_count)
 
@@ -227,16 +222,6 @@ def _amount(price: dict[str, Any], field: str) -> Decimal | None:
     if not amount.is_finite() or amount < 0:
         raise _Skip(f"{field} is {value!r}")
     return amount or None  # 0 means not offered
-
-
-def _positive(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return None
-    try:
-        number = float(value)
-    except ValueError:
-        return None
-    return number if number > 0 else None
 
 
 def _per_region(records: list[PriceRecord], log: Log) -> list[PriceRecord]:

@@ -26,7 +26,7 @@ from tracker.demo import DEMO_DATA, demo_setup
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 CURRENCIES = {"USD", "CNY", "EUR"}
 FIXTURES = Path(__file__).parents[1] / "fixtures"
-NOT_PROVIDERS = {"common", "base", "gpus", "http"}
+NOT_PROVIDERS = {"common", "base", "gpus", "http", "kit"}
 
 
 @pytest.fixture(scope="module")

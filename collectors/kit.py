@@ -1,0 +1,103 @@
+"""The collector kit: what every parser needs and used to write for itself.
+
+An `Offer` is the priced part of a record (kind, term, currency, price), `record` joins it with
+where it is sold and the GPU facts, and the number and timestamp readers turn API values into
+exact Decimals, host sizes and UTC datetimes the same way for every provider.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from collectors.base import PriceRecord
+from collectors.common import PriceKind
+from collectors.gpus import InstanceGpu
+
+# What a JSON number arrives as; APIs that send numbers as strings add `str`.
+NUMBERS: tuple[type, ...] = (int, float, Decimal)
+NUMBERS_OR_TEXT: tuple[type, ...] = (int, float, Decimal, str)
+TEXT: tuple[type, ...] = (str,)
+
+Host = tuple[float | None, float | None]  # (vCPUs, memory GiB) where the API says them
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """The priced part of one record: how it is paid and what it costs per hour."""
+
+    price_kind: PriceKind
+    currency: str
+    price_per_hour: Decimal
+    term_months: int | None = None
+    payment_option: str | None = None
+    offering_class: str | None = None
+    upfront_total: Decimal | None = None
+    effective_at: datetime | None = None  # the provider's own "took effect at" (spot history)
+
+
+def record(
+    provider: str,
+    region: str,
+    instance_type: str,
+    gpu: InstanceGpu,
+    offer: Offer,
+    *,
+    zone: str | None = None,
+    available: bool | None = None,
+    host: Host | None = None,
+) -> PriceRecord:
+    """One record of `offer` sold as `instance_type` in `region` (and `zone`). The host size is
+    the API's own `host` where the collector read one, else the GPU table's."""
+    vcpus, memory_gib = host if host is not None else (gpu.vcpus, gpu.memory_gib)
+    return PriceRecord(
+        provider=provider,
+        region=region,
+        zone=zone,
+        instance_type=instance_type,
+        price_kind=offer.price_kind,
+        term_months=offer.term_months,
+        payment_option=offer.payment_option,
+        offering_class=offer.offering_class,
+        currency=offer.currency,
+        price_per_hour=offer.price_per_hour,
+        upfront_total=offer.upfront_total,
+        gpu_model=gpu.gpu_model,
+        gpu_count=gpu.gpu_count,
+        gpu_memory_gib=gpu.gpu_memory_gib,
+        vcpus=vcpus,
+        memory_gib=memory_gib,
+        effective_at=offer.effective_at,
+        available=available,
+    )
+
+
+def exact(value: Any, accept: tuple[type, ...] = NUMBERS) -> Decimal | None:
+    """An API number exactly as written, or None. str() of a float is its shortest repr, not
+    its binary expansion, so 27.197 stays 27.197. Booleans (JSON true is an int in Python),
+    types the API does not send numbers as, and nan/inf are refused."""
+    if isinstance(value, bool) or not isinstance(value, accept):
+        return None
+    try:
+        number = Decimal(str(value))
+    except InvalidOperation:
+        return None
+    return number if number.is_finite() else None
+
+
+def size(value: Any, accept: tuple[type, ...] = NUMBERS) -> float | None:
+    """A positive host or GPU size (vCPUs, GiB, a count) as a float; None where the answer
+    gives none, never a made-up zero."""
+    number = exact(value, accept)
+    return float(number) if number is not None and number > 0 else None
+
+
+def utc_timestamp(text: Any) -> datetime | None:
+    """An ISO 8601 timestamp in UTC (one without an offset is taken as UTC), or None."""
+    try:
+        stamp = datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return stamp.astimezone(UTC) if stamp.tzinfo else stamp.replace(tzinfo=UTC)

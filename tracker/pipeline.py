@@ -65,11 +65,13 @@ def collect(
     store: Store | None = None,
     write_lock: threading.Lock | None = None,
     fetcher: Fetcher | None = None,
+    now: datetime | None = None,
 ) -> list[Outcome]:
     """Collect every enabled provider (or the named ones) into the store. `write_lock` is held
     around every store session; the daemon passes the one all its jobs share, and a `fetcher`
     that fetches and parses in a child process (`tracker.daemon.isolation`); by default it happens
-    here, with progress reported."""
+    here, with progress reported. `now` dates the collection (default: the clock); the demo dates
+    its earlier snapshots with it."""
     providers = config.enabled(names)
     reporter = reporter or Reporter()
     store = store or Store(config.store_path, fx_rates=config.fx)
@@ -77,7 +79,7 @@ def collect(
     write_lock = write_lock or threading.Lock()
 
     def run(provider: ProviderConfig) -> Outcome:
-        return _collect_one(provider, env, reporter, store, write_lock, fetcher)
+        return _collect_one(provider, env, reporter, store, write_lock, fetcher, now)
 
     if not providers:
         return []
@@ -94,9 +96,10 @@ def _collect_one(
     store: Store,
     write_lock: threading.Lock,
     fetcher: Fetcher | None,
+    now: datetime | None = None,
 ) -> Outcome:
     outcome = Outcome(provider.name)
-    started_at = datetime.now(UTC)
+    started_at = now or datetime.now(UTC)
     clock = time.monotonic()
     reporter.started(provider.name)
     try:

@@ -1,13 +1,23 @@
-"""Schema migrations, recorded in `schema_migrations` and applied in order, once each.
+"""Schema migrations, recorded in `schema_migrations` and applied in order, once each; then the
+views (`storage.views`) recreated wherever their definitions changed.
 
-The views (`prices`, `latest_prices`, `collection_runs`) are the public SQL surface
-(CONTRACT.md); the tables behind them are internal and may change here, with a new migration,
-never by editing an applied one.
+The tables are internal and change here, with a new migration, never by editing an applied
+one. The views are the public SQL surface (CONTRACT.md) and live in `storage.views` only: the
+migrations of older releases created them too, and `migrate()` replaces those with the current
+definitions (a store made by any release ends with the same views as a fresh one).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from storage import views
+from storage.connection import transaction
+
+_BOOKKEEPING = (
+    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+    " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
+)
 
 # Each migration: (version, name, statements). Append only.
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
@@ -58,47 +68,6 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
                 run_id BIGINT NOT NULL
             )
             """,
-            """
-            CREATE VIEW prices AS
-            SELECT provider, region, zone, instance_type, price_kind, term_months,
-                   payment_option, offering_class, currency,
-                   CAST(price_per_hour AS DOUBLE) AS price_per_hour,
-                   CAST(upfront_total AS DOUBLE) AS upfront_total,
-                   round(CAST(price_per_hour AS DOUBLE) / gpu_count, 6) AS price_per_gpu_hour,
-                   gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib,
-                   valid_from, valid_to, last_seen
-            FROM price_intervals
-            """,
-            # stale: the provider's last successful collection is older than twice its interval
-            # (the interval the last run was scheduled with; 1 h when none was recorded), or
-            # that collection did not confirm this price (its region is no longer collected).
-            """
-            CREATE VIEW latest_prices AS
-            WITH last_ok AS (
-                SELECT provider, max(finished_at) AS finished_at,
-                       max(observed_at) AS observed_at
-                FROM runs WHERE status = 'ok' GROUP BY provider
-            ), intervals AS (
-                SELECT provider, arg_max(interval_seconds, run_id) AS interval_seconds
-                FROM runs WHERE interval_seconds IS NOT NULL GROUP BY provider
-            )
-            SELECT p.*,
-                   coalesce(
-                       epoch(now()) - epoch(l.finished_at)
-                           > 2 * coalesce(i.interval_seconds, 3600)
-                       OR p.last_seen < l.observed_at,
-                       true
-                   ) AS stale
-            FROM prices p
-            LEFT JOIN last_ok l USING (provider)
-            LEFT JOIN intervals i USING (provider)
-            WHERE p.valid_to IS NULL
-            """,
-            """
-            CREATE VIEW collection_runs AS
-            SELECT run_id, provider, started_at, finished_at, status, records, changed, error
-            FROM runs
-            """,
         ],
     ),
     (
@@ -117,63 +86,6 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
                 source VARCHAR,
                 PRIMARY KEY (currency, as_of)
             )
-            """,
-            """
-            CREATE VIEW exchange_rates AS
-            SELECT currency, as_of, CAST(usd_per_unit AS DOUBLE) AS usd_per_unit, source
-            FROM fx_rates
-            """,
-            # The rate of an interval is the newest one dated on or before the interval's end
-            # (today for a current price), the date taken in UTC whatever the reader's time
-            # zone; when every rate is dated later, the oldest one. USD needs none; a currency
-            # with no rate gets NULL, never a guess.
-            """
-            CREATE OR REPLACE VIEW prices AS
-            WITH rated AS (
-                SELECT p.*,
-                       CASE WHEN p.currency = 'USD' THEN 1 ELSE coalesce(
-                           (SELECT arg_max(f.usd_per_unit, f.as_of) FROM fx_rates f
-                            WHERE f.currency = p.currency
-                              AND f.as_of <= CAST(
-                                  timezone('UTC', coalesce(p.valid_to, now())) AS DATE)),
-                           (SELECT arg_min(f.usd_per_unit, f.as_of) FROM fx_rates f
-                            WHERE f.currency = p.currency)) END AS usd_rate
-                FROM price_intervals p
-            )
-            SELECT provider, region, zone, instance_type, price_kind, term_months,
-                   payment_option, offering_class, currency,
-                   CAST(price_per_hour AS DOUBLE) AS price_per_hour,
-                   CAST(upfront_total AS DOUBLE) AS upfront_total,
-                   round(CAST(price_per_hour AS DOUBLE) / gpu_count, 6) AS price_per_gpu_hour,
-                   gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib,
-                   valid_from, valid_to, last_seen, available,
-                   round(CAST(price_per_hour * usd_rate AS DOUBLE), 6) AS price_per_hour_usd,
-                   round(CAST(price_per_hour * usd_rate AS DOUBLE) / gpu_count, 6)
-                       AS price_per_gpu_hour_usd
-            FROM rated
-            """,
-            # Unchanged but for the new columns of `prices` (a view's * is fixed when created).
-            """
-            CREATE OR REPLACE VIEW latest_prices AS
-            WITH last_ok AS (
-                SELECT provider, max(finished_at) AS finished_at,
-                       max(observed_at) AS observed_at
-                FROM runs WHERE status = 'ok' GROUP BY provider
-            ), intervals AS (
-                SELECT provider, arg_max(interval_seconds, run_id) AS interval_seconds
-                FROM runs WHERE interval_seconds IS NOT NULL GROUP BY provider
-            )
-            SELECT p.*,
-                   coalesce(
-                       epoch(now()) - epoch(l.finished_at)
-                           > 2 * coalesce(i.interval_seconds, 3600)
-                       OR p.last_seen < l.observed_at,
-                       true
-                   ) AS stale
-            FROM prices p
-            LEFT JOIN last_ok l USING (provider)
-            LEFT JOIN intervals i USING (provider)
-            WHERE p.valid_to IS NULL
             """,
         ],
     ),
@@ -217,51 +129,43 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
                 PRIMARY KEY (rule, subject)
             )
             """,
-            """
-            CREATE VIEW alert_events AS
-            SELECT rule, subject, fired_at, value, threshold, channel, status, detail,
-                   event_id, attempts, next_attempt_at, last_error, sent_at
-            FROM alert_event_log
-            """,
         ],
     ),
 ]
 
 
 def migrate(con: Any) -> list[int]:
-    """Apply every migration not yet recorded, each in its own transaction; return those applied."""
-    con.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
-    )
-    done = {row[0] for row in con.execute("SELECT version FROM schema_migrations").fetchall()}
+    """Apply every migration not yet recorded, each in its own transaction, then bring the views
+    up to date in one more; return the versions applied."""
     applied = []
-    for version, name, statements in MIGRATIONS:
-        if version in done:
-            continue
-        con.execute("BEGIN TRANSACTION")
-        try:
-            for statement in statements:
-                con.execute(statement)
-            con.execute("INSERT INTO schema_migrations VALUES (?, ?, now())", [version, name])
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
+    for version, name, statements in _pending(con):
+        with transaction(con):
+            _apply(con, version, name, statements)
         applied.append(version)
+    if applied or views.stored_digest(con) != views.DIGEST:
+        with transaction(con):
+            views.create_views(con)
     return applied
 
 
 def migrate_uncommitted(con: Any) -> None:
-    """Apply every pending migration inside the caller's open transaction, unrecorded unless the
-    caller commits: a dry run sees the current schema on an old store and rolls it all back."""
-    con.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
-    )
+    """Apply every pending migration and the views inside the caller's open transaction,
+    unrecorded unless the caller commits: a dry run sees the current schema on an old store
+    and rolls it all back."""
+    pending = _pending(con)
+    for version, name, statements in pending:
+        _apply(con, version, name, statements)
+    if pending or views.stored_digest(con) != views.DIGEST:
+        views.create_views(con)
+
+
+def _pending(con: Any) -> list[tuple[int, str, list[str]]]:
+    con.execute(_BOOKKEEPING)
     done = {row[0] for row in con.execute("SELECT version FROM schema_migrations").fetchall()}
-    for version, name, statements in MIGRATIONS:
-        if version not in done:
-            for statement in statements:
-                con.execute(statement)
-            con.execute("INSERT INTO schema_migrations VALUES (?, ?, now())", [version, name])
+    return [m for m in MIGRATIONS if m[0] not in done]
+
+
+def _apply(con: Any, version: int, name: str, statements: list[str]) -> None:
+    for statement in statements:
+        con.execute(statement)
+    con.execute("INSERT INTO schema_migrations VALUES (?, ?, now())", [version, name])

@@ -9,14 +9,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from collectors.base import PriceRecord
 from storage import migrations
 from storage.connection import connect
 from storage.fx import FxRate
 from storage.query import query
 from storage.store import Store
+from tests.storage import old_schema
 
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 H = timedelta(hours=1)
@@ -140,13 +139,10 @@ def test_config_is_the_truth_for_rates(tmp_path: Path) -> None:
     assert prices(Store(path), "price_per_hour_usd") == [(None,)]
 
 
-def test_a_store_from_before_migration_2_is_upgraded_in_place(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_store_from_before_migration_2_is_upgraded_in_place(tmp_path: Path) -> None:
     path = tmp_path / "p.duckdb"
-    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:1])
     with connect(path, read_only=False) as con:  # a store as version 1 left it
-        migrations.migrate(con)
+        old_schema.build(con, 1)
         con.execute(
             "INSERT INTO price_intervals VALUES ($k, 'lambdalabs', 'us-east-1', NULL,"
             " 'gpu_8x_h100_sxm5', 'on_demand', NULL, NULL, NULL, 'USD', 31.92, NULL, 'H100',"
@@ -158,7 +154,6 @@ def test_a_store_from_before_migration_2_is_upgraded_in_place(
             " (currval('run_ids'), 'lambdalabs', $t, $t, 'ok', 1, 1, NULL, 3600, $t)",
             {"t": T0},
         )
-    monkeypatch.undo()
 
     write(Store(path), [LAMBDA], T0 + H)  # the next collection migrates first
     versions = query(path, "SELECT version FROM schema_migrations ORDER BY version").rows

@@ -1,0 +1,112 @@
+"""The store's views, each defined once: the public SQL surface (CONTRACT.md) over the internal
+tables.
+
+`migrate()` recreates them after the migrations whenever their definitions differ from the
+ones the store was last given (a digest of this module's SQL is kept in `schema_views`), so an
+upgraded store gets the new definitions and a fresh one the same. The tables change only
+through migrations; a view changes here, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+# The rate of an interval is the newest one dated on or before the interval's end (today for a
+# current price), the date taken in UTC whatever the reader's time zone; when every rate is
+# dated later, the oldest one. USD needs none; a currency with no rate gets NULL, never a guess.
+PRICES = """
+WITH rated AS (
+    SELECT p.*,
+           CASE WHEN p.currency = 'USD' THEN 1 ELSE coalesce(
+               (SELECT arg_max(f.usd_per_unit, f.as_of) FROM fx_rates f
+                WHERE f.currency = p.currency
+                  AND f.as_of <= CAST(timezone('UTC', coalesce(p.valid_to, now())) AS DATE)),
+               (SELECT arg_min(f.usd_per_unit, f.as_of) FROM fx_rates f
+                WHERE f.currency = p.currency)) END AS usd_rate
+    FROM price_intervals p
+)
+SELECT provider, region, zone, instance_type, price_kind, term_months,
+       payment_option, offering_class, currency,
+       CAST(price_per_hour AS DOUBLE) AS price_per_hour,
+       CAST(upfront_total AS DOUBLE) AS upfront_total,
+       round(CAST(price_per_hour AS DOUBLE) / gpu_count, 6) AS price_per_gpu_hour,
+       gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib,
+       valid_from, valid_to, last_seen, available,
+       round(CAST(price_per_hour * usd_rate AS DOUBLE), 6) AS price_per_hour_usd,
+       round(CAST(price_per_hour * usd_rate AS DOUBLE) / gpu_count, 6) AS price_per_gpu_hour_usd
+FROM rated
+"""
+
+# stale: the provider's last successful collection is older than twice its interval (the
+# interval the last run was scheduled with; 1 h when none was recorded), or that collection did
+# not confirm this price (its region is no longer collected).
+LATEST_PRICES = """
+WITH last_ok AS (
+    SELECT provider, max(finished_at) AS finished_at, max(observed_at) AS observed_at
+    FROM runs WHERE status = 'ok' GROUP BY provider
+), intervals AS (
+    SELECT provider, arg_max(interval_seconds, run_id) AS interval_seconds
+    FROM runs WHERE interval_seconds IS NOT NULL GROUP BY provider
+)
+SELECT p.*,
+       coalesce(
+           epoch(now()) - epoch(l.finished_at) > 2 * coalesce(i.interval_seconds, 3600)
+           OR p.last_seen < l.observed_at,
+           true
+       ) AS stale
+FROM prices p
+LEFT JOIN last_ok l USING (provider)
+LEFT JOIN intervals i USING (provider)
+WHERE p.valid_to IS NULL
+"""
+
+COLLECTION_RUNS = """
+SELECT run_id, provider, started_at, finished_at, status, records, changed, error
+FROM runs
+"""
+
+# The [fx] rates as the store keeps them (a query months later shows the rate a price was
+# converted at).
+EXCHANGE_RATES = """
+SELECT currency, as_of, CAST(usd_per_unit AS DOUBLE) AS usd_per_unit, source
+FROM fx_rates
+"""
+
+ALERT_EVENTS = """
+SELECT rule, subject, fired_at, value, threshold, channel, status, detail,
+       event_id, attempts, next_attempt_at, last_error, sent_at
+FROM alert_event_log
+"""
+
+# In dependency order: a view is created after the views it reads (a view's `*` is fixed when
+# it is created, so `latest_prices` must follow every change of `prices`).
+VIEWS: tuple[tuple[str, str], ...] = (
+    ("prices", PRICES),
+    ("latest_prices", LATEST_PRICES),
+    ("collection_runs", COLLECTION_RUNS),
+    ("exchange_rates", EXCHANGE_RATES),
+    ("alert_events", ALERT_EVENTS),
+)
+DIGEST = hashlib.sha256(repr(VIEWS).encode()).hexdigest()
+
+_BOOKKEEPING = (
+    "CREATE TABLE IF NOT EXISTS schema_views ("
+    " digest VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
+)
+
+
+def stored_digest(con: Any) -> str | None:
+    """The digest of the view set the store was last given (None: never, an older store)."""
+    con.execute(_BOOKKEEPING)
+    rows = con.execute("SELECT digest FROM schema_views").fetchall()
+    return str(rows[0][0]) if rows else None
+
+
+def create_views(con: Any) -> None:
+    """(Re)create every view and record their digest, inside the caller's transaction."""
+    for name, select in VIEWS:
+        con.execute(f"CREATE OR REPLACE VIEW {name} AS {select}")
+    con.execute(_BOOKKEEPING)
+    con.execute("DELETE FROM schema_views")
+    con.execute("INSERT INTO schema_views VALUES (?, now())", [DIGEST])

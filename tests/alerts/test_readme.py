@@ -1,5 +1,5 @@
-"""The README's alert examples are real: its rules parse, and its Slack message and email are
-what the code sends for the scenario it describes."""
+"""The alert examples in docs/alerts.md are real: its rules parse, and its Slack message and
+email are what the code sends for the scenario it describes."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ from storage.fx import FxRate
 from tests.alerts.support import T0, Bench, offer, rules
 from tracker import config as config_mod
 
-README = (Path(__file__).parents[2] / "README.md").read_text()
-SECTION = README[README.index("## Alerts") : README.index("## The SQL surface")]
+SECTION = (Path(__file__).parents[2] / "docs" / "alerts.md").read_text()
 
 
 def blocks(language: str) -> list[str]:
@@ -40,7 +39,7 @@ def _email() -> dict[str, object]:
 
 def test_the_messages_shown_are_what_the_code_sends(tmp_path: Path) -> None:
     # AWS's real p4d.24xlarge prices; the use1-az4, use1-az2 and us-west-2 spot prices are the
-    # README's invented alternatives, and so are Tencent's spot price and the CNY rate.
+    # page's invented alternatives, and so are Tencent's spot price and the CNY rate.
     rate = FxRate.per_usd("CNY", T0.date(), Decimal("7.2"), "example")
     bench = Bench(tmp_path / "prices.duckdb", fx=[rate])
     tencent = offer("64.00", kind="spot", zone="ap-guangzhou-6", region="ap-guangzhou",

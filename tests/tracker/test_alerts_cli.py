@@ -23,7 +23,7 @@ from tests.alerts.support import Bench, offer
 from tracker.cli import cli
 from tracker.cli.alerts import alerts
 
-README = (Path(__file__).parents[2] / "README.md").read_text()
+README = (Path(__file__).parents[2] / "docs" / "commands.md").read_text()
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 URL = "https://hooks.slack.com/services/T0001/B0002/cl1S3cr3tT0k3n"

@@ -1,5 +1,5 @@
 """The deployment files (deploy/gpu-tracker.service, Dockerfile) start the daemon the way the
-CLI understands, and the README explains both. No systemd or Docker needed to run these."""
+CLI understands, and docs/daemon.md explains both. No systemd or Docker needed to run these."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ ROOT = Path(__file__).parents[2]
 UNIT = ROOT / "deploy" / "gpu-tracker.service"
 DOCKERFILE = ROOT / "Dockerfile"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-README = (ROOT / "README.md").read_text()
+README = (ROOT / "docs" / "daemon.md").read_text()
 
 
 def unit() -> configparser.ConfigParser:

@@ -29,7 +29,7 @@ from tracker.pipeline import Outcome
 
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 H = timedelta(hours=1)
-README = (Path(__file__).parents[2] / "README.md").read_text()
+README = (Path(__file__).parents[2] / "docs" / "daemon.md").read_text()
 # 7.2 CNY per USD: 1 / 7.2 = 0.138888889 USD per CNY (the store keeps 9 places).
 FX = [FxRate.per_usd("CNY", date(2026, 1, 8), Decimal("7.2"), "test rate")]
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]

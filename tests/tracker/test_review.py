@@ -277,8 +277,7 @@ def test_no_store_yet_fails_clearly(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "no price store at" in result.output
 
 
-README = (Path(__file__).parents[2] / "README.md").read_text()
-SECTION = README[README.index("## Half-yearly review") : README.index("## The SQL surface")]
+SECTION = (Path(__file__).parents[2] / "docs" / "review.md").read_text()
 CONFIG_TOML = (Path(__file__).parents[2] / "config.toml").read_text()
 
 

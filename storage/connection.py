@@ -63,8 +63,9 @@ def connect(path: Path | str, *, read_only: bool, wait_s: float = LOCK_WAIT_S) -
 
 
 @contextmanager
-def transaction(con: Any) -> Iterator[Any]:
-    """One transaction on `con`: committed when the block ends, rolled back when it raises.
+def transaction(con: Any, *, commit: bool = True) -> Iterator[Any]:
+    """One transaction on `con`: committed when the block ends, rolled back when it raises
+    (`commit=False`: rolled back in any case, for a dry run that must keep nothing).
 
     The one place the store says BEGIN, COMMIT and ROLLBACK, so no caller can leave a
     transaction open (DuckDB would then refuse the connection's next BEGIN)."""
@@ -74,7 +75,7 @@ def transaction(con: Any) -> Iterator[Any]:
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    con.execute("COMMIT")
+    con.execute("COMMIT" if commit else "ROLLBACK")
 
 
 def scalar(con: Any, sql: str, params: Any = None) -> Any:

@@ -644,14 +644,6 @@ def test_replay_page_that_keeps_failing(serve: Callable[..., ReplayServer]) -> N
     assert len(server.requests) == 1 + 2
 
 
-def test_replay_timeout(serve: Callable[..., ReplayServer]) -> None:
-    server = serve(answer(None, page([row()]), delay=1.0))
-    with pytest.raises(FetchError, match=r"^azure: page 1: ConnectionError: ") as caught:
-        at(server, max_retries=1, timeout=0.2).fetch()
-    assert "Read timed out" in str(caught.value)
-    assert len(server.requests) == 2  # a read timeout is retried once, then given up
-
-
 def test_replay_fixture_fetch_then_parse(
     replay: Callable[..., ReplayServer], fixtures_dir: Path, observed_at: datetime
 ) -> None:

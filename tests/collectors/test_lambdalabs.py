@@ -486,13 +486,6 @@ def test_replay_retry_after_is_honoured(serve: Callable[..., ReplayServer]) -> N
     assert len(server.requests) == 2
 
 
-def test_replay_timeout(serve: Callable[..., ReplayServer]) -> None:
-    server = serve(reply({"data": {}}, delay=1.0))
-    with pytest.raises(FetchError, match=r"^lambdalabs: instance types: ConnectionError: "):
-        collector(endpoint=server.url, max_retries=1, timeout=0.2).fetch()
-    assert len(server.requests) == 2
-
-
 def test_replay_fixture_fetch_then_parse(
     replay: Callable[..., ReplayServer], observed_at: datetime
 ) -> None:

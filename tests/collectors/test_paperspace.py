@@ -535,12 +535,6 @@ def test_replay_page_2_fails_halfway(serve: Callable[..., ReplayServer]) -> None
     assert [r.query.get("page") for r in server.requests] == [None, "2", "2"]
 
 
-def test_replay_timeout(serve: Callable[..., ReplayServer]) -> None:
-    server = serve(reply(None, page([]), delay=1.0))
-    with pytest.raises(FetchError, match=r"^paperspace: sizes page 1: ConnectionError: "):
-        collector(endpoint=server.url, max_retries=1, timeout=0.2).fetch()
-
-
 def test_demo_recording_replays_cleanly(
     replay: Callable[..., ReplayServer], observed_at: datetime
 ) -> None:

@@ -1,0 +1,113 @@
+"""The fetch errors every provider meets the same way, once over the registry: an endpoint that
+refuses connections, one that never answers in time, and one that keeps answering 500. Each
+goes through the provider's real client (SDK or requests) against loopback, and each ends as a
+FetchError that names the provider, never a hang, a traceback or an empty success.
+
+What differs per provider (its own error bodies, throttling codes, Retry-After, credentials in
+401/403) stays in that provider's test file.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collectors import REGISTRY, collector_class
+from collectors.base import Collector, ProviderSettings
+from collectors.common import FetchError
+from tracker.replay import Recording, ReplayServer
+
+TIMEOUT_S = 0.2
+
+
+def _settings(provider: str, url: str, timeout: float) -> ProviderSettings:
+    """A one-region, no-retry collection of `provider` asking `url`, with made-up keys."""
+    base: dict[str, Any] = {"endpoint": url, "timeout": timeout, "max_retries": 0}
+    per_provider: dict[str, dict[str, Any]] = {
+        "aws": {
+            "endpoint": None,
+            "regions": ("us-east-1",),
+            "options": {
+                "pricing_endpoint": url,
+                "ec2_endpoint": url,
+                "instance_types": ["g4dn.xlarge"],
+            },
+            "credentials": {"aws_access_key_id": "AKIDTEST", "aws_secret_access_key": "x"},
+        },
+        "azure": {"regions": ("eastus",)},
+        "gcp": {"regions": ("us-central1",), "credentials": {"api_key": "test-key"}},
+        "tencent": {
+            "regions": ("ap-singapore",),
+            "credentials": {"secret_id": "id", "secret_key": "key"},
+        },
+        "alibaba": {
+            "regions": ("cn-hangzhou",),
+            "credentials": {"access_key_id": "id", "access_key_secret": "secret"},
+        },
+        "lambdalabs": {"credentials": {"api_key": "key"}},
+        "paperspace": {"credentials": {"token": "token"}},
+    }
+    return ProviderSettings(**(base | per_provider[provider]))
+
+
+def make(provider: str, url: str, timeout: float = TIMEOUT_S, retries: int = 0) -> Collector:
+    settings = replace(_settings(provider, url, timeout), max_retries=retries)
+    return collector_class(provider)(settings)
+
+
+@pytest.fixture
+def answering(tmp_path: Path) -> Iterator[Callable[..., ReplayServer]]:
+    """A loopback server that gives every request the same answer."""
+    servers: list[ReplayServer] = []
+
+    def start(**answer: Any) -> ReplayServer:
+        exchange = {"match": {}, "content_type": "application/json", "body": "{}", **answer}
+        (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [exchange]}))
+        server = ReplayServer(Recording.load(tmp_path)).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def test_the_table_covers_every_registered_provider() -> None:
+    for provider in REGISTRY:
+        assert _settings(provider, "http://127.0.0.1:9", 1.0).timeout == 1.0
+
+
+@pytest.mark.parametrize("provider", sorted(REGISTRY))
+def test_a_refused_connection_fails_naming_the_provider(provider: str) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    with pytest.raises(FetchError, match=rf"^{provider}: ") as caught:
+        make(provider, f"http://127.0.0.1:{closed}").fetch()
+    assert caught.value.provider == provider
+
+
+@pytest.mark.parametrize("provider", sorted(REGISTRY))
+def test_an_answer_slower_than_the_timeout_fails_naming_the_provider(
+    provider: str, answering: Callable[..., ReplayServer]
+) -> None:
+    server = answering(delay=TIMEOUT_S * 5)
+    with pytest.raises(FetchError, match=rf"^{provider}: "):
+        make(provider, server.url, retries=1).fetch()
+    assert len(server.requests) == 2, "a timeout is retried, max_retries times"
+
+
+@pytest.mark.parametrize("provider", sorted(REGISTRY))
+def test_a_server_error_that_persists_fails_naming_the_provider(
+    provider: str, answering: Callable[..., ReplayServer]
+) -> None:
+    server = answering(status=500, body=json.dumps({"message": "internal error"}))
+    with pytest.raises(FetchError, match=rf"^{provider}: "):
+        make(provider, server.url, timeout=2.0, retries=1).fetch()
+    assert len(server.requests) == 2, "a 500 is retried, max_retries times"

@@ -16,7 +16,9 @@ from storage.store import Store
 from tests.alerts.support import offer
 from tracker.config import Config, from_dict
 from tracker.daemon import schedule
+from tracker.daemon.jobs import ProviderJob
 from tracker.daemon.service import REVIEW_JOB, Daemon
+from tracker.pipeline import Outcome
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -104,7 +106,35 @@ def test_a_restart_resumes_from_the_history_not_all_at_once(tmp_path: Path) -> N
     assert jobs["azure"].next_run_time == restart
 
 
-def test_a_provider_that_kept_failing_starts_backed_off(tmp_path: Path) -> None:
+def test_a_provider_whose_collect_failed_is_tried_at_once(tmp_path: Path) -> None:
+    # The report: a `collect` that failed, then a daemon started, and azure (every 6 h) waited
+    # its whole interval before it was tried again.
+    config = _config(tmp_path)
+    store = Store(config.store_path)
+    real_now = datetime.now(UTC)  # a run's end is its commit time (real time)
+    store.write_run("azure", [_record()], started_at=real_now, observed_at=real_now, regions=None)
+    failed_at = real_now + timedelta(seconds=1)
+    store.record_run("azure", "failed", started_at=failed_at, error="connection refused")
+    restart = real_now + timedelta(minutes=5)
+    daemon = Daemon(config, {})
+    daemon.plan(restart)
+    jobs = _jobs(daemon)
+    assert jobs["azure"].next_run_time == restart
+    # No backoff before it fails again.
+    assert jobs["azure"].trigger.interval == timedelta(hours=6)
+    assert daemon.shared.state.providers["azure"].failures == 1
+
+
+@pytest.mark.parametrize(("newest", "waits"), [("ok", True), ("failed", False), ("skipped", False)])
+def test_only_a_recent_success_makes_a_provider_wait(newest: str, waits: bool) -> None:
+    ended = NOW - timedelta(minutes=5)
+    ok = ended if newest == "ok" else ended - timedelta(minutes=1)
+    history = schedule.History(0, ended, ok, newest)
+    first = schedule.first_run(NOW, history, 900)
+    assert first == (NOW + timedelta(minutes=10) if waits else NOW)
+
+
+def test_a_provider_that_kept_failing_backs_off_only_when_it_fails_again(tmp_path: Path) -> None:
     config = _config(tmp_path, daemon={"max_backoff": "1h"})
     store = Store(config.store_path)
     store.write_run("aws", [_record()], started_at=NOW, observed_at=NOW, regions=None)
@@ -114,11 +144,24 @@ def test_a_provider_that_kept_failing_starts_backed_off(tmp_path: Path) -> None:
         )
     store.record_run("aws", "skipped", started_at=NOW + timedelta(hours=1), error="no key")
     daemon = Daemon(config, {})
-    daemon.plan(NOW + timedelta(hours=2))
+    restart = NOW + timedelta(hours=2)
+    daemon.plan(restart)
     entry = daemon.shared.state.providers["aws"]
     assert entry.failures == 3  # the skip neither counts nor clears
-    assert entry.current_interval_s == 3600  # 15 min x 4, capped at max_backoff 1h
-    assert _jobs(daemon)["aws"].trigger.interval == timedelta(hours=1)
+    assert entry.current_interval_s == 900  # tried at once, on its normal interval
+    daemon.scheduler.start(paused=True)
+    try:
+        assert daemon.scheduler.get_job("aws").next_run_time == restart
+        aws = next(p for p in config.enabled() if p.name == "aws")
+        job = ProviderJob(aws, daemon.shared)
+        said = job._backoff(Outcome("aws", status="failed", error="HTTP 503"))
+        # The fourth failure in a row: 15 min x 8, capped at max_backoff 1h.
+        assert (entry.failures, entry.current_interval_s) == (4, 3600)
+        assert said == "4 failures in a row: backing off to every 1h"
+        assert daemon.scheduler.get_job("aws").trigger.interval == timedelta(hours=1)
+        assert job._backoff(Outcome("aws")) == "back to every 15m"
+    finally:
+        daemon.scheduler.shutdown(wait=False)
 
 
 @pytest.mark.parametrize(
@@ -154,7 +197,8 @@ def test_a_stale_rule_per_provider_unless_configured(tmp_path: Path) -> None:
 
 
 def test_first_run_is_capped_at_one_interval_from_now() -> None:
-    future = schedule.History(0, NOW + timedelta(days=3))  # a clock that jumped back
+    later = NOW + timedelta(days=3)
+    future = schedule.History(0, later, later, "ok")  # a clock that jumped back
     assert schedule.first_run(NOW, future, 600) == NOW + timedelta(seconds=600)
 
 

@@ -19,7 +19,6 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from collectors.base import PriceRecord
 from collectors.common import ConfigError
-from storage.connection import connect
 from storage.fx import FxRate
 from storage.store import Store
 from tracker import config as config_mod
@@ -106,6 +105,19 @@ def store_path(tmp_path: Path) -> Path:
             "UPDATE runs SET finished_at = now() - INTERVAL 3 HOUR WHERE run_id = ?", [stale_run]
         )
     return path
+
+
+class Held:
+    """A lock that counts how often it was taken and given back."""
+
+    def __init__(self) -> None:
+        self.entered = self.exited = 0
+
+    def __enter__(self) -> None:
+        self.entered += 1
+
+    def __exit__(self, *_: object) -> None:
+        self.exited += 1
 
 
 @pytest.fixture
@@ -233,8 +245,9 @@ def test_a_currency_without_a_rate_has_no_usd_series(
 ) -> None:
     path = tmp_path / "prices.duckdb"
     Store(path).write_run("tencent", TENCENT, started_at=T0, observed_at=T0, regions=None)
-    with connect(path, read_only=False) as con:  # the daemon's way: its own open connection
-        assert metrics.refresh_prices(con) == 1
+    lock = Held()  # the daemon's way: under its store lock
+    assert metrics.refresh_prices_at(path, lock=lock) == 1
+    assert lock.entered == lock.exited == 1
     samples = scrape(served)
     assert named(samples, "gpu_tracker_price_per_gpu_hour", *PRICE) == {
         price_labels("tencent", "ap-guangzhou", "A100", "on_demand", "CNY"): 28.80

@@ -18,7 +18,6 @@ from typing import Any, TextIO, cast
 
 from alerts.rules import Rule
 from collectors.common import CollectorError, StoreError, duration_words
-from storage.connection import connect
 from storage.store import Store
 from tracker import alerting, pipeline
 from tracker.config import Config, ProviderConfig
@@ -86,8 +85,8 @@ class Shared:
         if self.metrics is None:
             return
         try:
-            with self.store_lock, connect(self.config.store_path, read_only=False) as con:
-                self.metrics.refresh_prices(con)
+            # A short wait: a refresh the store was too busy for is made after the next job.
+            self.metrics.refresh_prices_at(self.config.store_path, lock=self.store_lock, wait_s=5)
         except StoreError as exc:
             log.warning("metrics: prices not refreshed: %s", exc)
 

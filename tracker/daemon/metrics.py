@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import logging
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -30,8 +31,7 @@ from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from collectors.common import ConfigError
-from storage.connection import connect
-from storage.migrations import migrate
+from storage.cheapest import Cheapest, cheapest_fresh
 from tracker.daemon.settings import MetricsSettings
 from tracker.pipeline import Outcome
 
@@ -42,19 +42,6 @@ RESULTS = ("ok", "failed", "skipped")
 DURATION_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600)
 PRICE_LABELS = ("provider", "region", "gpu_model", "price_kind", "currency")
 USD_LABELS = ("provider", "region", "gpu_model", "price_kind", "priced_in")
-# Current, fresh, not sold out (NULL `available`: the provider does not say, so it counts as
-# available, as in the alert rules). Grouping by currency keeps currencies apart; the USD
-# minimum comes from the same rows, converted with one rate per currency, so it is the same
-# offer's price.
-_CHEAPEST_SQL = """
-    SELECT provider, region, gpu_model, price_kind, currency,
-           min(price_per_gpu_hour), min(price_per_gpu_hour_usd)
-    FROM latest_prices
-    WHERE NOT stale AND available IS NOT FALSE
-      AND gpu_model IS NOT NULL AND price_per_gpu_hour IS NOT NULL
-    GROUP BY ALL
-    ORDER BY ALL
-"""
 
 
 @dataclass(frozen=True)
@@ -117,22 +104,18 @@ class Metrics:
             self.last_success.labels(provider).set(last_success.timestamp())
         self.consecutive_failures.labels(provider).set(consecutive_failures)
 
-    def refresh_prices(self, con: Any) -> int:
-        """Rebuild the price gauges from the store through an open DuckDB connection (the
-        daemon's, under its store lock). Returns how many price series there are now."""
-        rows = con.execute(_CHEAPEST_SQL).fetchall()
+    def refresh_prices_at(
+        self,
+        store_path: Path,
+        *,
+        lock: AbstractContextManager[Any] | None = None,
+        wait_s: float = 30.0,
+    ) -> int:
+        """Rebuild the price gauges from the store (the daemon passes its store lock). Returns
+        how many price series there are now."""
+        rows = cheapest_fresh(store_path, lock=lock, wait_s=wait_s)
         self._prices.replace(rows)
         return len(rows)
-
-    def refresh_prices_at(self, store_path: Path, *, wait_s: float = 30.0) -> int:
-        """The same, opening the store itself (read-write like every connection of the
-        daemon: DuckDB refuses two configurations of one file in one process)."""
-        if not store_path.exists():
-            self._prices.replace([])
-            return 0
-        with connect(store_path, read_only=False, wait_s=wait_s) as con:
-            migrate(con)
-            return self.refresh_prices(con)
 
     def serve(self, settings: MetricsSettings) -> MetricsServer:
         """Start the HTTP endpoint on `settings` (port 0: any free port). A port that cannot
@@ -202,9 +185,9 @@ class _PriceCollector(Collector):
     """Yields the price gauges from the last snapshot; `replace` swaps in a new one whole."""
 
     def __init__(self) -> None:
-        self._rows: tuple[tuple[Any, ...], ...] = ()
+        self._rows: tuple[Cheapest, ...] = ()
 
-    def replace(self, rows: list[tuple[Any, ...]]) -> None:
+    def replace(self, rows: list[Cheapest]) -> None:
         self._rows = tuple(rows)  # one assignment: a concurrent scrape sees old or new
 
     def describe(self) -> Iterator[Metric]:

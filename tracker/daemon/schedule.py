@@ -1,8 +1,9 @@
 """The daemon's schedule as data: each provider's job, its backoff, where it starts, and the
 implicit stale-data rules.
 
-Pure functions and small queries, apart from the scheduler itself (`tracker.daemon.service`), so the
-schedule a config makes can be checked without waiting on real time.
+Pure functions over the store's run history (`storage.runs.History`), apart from the scheduler
+itself (`tracker.daemon.service`), so the schedule a config makes can be checked without
+waiting on real time.
 """
 
 from __future__ import annotations
@@ -10,38 +11,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from alerts.rules import Filters, Rule
+from storage.runs import History
 from tracker.config import Config, ProviderConfig
 
 STALE_RULE_PREFIX = "stale:"
 
-# Per provider: failed runs since its last good one (skips do not count either way), and when
-# its last run that was not a skip ended.
-_HISTORY = """
-WITH last_ok AS (
-    SELECT provider, max(started_at) AS started,
-           max(coalesce(finished_at, started_at)) AS ended
-    FROM collection_runs WHERE status = 'ok' GROUP BY provider
-)
-SELECT r.provider,
-       count(*) FILTER (WHERE r.status = 'failed'
-                        AND r.started_at > coalesce(o.started, TIMESTAMPTZ '1970-01-01')),
-       max(coalesce(r.finished_at, r.started_at)) FILTER (WHERE r.status <> 'skipped'),
-       any_value(o.ended)
-FROM collection_runs r LEFT JOIN last_ok o USING (provider)
-GROUP BY r.provider
-"""
-
 
 @dataclass(frozen=True)
-class History:
-    """What the store says of a provider when the daemon starts."""
+class Start:
+    """Where a provider's job starts: its interval, its failures so far, its first run."""
 
-    failures: int = 0
-    last_run_end: datetime | None = None
-    last_ok_end: datetime | None = None
+    current_interval_s: int
+    failures: int
+    first_run: datetime
 
 
 def backoff_interval(interval_s: int, failures: int, max_backoff_s: int) -> int:
@@ -53,18 +37,21 @@ def backoff_interval(interval_s: int, failures: int, max_backoff_s: int) -> int:
 
 
 def first_run(now: datetime, history: History, interval_s: int) -> datetime:
-    """When a provider first runs after a start: now, unless its last run ended less than an
-    interval ago (a restart does not collect everything again at once)."""
-    if history.last_run_end is None:
+    """When a provider first runs after a start: now, unless its newest run was a success that
+    ended less than an interval ago (a restart does not collect everything again at once). A
+    provider whose last run failed or was skipped, or that never ran, is tried at once: a failed
+    `collect` before the start is no reason to wait."""
+    if history.last_status != "ok" or history.last_ok_end is None:
         return now
-    due = history.last_run_end + timedelta(seconds=interval_s)
+    due = history.last_ok_end + timedelta(seconds=interval_s)
     return min(max(due, now), now + timedelta(seconds=interval_s))
 
 
-def read_history(con: Any) -> dict[str, History]:
-    """Per provider, from `collection_runs` on an open connection."""
-    rows = con.execute(_HISTORY).fetchall()
-    return {str(p): History(int(failures), end, ok) for p, failures, end, ok in rows}
+def start(now: datetime, history: History, interval_s: int) -> Start:
+    """A provider's job at a daemon's start: its normal interval and a first run by
+    `first_run`. The failures in a row the store counted are kept, so the backoff grows at
+    once if that first run fails too (`backoff_interval`), and only then."""
+    return Start(interval_s, history.failures, first_run(now, history, interval_s))
 
 
 def stale_rules(config: Config) -> tuple[Rule, ...]:

@@ -3,8 +3,9 @@
 Each job collects its provider, stores the prices, evaluates the alert rules and delivers what
 is due, then logs one line. All DuckDB sessions of the process take turns on one lock and each
 is short (the store is closed between them), so `gpu-tracker sql` from another shell gets in
-between. A provider that keeps failing is asked less often (`schedule.backoff_interval`) and
-raises one stale-data alert; a success brings its normal interval back.
+between. At start every provider is tried at once unless its newest run was a recent success;
+a provider that keeps failing is asked less often (`schedule.backoff_interval`) and raises one
+stale-data alert; a success brings its normal interval back.
 
 Stopping (SIGTERM, SIGINT): no new job starts; jobs in flight get `daemon.shutdown_grace` to
 finish; collections still fetching then are abandoned (their child processes killed: they
@@ -30,9 +31,8 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from collectors.common import StoreError, duration_words
-from storage.connection import connect
-from storage.migrations import migrate
+from collectors.common import duration_words
+from storage import runs
 from storage.store import Store
 from tracker.config import Config
 from tracker.daemon import memory, schedule
@@ -103,13 +103,10 @@ class Daemon:
         # A first start has no prices to review: no catch-up then (it would be empty).
         self.has_history = any(h.last_ok_end is not None for h in history.values())
         for provider in self.providers:
-            past = history.get(provider.name, schedule.History())
-            current = schedule.backoff_interval(
-                provider.interval_s, past.failures, self.config.daemon.max_backoff_s
-            )
-            first = schedule.first_run(now, past, current)
+            past = history.get(provider.name, runs.History())
+            start = schedule.start(now, past, provider.interval_s)
             self.shared.state.providers[provider.name] = ProviderSchedule(
-                provider.interval_s, current, past.failures, first
+                provider.interval_s, start.current_interval_s, start.failures, start.first_run
             )
             if self.shared.metrics is not None:
                 self.shared.metrics.seed(
@@ -120,10 +117,10 @@ class Daemon:
                 )
             self.scheduler.add_job(
                 ProviderJob(provider, self.shared),
-                self._trigger(provider.interval_s, current),
+                self._trigger(provider.interval_s, start.current_interval_s),
                 id=provider.name,
                 name=f"collect {provider.name}",
-                next_run_time=first,
+                next_run_time=start.first_run,
             )
         if self.config.review.enabled:
             self.scheduler.add_job(
@@ -195,13 +192,8 @@ class Daemon:
         sys.stderr.flush()
         os._exit(0)  # worker threads would otherwise be joined: they may sit in an HTTP read
 
-    def _history(self) -> dict[str, schedule.History]:
-        with self.shared.store_lock, connect(self.config.store_path, read_only=False) as con:
-            migrate(con)
-            try:
-                return schedule.read_history(con)
-            except Exception as exc:  # an unreadable history must not keep the daemon down
-                raise StoreError(f"cannot read collection_runs: {exc}") from exc
+    def _history(self) -> dict[str, runs.History]:
+        return runs.history(self.config.store_path, lock=self.shared.store_lock)
 
     def _trigger(self, interval_s: int, current_s: int) -> IntervalTrigger:
         return IntervalTrigger(

@@ -1,8 +1,9 @@
 """`gpu-tracker status`: per provider, the last run and its result, how old the data is, and
 when the daemon runs it next.
 
-Runs come from `collection_runs` (read-only, briefly); the schedule from the file the daemon
-keeps beside the store (`tracker.daemon.state`), so status never waits on the daemon.
+Runs come from the store (`storage.runs.latest`, read-only, briefly); the schedule from the
+file the daemon keeps beside the store (`tracker.daemon.state`), so status never waits on the
+daemon.
 """
 
 from __future__ import annotations
@@ -11,21 +12,9 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from storage.connection import connect
+from storage import runs
 from tracker.config import Config
 from tracker.daemon.state import DaemonState, daemon_running, read_state
-
-# The newest run of each provider, and its newest good one.
-_RUNS = """
-WITH ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY provider ORDER BY started_at DESC, run_id DESC) AS n
-    FROM collection_runs
-)
-SELECT r.provider, coalesce(r.finished_at, r.started_at), r.status, r.records, r.changed, r.error,
-       (SELECT max(coalesce(finished_at, started_at)) FROM collection_runs o
-        WHERE o.provider = r.provider AND o.status = 'ok')
-FROM ranked r WHERE n = 1
-"""
 
 
 @dataclass(frozen=True)
@@ -63,27 +52,28 @@ class Status:
 
 def gather(config: Config) -> Status:
     """Every provider that is enabled or has ever run, with the daemon's schedule if it runs."""
-    runs = _runs(config)
+    last = runs.latest(config.store_path)
     running = daemon_running(config.store_path)
     state = read_state(config.store_path) if running else None
-    names = [n for n, p in config.providers.items() if p.enabled or n in runs]
-    rows = [_row(config, name, runs.get(name), state) for name in names]
+    names = [n for n, p in config.providers.items() if p.enabled or n in last]
+    rows = [_row(config, name, last.get(name), state) for name in names]
     return Status(running, state, rows)
 
 
-def _row(config: Config, name: str, run: Any, state: DaemonState | None) -> ProviderStatus:
+def _row(
+    config: Config, name: str, run: runs.LastRun | None, state: DaemonState | None
+) -> ProviderStatus:
     provider = config.providers[name]
     row = ProviderStatus(name, provider.enabled, interval_s=provider.interval_s)
     if run is not None:
-        last_run, result, records, changes, error, last_ok = run
         row = replace(
             row,
-            last_run=last_run,
-            result=result,
-            records=records,
-            changes=changes,
-            error=error,
-            last_ok=last_ok,
+            last_run=run.ended,
+            result=run.status,
+            records=run.records,
+            changes=run.changed,
+            error=run.error,
+            last_ok=run.last_ok,
         )
     schedule = state.providers.get(name) if state else None
     if schedule is None:
@@ -95,11 +85,3 @@ def _row(config: Config, name: str, run: Any, state: DaemonState | None) -> Prov
         next_run=schedule.next_run,
         running_since=schedule.running_since,
     )
-
-
-def _runs(config: Config) -> dict[str, tuple[Any, ...]]:
-    if not config.store_path.exists():
-        return {}
-    with connect(config.store_path, read_only=True) as con:
-        rows = con.execute(_RUNS).fetchall()
-    return {str(row[0]): tuple(row[1:]) for row in rows}

@@ -1,0 +1,101 @@
+"""What the store knows of each provider's collection runs: the history the daemon plans its
+start from, and the newest run `gpu-tracker status` shows.
+
+Read from the `runs` table (the rows behind the `collection_runs` view). Skipped runs (no
+credentials) neither count as failures nor clear them.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from collectors.common import StoreError
+from storage.connection import LOCK_WAIT_S, connect
+from storage.session import session
+
+# Per provider: failed runs since its last good one, when its last run that was not a skip
+# ended, when its last good one ended, and the status of its newest run.
+_HISTORY = """
+WITH last_ok AS (
+    SELECT provider, max(started_at) AS started,
+           max(coalesce(finished_at, started_at)) AS ended
+    FROM runs WHERE status = 'ok' GROUP BY provider
+)
+SELECT r.provider,
+       count(*) FILTER (WHERE r.status = 'failed'
+                        AND r.started_at > coalesce(o.started, TIMESTAMPTZ '1970-01-01')),
+       max(coalesce(r.finished_at, r.started_at)) FILTER (WHERE r.status <> 'skipped'),
+       any_value(o.ended),
+       arg_max(r.status, (r.started_at, r.run_id))
+FROM runs r LEFT JOIN last_ok o USING (provider)
+GROUP BY r.provider
+"""
+
+# The newest run of each provider, and the end of its newest good one.
+_LATEST = """
+SELECT provider,
+       arg_max(coalesce(finished_at, started_at), (started_at, run_id)),
+       arg_max(status, (started_at, run_id)),
+       arg_max(records, (started_at, run_id)),
+       arg_max(changed, (started_at, run_id)),
+       arg_max(error, (started_at, run_id)),
+       max(coalesce(finished_at, started_at)) FILTER (WHERE status = 'ok')
+FROM runs
+GROUP BY provider
+"""
+
+
+@dataclass(frozen=True)
+class History:
+    """A provider's runs as the daemon needs them at its start."""
+
+    failures: int = 0  # failed runs in a row, since its last good one
+    last_run_end: datetime | None = None  # its last run that was not a skip
+    last_ok_end: datetime | None = None
+    last_status: str | None = None  # of its newest run: ok | failed | skipped; None: never ran
+
+
+@dataclass(frozen=True)
+class LastRun:
+    """A provider's newest run, and when its newest good one ended."""
+
+    ended: datetime
+    status: str  # ok | failed | skipped
+    records: int
+    changed: int
+    error: str | None
+    last_ok: datetime | None
+
+
+def history(
+    path: Path | str,
+    *,
+    lock: AbstractContextManager[Any] | None = None,
+    wait_s: float = LOCK_WAIT_S,
+) -> dict[str, History]:
+    """Per provider that ever ran. The store is created and migrated if need be (a daemon's
+    start: a broken store fails there, not at the first job), under `lock`."""
+    with session(path, lock=lock, wait_s=wait_s) as con:
+        try:
+            rows = con.execute(_HISTORY).fetchall()
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot read collection_runs: {exc}") from exc
+    return {str(p): History(int(n), end, ok, status) for p, n, end, ok, status in rows}
+
+
+def latest(path: Path | str, *, wait_s: float = LOCK_WAIT_S) -> dict[str, LastRun]:
+    """Per provider that ever ran, read-only (an empty dict when there is no store yet)."""
+    if not Path(path).exists():
+        return {}
+    with connect(path, read_only=True, wait_s=wait_s) as con:
+        try:
+            rows = con.execute(_LATEST).fetchall()
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot read collection_runs: {exc}") from exc
+    return {str(row[0]): LastRun(*row[1:]) for row in rows}

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from collectors.base import PriceRecord
 from collectors.common import StoreError
-from storage.connection import connect, scalar
+from storage.connection import connect, scalar, transaction
 from storage.fx import FxRate, replace_rates
 from storage.merge import merge
 from storage.migrations import migrate
@@ -110,29 +110,27 @@ class Store:
         params = {"provider": provider, "observed": observed_at}
         with connect(self.path, read_only=False, wait_s=self.lock_wait_s) as con:
             migrate(con)
-            con.execute("BEGIN TRANSACTION")
             try:
-                _refuse_out_of_order(con, provider, observed_at)
-                run_id = int(scalar(con, "SELECT nextval('run_ids')"))
-                con.register("batch", batch)
-                changed = merge(con, params, run_id, regions, sorted(keep_open))
-                if self.fx_rates is not None:
-                    replace_rates(con, self.fx_rates)
-                con.execute(
-                    "INSERT INTO runs VALUES (?, ?, ?, now(), 'ok', ?, ?, NULL, ?, ?)",
-                    [
-                        run_id,
-                        provider,
-                        started_at,
-                        len(records),
-                        changed,
-                        interval_seconds,
-                        observed_at,
-                    ],
-                )
-                con.execute("COMMIT")
+                with transaction(con):
+                    _refuse_out_of_order(con, provider, observed_at)
+                    run_id = int(scalar(con, "SELECT nextval('run_ids')"))
+                    con.register("batch", batch)
+                    changed = merge(con, params, run_id, regions, sorted(keep_open))
+                    if self.fx_rates is not None:
+                        replace_rates(con, self.fx_rates)
+                    con.execute(
+                        "INSERT INTO runs VALUES (?, ?, ?, now(), 'ok', ?, ?, NULL, ?, ?)",
+                        [
+                            run_id,
+                            provider,
+                            started_at,
+                            len(records),
+                            changed,
+                            interval_seconds,
+                            observed_at,
+                        ],
+                    )
             except (duckdb.Error, StoreError) as exc:
-                con.execute("ROLLBACK")
                 raise StoreError(f"{provider}: could not store the collection: {exc}") from exc
             finally:
                 con.unregister("batch")

@@ -1,4 +1,4 @@
-# gpu-tracker daemon in a container. README.md, "Running as a service", shows how to run it.
+# gpu-tracker daemon in a container. docs/daemon.md, "Docker", shows how to run it.
 #
 #   docker build -t gpu-tracker .
 #   docker run -d --name gpu-tracker --stop-timeout 30 --env-file gpu-tracker.env \

@@ -1,18 +1,22 @@
-"""The SQL reference (docs/sql.md) documents every view a fresh store offers and every column
-of each, in that view's own section: a column added to a view without a line there fails."""
+"""The docs' examples are real: the SQL reference (docs/sql.md) documents every view a fresh
+store offers and every column of each, in that view's own section, and the configuration
+examples load as they are shown."""
 
 from __future__ import annotations
 
 import json
 import re
+import tomllib
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from storage.store import Store
+from tracker import config as config_mod
 from tracker.cli import cli
 
-REFERENCE = (Path(__file__).parents[1] / "docs" / "sql.md").read_text()
+DOCS = Path(__file__).parents[1] / "docs"
+REFERENCE = (DOCS / "sql.md").read_text()
 COLUMNS = """SELECT c.table_name AS view, c.column_name AS col
              FROM information_schema.columns c JOIN duckdb_views() v ON v.view_name = c.table_name
              WHERE NOT v.internal ORDER BY view, c.ordinal_position"""
@@ -46,3 +50,10 @@ def test_every_view_and_column_is_in_the_reference(tmp_path: Path) -> None:
         if column not in known:
             missing.append(f"{view}.{column}")
     assert not missing, f"docs/sql.md does not document {missing}"
+
+
+def test_the_configuration_examples_load() -> None:
+    blocks = re.findall(r"```toml\n(.*?)```\n", (DOCS / "configuration.md").read_text(), re.S)
+    assert len(blocks) >= 2
+    for block in blocks:
+        config_mod.from_dict(tomllib.loads(block), source=None)

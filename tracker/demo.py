@@ -1,9 +1,14 @@
 """`gpu-tracker demo`: the whole pipeline offline, on recorded API answers bundled in the package.
 
-Each folder of `demo_data/` is one provider's recording (wire-format answers + `exchanges.json`)
-and a `demo.json` saying where its API lives under the server and which regions to ask for.
-A loopback server replays each recording, the real collectors are pointed at it, and their
-prices go into a throw-away store. No network, no credentials.
+Each folder of `demo_data/` is one provider's recording (wire-format answers + `exchanges.json`),
+the same one its tests parse, and a `demo.json` saying where its API lives under the server,
+which regions to ask for and whether its prices are `illustrative` (real formats, invented
+numbers). A loopback server replays each recording, the real collectors are pointed at it, and
+their prices go into a throw-away store. No network, no credentials.
+
+The demo collects twice so the history has something to show: first as of six months ago (the
+review's default look-back), with each provider's `earlier.json` exchanges answering before its
+current ones (the prices that have moved since), then as of now from the current recording.
 """
 
 from __future__ import annotations
@@ -12,14 +17,22 @@ import json
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from dateutil.relativedelta import relativedelta
+
 from collectors import REGISTRY
+from tracker import pipeline
 from tracker.config import Config, from_dict
 from tracker.replay import Recording, ReplayServer
 
 DEMO_DATA = Path(__file__).parent / "demo_data"
+# The earlier snapshot: each folder's prices of then, answered before its current exchanges.
+EARLIER = "earlier.json"
+# Dated at the review's default look-back, so `review` right after the demo has a 'then'.
+EARLIER_BY = relativedelta(months=6)
 # The rate the shipped config.toml carries, so the demo shows CNY prices in USD too.
 DEMO_FX = {
     "CNY": {
@@ -35,6 +48,35 @@ class DemoSetup:
     config: Config
     env: dict[str, str]
     servers: dict[str, ReplayServer]
+    folders: dict[str, Path]
+
+    @property
+    def illustrative(self) -> list[str]:
+        """The providers whose recorded prices are invented (real formats, made-up numbers)."""
+        return [name for name, folder in self.folders.items() if _meta(folder).get("illustrative")]
+
+    def replay(self, *, earlier: bool) -> None:
+        """Serve each provider's earlier snapshot (its current answers where nothing moved), or
+        its current recording."""
+        for name, server in self.servers.items():
+            folder = self.folders[name]
+            current = Recording.load(folder)
+            if earlier and (folder / EARLIER).exists():
+                server.serve(Recording.load(folder, EARLIER), current)
+            else:
+                server.serve(current)
+
+    def collect_earlier(
+        self, now: datetime | None = None
+    ) -> tuple[datetime, list[pipeline.Outcome]]:
+        """Collect the earlier snapshot as of six months before `now`, then switch every server
+        back to the current recording: the date it was collected as, and the outcomes."""
+        at = (now or datetime.now(UTC)) - EARLIER_BY
+        self.replay(earlier=True)
+        try:
+            return at, pipeline.collect(self.config, env=self.env, now=at)
+        finally:
+            self.replay(earlier=False)
 
 
 def recordings(root: Path = DEMO_DATA) -> dict[str, Path]:
@@ -55,7 +97,7 @@ def demo_setup(store_path: Path, root: Path = DEMO_DATA) -> Iterator[DemoSetup]:
             {"storage": {"path": str(store_path)}, "providers": providers, "fx": DEMO_FX},
             source=None,
         )
-        yield DemoSetup(config, env, servers)
+        yield DemoSetup(config, env, servers, {name: recordings(root)[name] for name in servers})
 
 
 def replay_providers(
@@ -71,7 +113,7 @@ def replay_providers(
         server = ReplayServer(Recording.load(folder)).start()
         stack.callback(server.stop)
         servers[name] = server
-        meta = json.loads((folder / "demo.json").read_text())
+        meta = _meta(folder)
         providers[name] = {
             "endpoint": server.url + meta.get("endpoint_path", ""),
             "regions": meta.get("regions", []),
@@ -79,3 +121,17 @@ def replay_providers(
         }
         env.update(meta.get("env", {}))
     return servers, providers, env
+
+
+def illustrative_note(providers: list[str]) -> str:
+    """The line under the demo's tables that tells invented prices from recorded ones."""
+    return (
+        f"illustrative prices: {', '.join(providers)} (their APIs' real formats, invented "
+        "numbers); the other recordings hold published list prices where a source gave them "
+        "and plausible fill-ins elsewhere, as each recording's README says"
+    )
+
+
+def _meta(folder: Path) -> dict[str, Any]:
+    meta: dict[str, Any] = json.loads((folder / "demo.json").read_text())
+    return meta

@@ -15,7 +15,8 @@ A request takes the first exchange whose `match` holds: `method`, `path`, and su
 pattern element is found), `headers`, and `region` (the SigV4 credential scope, which is how
 one endpoint stands in for every AWS region). A `null` pattern value means "absent". `times`
 limits how often an exchange answers (a 429 once, then the page); `delay` stalls the answer
-(timeouts). Unmatched requests get a 404 and are kept in `unmatched` for the tests.
+(timeouts) and `hold` keeps it until released. Unmatched requests get a 404 and are kept in
+`unmatched` for the tests.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ class Exchange:
     body: bytes = b""
     times: int | None = None
     delay: float = 0.0
+    # The answer waits until this is set: a test holds a collection in flight for as long
+    # as it needs, rather than guessing how long a delay must be on a busy machine.
+    hold: threading.Event | None = None
 
 
 @dataclass
@@ -51,9 +55,9 @@ class Recording:
     rewrite: list[str] = field(default_factory=list)
 
     @classmethod
-    def load(cls, folder: Path | str) -> Recording:
+    def load(cls, folder: Path | str, name: str = "exchanges.json") -> Recording:
         folder = Path(folder)
-        spec = json.loads((folder / "exchanges.json").read_text())
+        spec = json.loads((folder / name).read_text())
         exchanges = []
         for i, raw in enumerate(spec["exchanges"]):
             if "body_file" in raw:
@@ -61,7 +65,7 @@ class Recording:
             else:
                 body = str(raw.get("body", "")).encode()
             if "match" not in raw:
-                raise ValueError(f"{folder}/exchanges.json: exchange {i} has no 'match'")
+                raise ValueError(f"{folder}/{name}: exchange {i} has no 'match'")
             exchanges.append(
                 Exchange(
                     match=raw["match"],
@@ -139,12 +143,13 @@ class ReplayServer:
     """Serves one or more recordings on 127.0.0.1 from a background thread."""
 
     def __init__(self, *recordings: Recording) -> None:
-        self.exchanges = [e for r in recordings for e in r.exchanges]
-        self.rewrite = [base for r in recordings for base in r.rewrite]
+        self.exchanges: list[Exchange] = []
+        self.rewrite: list[str] = []
         self.used: dict[int, int] = {}
         self.requests: list[_Request] = []
         self.unmatched: list[_Request] = []
         self._lock = threading.Lock()
+        self.serve(*recordings)
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
         # A short poll interval: stop() waits for the serving loop to notice (0.5 s by default).
@@ -164,6 +169,14 @@ class ReplayServer:
     def stop(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+    def serve(self, *recordings: Recording) -> None:
+        """Answer from these recordings from now on (the first one whose exchange matches wins):
+        how the demo replays a provider's earlier snapshot, then its current one, on one URL."""
+        with self._lock:
+            self.exchanges = [e for r in recordings for e in r.exchanges]
+            self.rewrite = [base for r in recordings for base in r.rewrite]
+            self.used = {}
 
     def _pick(self, req: _Request) -> Exchange | None:
         with self._lock:
@@ -212,6 +225,8 @@ class ReplayServer:
                     body = json.dumps({"error": "no recorded exchange matches", "path": self.path})
                     self._send(404, "application/json", body.encode(), {})
                     return
+                if ex.hold is not None:
+                    ex.hold.wait()
                 if ex.delay:
                     time.sleep(ex.delay)
                 self._send(ex.status, ex.content_type, server._body(ex), ex.headers)

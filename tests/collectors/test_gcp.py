@@ -33,20 +33,30 @@ from collectors.gpus import INSTANCE_GPUS
 from tracker import config as config_mod
 from tracker.replay import Exchange, Recording, ReplayServer
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "gcp"
+# The one recording, the demo's and these tests' (its README says which prices are real), and
+# the SKUs kept out of it because they exist to be reported (tests/fixtures/gcp/README.md).
 DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "gcp"
+TRAPS = Path(__file__).parents[1] / "fixtures" / "gcp" / "traps.json"
 SKUS_PATH = "/v1/services/6F81-5844-456A/skus"
 REGIONS = ("us-central1", "us-east4", "us-east5", "europe-west4")
-TOKEN = json.loads((FIXTURES / "page1.json").read_text())["nextPageToken"]
+TOKEN = json.loads((DEMO / "page1.json").read_text())["nextPageToken"]
 
 
-def load_pages(folder: Path = FIXTURES) -> dict[str, Any]:
+def recorded_pages(folder: Path = DEMO) -> dict[str, Any]:
     """The payloads fetch returns for a recording folder: {"page-1": ..., "page-2": ...}."""
     spec = json.loads((folder / "exchanges.json").read_text())
     return {
         f"page-{n}": json.loads((folder / ex["body_file"]).read_text())
         for n, ex in enumerate(spec["exchanges"], 1)
     }
+
+
+def load_pages() -> dict[str, Any]:
+    """The two pages worked by hand: the recording's first two, the trap SKUs added to the
+    second, which ends the paging."""
+    pages = recorded_pages()
+    second = {"skus": pages["page-2"]["skus"] + json.loads(TRAPS.read_text())["skus"]}
+    return {"page-1": pages["page-1"], "page-2": {**second, "nextPageToken": ""}}
 
 
 def collector(**settings: Any) -> GcpCollector:
@@ -593,9 +603,9 @@ def serve() -> Iterator[Callable[..., ReplayServer]]:
 
 
 def answer(page: int, body: Any = None, *, status: int = 200, **kwargs: Any) -> Exchange:
-    """The answer to the request for page 1 or 2: the fixture page unless `body` is given."""
+    """The answer to the request for page 1 or 2: the hand-worked page unless `body` is given."""
     if body is None:
-        content = (FIXTURES / f"page{page}.json").read_bytes()
+        content = json.dumps(load_pages()[f"page-{page}"]).encode()
     else:
         content = body if isinstance(body, bytes) else json.dumps(body).encode()
     token = None if page == 1 else TOKEN
@@ -622,7 +632,7 @@ def at(server: ReplayServer, **settings: Any) -> GcpCollector:
 def test_fetch_pages_through_the_real_client(
     replay: Callable[..., ReplayServer], observed_at: datetime
 ) -> None:
-    server = replay(FIXTURES)
+    server = replay(DEMO)
     progress: list[tuple[int, int]] = []
     gcp = GcpCollector(
         ProviderSettings(endpoint=server.url, credentials={"api_key": "test-key"}, regions=REGIONS),
@@ -630,17 +640,18 @@ def test_fetch_pages_through_the_real_client(
     )
     payloads = gcp.fetch()
     assert server.unmatched == []
-    assert list(payloads) == ["page-1", "page-2"]
-    assert progress == [(1, 23), (2, 49)]
-    first, second = server.requests
-    assert first.path == second.path == SKUS_PATH
+    assert list(payloads) == ["page-1", "page-2", "page-3"]
+    assert progress == [(1, 23), (2, 48), (3, 62)]
+    first, second, third = server.requests
+    assert first.path == second.path == third.path == SKUS_PATH
     assert first.query["currencyCode"] == "USD" and first.query["pageSize"] == "5000"
     assert "pageToken" not in first.query and second.query["pageToken"] == TOKEN
+    assert third.query["pageToken"] == payloads["page-2"]["nextPageToken"]
     assert first.headers["x-goog-api-key"] == "test-key"
     assert "authorization" not in first.headers
-    # what fetch returns parses exactly like the pages as authored
+    # what fetch returns parses exactly like the pages as recorded
     assert gcp.parse(payloads, observed_at=observed_at).records == (
-        parse(load_pages(), observed_at).records
+        parse(recorded_pages(), observed_at).records
     )
     assert payloads["page-1"]["skus"][2]["pricingInfo"][0]["pricingExpression"]["tieredRates"][0][
         "unitPrice"
@@ -758,14 +769,14 @@ def test_a_page_that_fails_halfway_fails_the_run(serve: Callable[..., ReplayServ
 
 
 def test_a_truncated_page_fails_the_run(serve: Callable[..., ReplayServer]) -> None:
-    cut = (FIXTURES / "page2.json").read_bytes()[:5000]
+    cut = (DEMO / "page2.json").read_bytes()[:5000]
     server = serve(answer(1), answer(2, cut))
     with pytest.raises(FetchError, match=r"^gcp: ListSkus page 2: the answer is not a SKU list"):
         at(server).fetch()
 
 
 def test_pages_that_never_end_fail(serve: Callable[..., ReplayServer]) -> None:
-    looping = json.loads((FIXTURES / "page2.json").read_text())
+    looping = load_pages()["page-2"]
     looping["nextPageToken"] = TOKEN
     server = serve(answer(1), answer(2, looping))
     with pytest.raises(PayloadShapeError, match=r"^gcp: page 2: the pages do not end"):

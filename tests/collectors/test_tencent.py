@@ -29,8 +29,9 @@ from collectors.tencent import CHARGE_TYPES, FAMILIES, GPU_REGIONS, TencentColle
 from tracker.config import from_dict
 from tracker.replay import ReplayServer
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "tencent"
+# The one recording, the demo's and these tests'; the trap rows and errors are kept apart.
 DEMO = Path(tracker.__file__).parent / "demo_data" / "tencent"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "tencent"
 KEYS = {"secret_id": "AKIDtest", "secret_key": "test-key"}
 REGIONS = ("ap-guangzhou", "ap-shanghai", "ap-singapore")
 ACTION = "DescribeZoneInstanceConfigInfos"
@@ -63,11 +64,29 @@ def make(
 
 
 def answer(name: str) -> Any:
-    return json.loads((FIXTURES / name).read_text())
+    """A region's recorded answer with its trap rows in (each replaces the recording's row of the
+    same zone, type and charge type, or is added), or an error file."""
+    if name.startswith("error-"):
+        return json.loads((FIXTURES / name).read_text())
+    body = json.loads((DEMO / name).read_text())
+    rows = body["Response"]["InstanceTypeQuotaSet"]
+    for trap in json.loads((FIXTURES / "traps.json").read_text()).get(
+        name.removesuffix(".json"), []
+    ):
+        same = [i for i, row in enumerate(rows) if _row_key(row) == _row_key(trap)]
+        if same:
+            rows[same[0]] = trap
+        else:
+            rows.append(trap)
+    return body
+
+
+def _row_key(row: dict[str, Any]) -> tuple[str, str, str]:
+    return row["Zone"], row["InstanceType"], row["InstanceChargeType"]
 
 
 def payloads_of(*regions: str) -> Payloads:
-    """What fetch returns for these regions, read straight from the fixture files."""
+    """What fetch returns for these regions, read straight from the files, traps in."""
     return {f"{ACTION}/{r}": answer(f"{r}.json") for r in regions}
 
 
@@ -101,9 +120,16 @@ def asked(server: ReplayServer) -> list[str]:
     return [r.headers["x-tc-region"] for r in server.requests]
 
 
+def with_traps(folder: Path) -> Path:
+    """A recording that answers Guangzhou with its trap rows in, served ahead of the demo's."""
+    headers = {"X-TC-Action": ACTION, "X-TC-Region": "ap-guangzhou"}
+    guangzhou = json.dumps(answer("ap-guangzhou.json"))
+    return recording(folder, {"match": {"method": "POST", "headers": headers}, "body": guangzhou})
+
+
 @pytest.fixture
-def fetched(replay: Replay) -> Payloads:
-    server = replay(FIXTURES)
+def fetched(replay: Replay, tmp_path: Path) -> Payloads:
+    server = replay(with_traps(tmp_path), DEMO)
     payloads = make(server.url).fetch()
     assert server.unmatched == []
     return payloads
@@ -510,7 +536,7 @@ def test_a_changed_shape_fails_loudly(
 
 
 def test_one_signed_request_per_region(replay: Replay) -> None:
-    server = replay(FIXTURES)
+    server = replay(DEMO)
     make(server.url).fetch()
     assert asked(server) == list(REGIONS)
     for request in server.requests:
@@ -544,8 +570,8 @@ def test_defaults_are_the_gpu_regions() -> None:
     assert {"ap-guangzhou", "ap-shanghai", "ap-beijing", "na-siliconvalley"} <= set(GPU_REGIONS)
 
 
-def test_progress_after_every_region(replay: Replay) -> None:
-    server = replay(FIXTURES)
+def test_progress_after_every_region(replay: Replay, tmp_path: Path) -> None:
+    server = replay(with_traps(tmp_path), DEMO)
     calls: list[tuple[int, int]] = []
     make(server.url, progress=lambda regions, items: calls.append((regions, items))).fetch()
     assert calls == [(1, 17), (2, 24), (3, 28)]  # 17, 7 and 4 rows
@@ -597,7 +623,7 @@ def test_error_with_a_charset_in_content_type_is_still_an_error(
 
 def test_throttling_then_success(replay: Replay, tmp_path: Path) -> None:
     throttled = error_answer("ap-shanghai", "error-throttled.json", times=2)
-    server = replay(recording(tmp_path, throttled), FIXTURES)
+    server = replay(recording(tmp_path, throttled), DEMO)
     sleeps: list[float] = []
     payloads = make(server.url, sleeps=sleeps, backoff_s=0.5).fetch()
     assert asked(server) == ["ap-guangzhou", *["ap-shanghai"] * 3, "ap-singapore"]
@@ -629,7 +655,7 @@ def test_backoff_is_capped(replay: Replay, tmp_path: Path) -> None:
 
 def test_backoff_really_waits(replay: Replay, tmp_path: Path) -> None:
     throttled = error_answer("ap-guangzhou", "error-throttled.json", times=2)
-    server = replay(recording(tmp_path, throttled), FIXTURES)
+    server = replay(recording(tmp_path, throttled), DEMO)
     settings = ProviderSettings(
         endpoint=server.url, regions=("ap-guangzhou",), credentials=dict(KEYS), max_retries=2
     )
@@ -641,7 +667,7 @@ def test_backoff_really_waits(replay: Replay, tmp_path: Path) -> None:
 
 def test_a_region_that_fails_fails_the_whole_run(replay: Replay, tmp_path: Path) -> None:
     failing = error_answer("ap-shanghai", "error-internal.json")
-    server = replay(recording(tmp_path, failing), FIXTURES)
+    server = replay(recording(tmp_path, failing), DEMO)
     calls: list[tuple[int, int]] = []
     sleeps: list[float] = []
     collector = make(server.url, sleeps=sleeps, progress=lambda *a: calls.append(a))
@@ -649,7 +675,7 @@ def test_a_region_that_fails_fails_the_whole_run(replay: Replay, tmp_path: Path)
         collector.fetch()
     # guangzhou was fetched, but nothing of it is returned; singapore is never asked
     assert asked(server) == ["ap-guangzhou", "ap-shanghai"]
-    assert (calls, sleeps) == ([(1, 17)], [])
+    assert (calls, sleeps) == ([(1, 16)], [])  # the recording's 16 Guangzhou rows
 
 
 def test_http_errors_are_retried_then_fail(replay: Replay, tmp_path: Path) -> None:
@@ -659,7 +685,7 @@ def test_http_errors_are_retried_then_fail(replay: Replay, tmp_path: Path) -> No
         "body": "<html>502 Bad Gateway</html>",
     }
     down = {"match": {"method": "POST"}, **bad_gateway}
-    server = replay(recording(tmp_path, {**down, "times": 1}), FIXTURES)
+    server = replay(recording(tmp_path, {**down, "times": 1}), DEMO)
     make(server.url, regions=("ap-singapore",)).fetch()
     assert asked(server) == ["ap-singapore", "ap-singapore"]
 

@@ -16,28 +16,18 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from alerts.message import amount
 from alerts.notify import AlertEvent
 from collectors.common import kind_label
+from storage.review import LOCK_WAIT_S, record_once
 
 RULE = "review"
 KIND = "review"
 DASH = "—"
-
-_INSERT_ONCE = """
-INSERT INTO alert_event_log (event_id, rule, subject, fired_at, value, threshold, channel,
-    status, detail, facts, attempts, next_attempt_at)
-SELECT nextval('alert_event_ids'), $rule, $subject, $now, NULL, NULL, c.channel, 'pending',
-       $detail, $facts, 0, $now
-FROM (SELECT unnest($channels) AS channel) c
-WHERE NOT EXISTS (
-    SELECT 1 FROM alert_event_log e
-    WHERE e.rule = $rule AND e.subject = $subject AND e.channel = c.channel
-)
-RETURNING event_id, channel
-"""
+OTHER_OFFER = "other offer"  # the move column where the cheapest offer then is not the one now
 
 
 def is_review(events: Sequence[AlertEvent]) -> bool:
@@ -46,23 +36,24 @@ def is_review(events: Sequence[AlertEvent]) -> bool:
 
 
 def record(
-    con: Any, channels: Sequence[str], subject: str, facts: dict[str, Any], now: datetime
+    store_path: Path | str,
+    channels: Sequence[str],
+    subject: str,
+    facts: dict[str, Any],
+    now: datetime,
+    *,
+    wait_s: float = LOCK_WAIT_S,
 ) -> list[AlertEvent]:
     """Store the review as one pending event per channel, due now, unless that channel already
-    has this subject (in the caller's transaction); the events inserted."""
+    has this subject; the events inserted."""
     detail = summary(facts)
-    params = {
-        "rule": RULE,
-        "subject": subject,
-        "now": now,
-        "detail": detail,
-        "facts": json.dumps(facts, sort_keys=True),
-        "channels": list(channels),
-    }
-    rows = con.execute(_INSERT_ONCE, params).fetchall()
+    inserted = record_once(
+        store_path, rule=RULE, subject=subject, channels=channels, detail=detail,
+        facts=json.dumps(facts, sort_keys=True), now=now, wait_s=wait_s,
+    )  # fmt: skip
     return [
-        AlertEvent(int(event_id), RULE, subject, now, None, None, channel, detail, facts)
-        for event_id, channel in sorted(rows, key=lambda r: str(r[1]))
+        AlertEvent(event_id, RULE, subject, now, None, None, channel, detail, facts)
+        for event_id, channel in inserted
     ]
 
 
@@ -87,6 +78,9 @@ def intro(facts: dict[str, Any]) -> list[str]:
         "model and price kind:",
         "the cheapest offer per GPU-hour in USD (not stale, not sold out); * = priced in another "
         "currency, converted at its [fx] rate.",
+        f"move: how the price of that one offer moved; '{OTHER_OFFER}': the cheapest then and "
+        "now are two offers, whose prices make no move; each one's own price on the other side "
+        "is named below.",
     ]
     prices_at = facts.get("prices_at", facts["now"])  # absent from reviews stored before it
     if _day(prices_at) != _day(facts["now"]):
@@ -115,12 +109,12 @@ def rows(model: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
     lines = []
     for k in model["kinds"]:
         label = kind_label(k["price_kind"])
-        lines.append((label, _price(k["then"]), _price(k["now"]), _signed(k["move_pct"], "%"),
-                      *_where(k["now"], k["then"])))  # fmt: skip
+        lines.append((label, _price(k["then"]), _price(k["now"]), _move(k, "move_pct", "%"),
+                      *_where(k)))  # fmt: skip
     d = model.get("reserved_discount")
     if d:
         lines.append(("reserved discount", _pct(d["then"]), _pct(d["now"]),
-                      _signed(d["points"], " pp"), *_where(d["now"], d["then"])))  # fmt: skip
+                      _move(d, "points", " pp"), *_where(d)))  # fmt: skip
     return lines
 
 
@@ -202,14 +196,38 @@ def offer_words(offer: dict[str, Any] | None) -> str:
     return words
 
 
-def _where(now: dict[str, Any] | None, then: dict[str, Any] | None) -> tuple[str, str]:
-    same = now is not None and then is not None and _identity(now) == _identity(then)
-    return offer_words(now), "the same offer" if same else offer_words(then)
+def _where(move: dict[str, Any]) -> tuple[str, str]:
+    """Which offers are cheapest now and then; where they are two, each one's own price on the
+    other side and how it moved."""
+    now, then = move["now"], move["then"]
+    if now is not None and then is not None and _identity(now) == _identity(then):
+        return offer_words(now), "the same offer"
+    now_words, then_words = offer_words(now), offer_words(then)
+    if move.get("same_offer") is False and "now_offer_then" in move:  # reviews from before it
+        now_words += "; " + _across(move["now_offer_then"], move["now_offer_move_pct"], "then")
+        then_words += "; " + _across(move["then_offer_now"], move["then_offer_move_pct"], "now")
+    return now_words, then_words
+
+
+def _across(offer: dict[str, Any] | None, move_pct: float | None, when: str) -> str:
+    """`was 2.10 then (-14.3%)`, `is 6.88 now (-44.0%)`, `no price then`."""
+    if offer is None:
+        return f"no price {when}"
+    verb = "was" if when == "then" else "is"
+    if offer.get("price_usd") is None:  # no rate on that side: its own price, unranked
+        return f"{verb} {amount(offer['price'])} {offer['currency']} {when}"
+    return f"{verb} {_price(offer).strip()} {when} ({_signed(move_pct, '%')})"
+
+
+def _move(move: dict[str, Any], key: str, unit: str) -> str:
+    if move.get("same_offer") is False:  # two offers' prices are no move
+        return OTHER_OFFER
+    return _signed(move[key], unit)
 
 
 def _identity(offer: dict[str, Any]) -> tuple[Any, ...]:
     keys = ["provider", "region", "zone", "instance_type", "term_months", "payment_option",
-            "offering_class"]  # fmt: skip
+            "offering_class", "currency"]  # fmt: skip
     if "discount_pct" in offer:  # its prices are not in the table: changed ones are spelled out
         keys += ["price", "on_demand_price"]
     return tuple(offer.get(k) for k in keys)

@@ -9,7 +9,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 import responses
 
@@ -100,11 +99,10 @@ def test_recording_is_once_per_subject_and_channel(tmp_path: Path) -> None:
     bench = Bench(tmp_path / "prices.duckdb")
     bench.collect([offer("21.957642")], T0)
     facts = facts_of(bench)
-    with duckdb.connect(str(bench.path)) as con:
-        first = digest.record(con, ["slack"], "2026-05-30..2026-11-30", facts, T0)
-        later = T0 + timedelta(days=1)
-        second = digest.record(con, ["email", "slack"], "2026-05-30..2026-11-30", facts, later)
-        other = digest.record(con, ["slack"], "2026-06-01..2026-12-01", facts, later)
+    first = digest.record(bench.path, ["slack"], "2026-05-30..2026-11-30", facts, T0)
+    later = T0 + timedelta(days=1)
+    second = digest.record(bench.path, ["email", "slack"], "2026-05-30..2026-11-30", facts, later)
+    other = digest.record(bench.path, ["slack"], "2026-06-01..2026-12-01", facts, later)
     assert [e.channel for e in first] == ["slack"]
     assert [e.channel for e in second] == ["email"]
     assert [e.subject for e in other] == ["2026-06-01..2026-12-01"]

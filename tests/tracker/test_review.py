@@ -95,10 +95,16 @@ def test_stale_and_sold_out_offers_are_no_offer_and_one_sided_models_still_show(
 ) -> None:
     h100 = kinds(facts, "H100")
     # Paperspace's 1.50 is stale and Lambda's SXM5 at 1.99 sold out: the PCIe at 2.49 is the
-    # cheapest now, AWS's 98.32 / 8 = 12.29 then; 2.49 / 12.29 - 1 = -79.74 %.
-    assert where(h100["on_demand"]["now"]) == ("lambdalabs", "gpu_1x_h100_pcie", "USD", 2.49)
-    assert where(h100["on_demand"]["then"]) == ("aws", "p5.48xlarge", "USD", 12.29)
-    assert h100["on_demand"]["move_pct"] == -79.74
+    # cheapest now, AWS's 98.32 / 8 = 12.29 then. Two offers: 2.49 against 12.29 (-79.74 %) is
+    # no price move. The PCIe had no price then; AWS's p5 is 55.04 / 8 = 6.88 now: 6.88 / 12.29
+    # - 1 = -44.02 %.
+    on_demand = h100["on_demand"]
+    assert where(on_demand["now"]) == ("lambdalabs", "gpu_1x_h100_pcie", "USD", 2.49)
+    assert where(on_demand["then"]) == ("aws", "p5.48xlarge", "USD", 12.29)
+    assert (on_demand["same_offer"], on_demand["move_pct"]) == (False, None)
+    assert (on_demand["now_offer_then"], on_demand["now_offer_move_pct"]) == (None, None)
+    assert where(on_demand["then_offer_now"]) == ("aws", "p5.48xlarge", "USD", 6.88)
+    assert on_demand["then_offer_move_pct"] == -44.02
     # 22.016 / 8 = 2.752 against 43.00 / 8 = 5.375: -48.8 %.
     assert (h100["reserved"]["now"]["price"], h100["reserved"]["then"]["price"]) == (2.752, 5.375)
     assert h100["reserved"]["move_pct"] == -48.8

@@ -64,10 +64,13 @@ def test_then_counts_only_prices_confirmed_near_it(tmp_path: Path) -> None:
     facts = build(bench.path, NOW, SIX).to_dict()
     h100, a100 = on_demand(facts, "H100"), on_demand(facts, "A100")
     # H100 then: Azure's 3.00 (not Paperspace's 1.50); now Lambda's PCIe at 2.49 (Paperspace
-    # stale, Azure 3.60, AWS 12.29): 2.49 / 3.00 - 1 = -17 %.
+    # stale, Azure 3.60, AWS 12.29). Two offers, no price move; Azure's own: 3.60 / 3.00 - 1 =
+    # +20 %, and the PCIe had no price then.
     assert seen(h100["then"]) == ("azure", "Standard_NC40ads_H100_v5", 3.0)
     assert seen(h100["now"]) == ("lambdalabs", "gpu_1x_h100_pcie", 2.49)
-    assert h100["move_pct"] == -17.0
+    assert (h100["same_offer"], h100["move_pct"], h100["now_offer_then"]) == (False, None, None)
+    assert seen(h100["then_offer_now"]) == ("azure", "Standard_NC40ads_H100_v5", 3.6)
+    assert h100["then_offer_move_pct"] == 20.0
     # A100 then: AWS's 2.744705 (not Lambda's unconfirmed 1.10); the same offer now: +0 %.
     assert seen(a100["then"]) == ("aws", "p4d.24xlarge", 2.744705)
     assert (seen(a100["now"]), a100["move_pct"]) == (("aws", "p4d.24xlarge", 2.744705), 0.0)
@@ -103,10 +106,18 @@ def test_a_standard_ri_replaced_by_a_convertible_one_is_not_the_same_offer(
     # 8.00 / 8 = 1.00 then (standard), 9.60 / 8 = 1.20 now (convertible): +20 %.
     assert (reserved["then"]["offering_class"], reserved["then"]["price"]) == ("standard", 1.0)
     assert (reserved["now"]["offering_class"], reserved["now"]["price"]) == ("convertible", 1.2)
+    # Two offers: no move. The convertible was 1.20 then too (+0 %); the standard is gone.
+    assert (reserved["same_offer"], reserved["move_pct"]) == (False, None)
+    assert (reserved["now_offer_then"]["price"], reserved["now_offer_move_pct"]) == (1.2, 0.0)
+    assert (reserved["then_offer_now"], reserved["then_offer_move_pct"]) == (None, None)
     # header, on-demand, reserved, reserved discount; then two lines each: now, then
-    assert digest.model_table(a100)[4:8] == [
+    table = digest.model_table(a100)
+    assert table[2] == "reserved               1.00       1.20   other offer"
+    assert table[4:8] == [
         "  on-demand          now:  aws us-east-1 p4d.24xlarge",
         "                     then: the same offer",
-        "  reserved           now:  aws us-east-1 p4d.24xlarge, 3y all-upfront convertible",
-        "                     then: aws us-east-1 p4d.24xlarge, 3y all-upfront standard",
+        "  reserved           now:  aws us-east-1 p4d.24xlarge, 3y all-upfront convertible; was "
+        "1.20 then (+0.0%)",
+        "                     then: aws us-east-1 p4d.24xlarge, 3y all-upfront standard; no price "
+        "now",
     ]

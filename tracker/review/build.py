@@ -17,20 +17,15 @@ from pathlib import Path
 from typing import Any, TextIO
 from zoneinfo import ZoneInfo
 
-import duckdb
 from dateutil.relativedelta import relativedelta
 
-from alerts import AlertEvent, AlertReport, digest
-from collectors.common import StoreError
-from storage.connection import connect
-from storage.migrations import migrate
+from alerts import AlertReport, digest
+from storage import review as stored
 from tracker import alerting
 from tracker.config import Config
 from tracker.daemon.settings import ReviewSettings, Since
-from tracker.review import query as q
 from tracker.review.model import AlertSummary, Review, models
 
-LOCK_WAIT_S = 30.0  # as long as an alerts run waits: the daemon's collections hold the file
 LAST_DUE_HORIZON = timedelta(days=400)  # a yearly cron's last fire, with room to spare
 _UNITS = {"mo": "months", "d": "days", "w": "weeks", "y": "years"}
 
@@ -47,22 +42,15 @@ def build(
     zone dates the period) and starting `since` before; read-only. The 'now' prices are always
     the current ones: `prices_at` says when that is, for a review made after its `now`."""
     then = look_back(now, since)
-    params = {"now": now, "then": then}
-    with connect(store_path, read_only=True, wait_s=LOCK_WAIT_S) as con:
-        try:
-            cheapest = q.rows(con, q.CHEAPEST, params)
-            discounts = q.rows(con, q.DISCOUNTS, params)
-            unrated = con.execute(q.UNRATED, {"then": then}).fetchall()
-            first, at_then = con.execute(q.HISTORY, {"then": then}).fetchall()[0]
-            fired = q.alerts(con, now, then, digest.RULE)
-        except duckdb.Error as exc:
-            raise StoreError(f"review: could not read the store {store_path}: {exc}") from exc
+    found = stored.read(store_path, now, then, review_rule=digest.RULE)
     left_out: dict[str, dict[str, int]] = {"now": {}, "then": {}}
-    for side, currency, count in unrated:
-        left_out[side][currency] = int(count)
-    alerts = tuple(AlertSummary.of(r) for r in fired)
-    per_model = models(cheapest, discounts)
-    return Review(now, then, since, first, bool(at_then), per_model, left_out, alerts, prices_at)
+    for side, currency, count in found.unrated:
+        left_out[side][currency] = count
+    alerts = tuple(AlertSummary.of(r) for r in found.alerts)
+    per_model = models(found.cheapest, found.discounts)
+    has_then = found.priced_at_then > 0
+    return Review(now, then, since, found.history_from, has_then, per_model, left_out, alerts,
+                  prices_at)  # fmt: skip
 
 
 def channels(config: Config) -> tuple[str, ...]:
@@ -101,9 +89,8 @@ def send(
         review = build(config.store_path, end, since, prices_at=prices_at)
     subject = review.period if scheduled or period_subject is None else str(period_subject)
     facts = {**review.to_dict(), "period": subject}
-    with guard, connect(config.store_path, read_only=False, wait_s=LOCK_WAIT_S) as con:
-        migrate(con)
-        recorded = _record(con, channels(config), subject, facts, now)
+    with guard:
+        recorded = digest.record(config.store_path, channels(config), subject, facts, now)
     report = alerting.check(config, env, console, now=now, rules=(), store_lock=store_lock)
     return replace(report, fired=recorded)
 
@@ -131,16 +118,3 @@ def _scheduled(given: datetime | str | None) -> datetime | None:
         return datetime.fromisoformat(given)
     except ValueError:
         return None
-
-
-def _record(
-    con: Any, names: tuple[str, ...], subject: str, facts: dict[str, Any], now: datetime
-) -> list[AlertEvent]:
-    con.execute("BEGIN TRANSACTION")
-    try:
-        events = digest.record(con, names, subject, facts, now)
-        con.execute("COMMIT")
-    except duckdb.Error as exc:
-        con.execute("ROLLBACK")
-        raise StoreError(f"review: could not record it in the alert log: {exc}") from exc
-    return events

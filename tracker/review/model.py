@@ -11,11 +11,11 @@ from datetime import datetime
 from typing import Any
 
 from alerts import digest
+from storage.review import OFFER_KEY
 from tracker.daemon.settings import Since
 
 KINDS = ("on_demand", "spot", "reserved")
-_OFFER_KEYS = ("provider", "region", "zone", "instance_type", "price_kind", "term_months",
-               "payment_option", "offering_class", "currency")  # fmt: skip
+_ROLES = ("now", "then", "now_offer_then", "then_offer_now")  # storage.review's, in Move's order
 
 
 def period(then: datetime, now: datetime) -> str:
@@ -46,31 +46,54 @@ class Offer:
     def of(cls, row: Mapping[str, Any]) -> Offer:
         usd = row["price_per_gpu_hour_usd"]
         return cls(
-            **{k: row[k] for k in _OFFER_KEYS},
+            **{k: row[k] for k in OFFER_KEY},
             price=float(row["price_per_gpu_hour"]),
             price_usd=None if usd is None else float(usd),
             discount_pct=row.get("discount_pct"),
             on_demand_price=row.get("on_demand_price"),
         )
 
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """The offer's identity: a price moves only within one offer."""
+        return tuple(getattr(self, k) for k in OFFER_KEY)
+
 
 @dataclass(frozen=True)
 class Move:
-    """One price kind (or the reserved discount) of one GPU model, now and then."""
+    """One price kind (or the reserved discount) of one GPU model: the cheapest (best) offer now
+    and then and, where those are two offers, each one's own price on the other side."""
 
     price_kind: str
     now: Offer | None
     then: Offer | None
+    now_offer_then: Offer | None = None  # the offer cheapest now, as priced then
+    then_offer_now: Offer | None = None  # the offer cheapest then, as priced now
+
+    @property
+    def same_offer(self) -> bool | None:
+        """Whether the cheapest offer then is the cheapest now (None: a side has none)."""
+        if self.now is None or self.then is None:
+            return None
+        return self.now.key == self.then.key
 
     @property
     def move_pct(self) -> float | None:
-        if self.now is None or self.then is None or not self.then.price_usd:
-            return None
-        return round(100 * (self.now.price_usd or 0) / self.then.price_usd - 100, 2)
+        """How the price moved, only where one offer is the cheapest then and now: two offers'
+        prices are no price move."""
+        return _pct(self.then, self.now) if self.same_offer else None
+
+    @property
+    def now_offer_move_pct(self) -> float | None:
+        return _pct(self.now_offer_then, self.now)
+
+    @property
+    def then_offer_move_pct(self) -> float | None:
+        return _pct(self.then, self.then_offer_now)
 
     @property
     def points(self) -> float | None:
-        if self.now is None or self.then is None:
+        if self.now is None or self.then is None or not self.same_offer:
             return None
         return round((self.now.discount_pct or 0) - (self.then.discount_pct or 0), 2)
 
@@ -148,13 +171,14 @@ class Review:
 def models(
     cheapest: list[dict[str, Any]], discounts: list[dict[str, Any]]
 ) -> tuple[ModelReview, ...]:
-    offers = {(r["gpu_model"], r["price_kind"], r["side"]): Offer.of(r) for r in cheapest}
+    """Per GPU model its moves, from the rows of `storage.review`."""
+    offers = {(r["gpu_model"], r["price_kind"], r["role"]): Offer.of(r) for r in cheapest}
     best = {(r["gpu_model"], r["side"]): Offer.of(r) for r in discounts}
     names = sorted({k[0] for k in offers} | {k[0] for k in best})
     result = []
     for name in names:
         kinds = tuple(
-            Move(kind, offers.get((name, kind, "now")), offers.get((name, kind, "then")))
+            Move(kind, *(offers.get((name, kind, role)) for role in _ROLES))
             for kind in KINDS
             if (name, kind, "now") in offers or (name, kind, "then") in offers
         )
@@ -164,10 +188,34 @@ def models(
     return tuple(result)
 
 
-def _move_dict(move: Move, key: str) -> dict[str, Any]:
-    side = {"now": _offer_dict(move.now), "then": _offer_dict(move.then)}
-    value = move.move_pct if key == "move_pct" else move.points
-    return {"price_kind": move.price_kind, **side, key: value}
+def _pct(before: Offer | None, after: Offer | None) -> float | None:
+    if before is None or after is None or not before.price_usd or after.price_usd is None:
+        return None
+    return round(100 * after.price_usd / before.price_usd - 100, 2)
+
+
+def _kind_dict(move: Move) -> dict[str, Any]:
+    return {
+        "price_kind": move.price_kind,
+        "now": _offer_dict(move.now),
+        "then": _offer_dict(move.then),
+        "move_pct": move.move_pct,
+        "same_offer": move.same_offer,
+        "now_offer_then": _offer_dict(move.now_offer_then),
+        "now_offer_move_pct": move.now_offer_move_pct,
+        "then_offer_now": _offer_dict(move.then_offer_now),
+        "then_offer_move_pct": move.then_offer_move_pct,
+    }
+
+
+def _discount_dict(move: Move) -> dict[str, Any]:
+    return {
+        "price_kind": move.price_kind,
+        "now": _offer_dict(move.now),
+        "then": _offer_dict(move.then),
+        "points": move.points,
+        "same_offer": move.same_offer,
+    }
 
 
 def _offer_dict(offer: Offer | None) -> dict[str, Any] | None:
@@ -183,6 +231,6 @@ def _model_dict(model: ModelReview) -> dict[str, Any]:
     discount = model.reserved_discount
     return {
         "gpu_model": model.gpu_model,
-        "kinds": [_move_dict(m, "move_pct") for m in model.kinds],
-        "reserved_discount": None if discount is None else _move_dict(discount, "points"),
+        "kinds": [_kind_dict(m) for m in model.kinds],
+        "reserved_discount": None if discount is None else _discount_dict(discount),
     }

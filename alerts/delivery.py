@@ -18,15 +18,13 @@ when it is set, and every run reports it (not ok) while alerts wait on it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import groupby
 from pathlib import Path
-from typing import Any, TypeVar
-
-import duckdb
+from typing import Any
 
 from alerts import digest
 from alerts import events as event_log
@@ -35,21 +33,10 @@ from alerts.notify import AlertEvent, ChannelError, Notifier, Unavailable
 from alerts.rules import Rule
 from alerts.settings import RetryPolicy
 from collectors.common import StoreError
-from storage.connection import connect
-from storage.migrations import migrate, migrate_uncommitted
+from storage.alerts import log as alert_log
 
 log = logging.getLogger("alerts")
-T = TypeVar("T")
 DEFAULT_RETRY = RetryPolicy()
-
-_COUNTS = """
-SELECT count(*) FILTER (WHERE status = 'pending'),
-       count(*) FILTER (WHERE status = 'failed' AND list_contains($ids, event_id))
-FROM alert_event_log
-"""
-_PENDING = """
-SELECT channel, count(*) FROM alert_event_log WHERE status = 'pending' GROUP BY channel
-"""
 
 
 @dataclass(frozen=True)
@@ -100,15 +87,14 @@ def run(
     if dry_run:
         with guard:
             return _dry_run(path, rules, now, lock_wait_s)
-    with guard, connect(path, read_only=False, wait_s=lock_wait_s) as con:
-        migrate(con)
-        fired, due, waiting = _in_transaction(con, lambda: _evaluate_and_claim(con, rules, now))
+    with guard, alert_log.session(path, wait_s=lock_wait_s) as con:
+        fired, due, waiting = _evaluate_and_claim(con, rules, now)
     outcomes, deliveries = deliver(due, channels)
     deliveries = _with_unavailable(deliveries, channels, waiting)
     if not outcomes:  # nothing was tried: the pending ones wait for their next attempt
         return AlertReport(fired, due, deliveries, pending=sum(waiting.values()))
-    with guard, connect(path, read_only=False, wait_s=lock_wait_s) as con:
-        pending, gave_up = _in_transaction(con, lambda: _mark(con, outcomes, now, retry))
+    with guard, alert_log.session(path, wait_s=lock_wait_s) as con:
+        pending, gave_up = _mark(con, outcomes, now, retry)
     return AlertReport(fired, due, deliveries, pending, gave_up)
 
 
@@ -189,43 +175,18 @@ def _evaluate_and_claim(
     new = event_log.new_events(evaluate(con, rules, now), now)
     event_log.record(con, new, now)
     due = event_log.claim_due(con, now)
-    pending = {str(c): int(n) for c, n in con.execute(_PENDING).fetchall()}
-    return new, due, pending
+    return new, due, alert_log.pending_per_channel(con)
 
 
 def _mark(
     con: Any, outcomes: list[event_log.Outcome], now: datetime, retry: RetryPolicy
 ) -> tuple[int, int]:
     event_log.mark(con, outcomes, now, retry)
-    pending, gave_up = con.execute(_COUNTS, {"ids": [o.event_id for o in outcomes]}).fetchone()
-    return int(pending), int(gave_up)
+    return alert_log.pending_and_failed(con, [o.event_id for o in outcomes])
 
 
 def _dry_run(path: Path, rules: Sequence[Rule], now: datetime, wait_s: float) -> AlertReport:
-    # One transaction, always rolled back: an old store is migrated inside it so the rules can
-    # be evaluated, and nothing of it (schema, state, events) is kept.
-    with connect(path, read_only=False, wait_s=wait_s) as con:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            migrate_uncommitted(con)
-            fired = event_log.new_events(evaluate(con, rules, now), now)
-            due = event_log.due(con, now)
-        except duckdb.Error as exc:
-            raise StoreError(f"alerts: could not evaluate the rules: {exc}") from exc
-        finally:
-            con.execute("ROLLBACK")
+    with alert_log.dry_session(path, wait_s=wait_s) as con:
+        fired = event_log.new_events(evaluate(con, rules, now), now)
+        due = event_log.due(con, now)
     return AlertReport(fired, due, dry_run=True)
-
-
-def _in_transaction(con: Any, work: Callable[[], T]) -> T:
-    con.execute("BEGIN TRANSACTION")
-    try:
-        result = work()
-        con.execute("COMMIT")
-    except duckdb.Error as exc:
-        con.execute("ROLLBACK")
-        raise StoreError(f"alerts: could not update the store: {exc}") from exc
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    return result

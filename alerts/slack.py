@@ -6,6 +6,9 @@ answers happen within a send through the shared urllib3 Retry session; when they
 alert stays pending and a Retry-After Slack sent is honoured for the next attempt too. A POST is
 never repeated within a send once it may have reached Slack (a read timeout or a connection
 dropped after sending): that is left to the next run's retry, the one duplicate window there is.
+
+The session is built here from urllib3's Retry, not borrowed from the collectors: alerts sit
+beside them, not above, and a webhook POST wants its own policy anyway (no read retries).
 """
 
 from __future__ import annotations
@@ -14,12 +17,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
 
 from alerts import digest
 from alerts.digest_render import slack_message
 from alerts.message import alternatives_table, subject_line
 from alerts.notify import AlertEvent, ChannelError, Redactor, redacted_logs
-from collectors.http import make_session
 
 # Slack allows 50 blocks a message; each alert takes up to three, plus header and footer.
 MAX_ALERTS_SHOWN = 14
@@ -29,6 +33,11 @@ _FIELD_NAMES = (
     ("where", "Provider / region"),
     ("instance", "Instance"),
 )
+_RETRY_STATUSES = (429, 500, 502, 503, 504)
+# Slack asking for a longer wait than this is left to the next run (its Retry-After is kept
+# for it): a send must not hold the alerts run for an hour.
+MAX_RETRY_AFTER_S = 60.0
+USER_AGENT = "gpu-price-tracker alerts"
 
 
 class SlackNotifier:
@@ -45,10 +54,7 @@ class SlackNotifier:
         self._url = webhook_url
         self._redact = Redactor(webhook_url)
         self.timeout = timeout
-        # Webhook posts are not idempotent: read errors are not retried (see the docstring).
-        self.session = make_session(
-            max_retries=max_retries, backoff_factor=backoff_factor, retry_reads=False
-        )
+        self.session = webhook_session(max_retries=max_retries, backoff_factor=backoff_factor)
 
     def send(self, events: Sequence[AlertEvent]) -> None:
         with redacted_logs(self._redact):
@@ -66,6 +72,30 @@ class SlackNotifier:
             f"slack: HTTP {response.status_code}: {body or response.reason}",
             retry_after_s=_retry_after(response),
         )
+
+
+def webhook_session(*, max_retries: int, backoff_factor: float) -> requests.Session:
+    """A session retrying what cannot have reached Slack: connection errors, 429 (after its
+    Retry-After, capped) and 5xx. Webhook posts are not idempotent: an error once the request
+    was sent (a read timeout, a dropped connection, a TLS error urllib3 counts as "other") is
+    raised at once."""
+    retry = _CappedRetry(
+        total=max_retries,
+        connect=max_retries,
+        read=0,
+        other=0,
+        status=max_retries,
+        status_forcelist=_RETRY_STATUSES,
+        allowed_methods=frozenset({"POST"}),
+        backoff_factor=backoff_factor,
+        respect_retry_after_header=True,
+        raise_on_status=False,
+    )
+    session = requests.Session()
+    session.mount("https://", HTTPAdapter(max_retries=retry))
+    session.mount("http://", HTTPAdapter(max_retries=retry))
+    session.headers["User-Agent"] = USER_AGENT
+    return session
 
 
 def message(events: Sequence[AlertEvent]) -> dict[str, Any]:
@@ -120,3 +150,11 @@ def _retry_after(response: requests.Response) -> float | None:
         return float(value) if value is not None else None
     except ValueError:
         return None
+
+
+class _CappedRetry(Retry):
+    """Retry whose Retry-After wait is capped (retry_after_max is not in every urllib3 2.x)."""
+
+    def get_retry_after(self, response: Any) -> float | None:
+        value = super().get_retry_after(response)
+        return None if value is None else min(value, MAX_RETRY_AFTER_S)

@@ -1,4 +1,4 @@
-"""What each rule kind measures, as one set-based SELECT per rule over the public views.
+"""What each alert rule kind measures, as one set-based SELECT per rule over the public views.
 
 Every measure yields one row per subject with the same columns (`COLUMNS`): the subject, the
 offer it is about, `known` (false while the data cannot say: a stale price, no FX rate, no
@@ -11,10 +11,11 @@ without.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
-
-from alerts.rules import Rule
 
 # The columns every measure returns, in this order.
 COLUMNS = """subject, offer, known, value, reference, provider, region, zone, instance_type,
@@ -178,16 +179,36 @@ _FILTER_COLUMNS = (
 )
 
 
-def measure(rule: Rule, now: datetime) -> tuple[str, dict[str, Any]]:
+@dataclass(frozen=True)
+class RuleQuery:
+    """A rule as the store sees it: plain values only (the alerts package owns what they mean
+    and validates them; storage must not import it)."""
+
+    name: str
+    kind: str
+    comparison: str  # below | above | change | low | stale
+    unit: str  # price | percent | hours | none
+    price_kind: str | None = None  # the one price kind the kind looks at; None: any
+    per: str = "gpu"  # gpu | instance
+    currency: str | None = None
+    threshold: Decimal | None = None
+    hysteresis: Decimal = Decimal(0)
+    window_s: int | None = None
+    cooldown_s: int = 0
+    direction: str = "any"  # any | down | up (price_change)
+    filters: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)  # column -> values
+
+
+def measure(rule: RuleQuery, now: datetime) -> tuple[str, dict[str, Any]]:
     """The SELECT measuring `rule` at `now` (columns: COLUMNS, plus `new_low` / `overdue`)."""
     then = now - timedelta(seconds=rule.window_s or 0)
     params: dict[str, Any] = {"now": now, "then": then}
     where = _where(rule, params)
-    comparison = rule.spec.comparison
+    comparison = rule.comparison
     if comparison == "stale":
         return _STALE_MEASURE.format(where=where), params
     priced = _priced(rule, "latest_prices", where + _AVAILABLE, params)
-    if comparison == "below" and rule.spec.unit == "price":
+    if comparison == "below" and rule.unit == "price":
         return _THRESHOLD_MEASURE.format(priced=priced), params
     if comparison in ("above", "below"):
         column = "price_per_hour" if rule.per == "instance" else "price_per_gpu_hour"
@@ -210,11 +231,11 @@ def price_expression(per: str, converting: bool, p: str = "") -> str:
     return f"CASE WHEN {p}currency = 'USD' THEN {p}{column} ELSE {p}{column}_usd END"
 
 
-def _priced(rule: Rule, source: str, where: str, params: dict[str, Any]) -> str:
+def _priced(rule: RuleQuery, source: str, where: str, params: dict[str, Any]) -> str:
     # Percent kinds compare an offer with itself: any currency, shown in its own. Price kinds
     # compare with a threshold or with each other: in the rule's currency only, or in USD.
-    converting = rule.spec.unit == "price" and rule.currency == "USD"
-    if rule.spec.unit == "price" or rule.currency:
+    converting = rule.unit == "price" and rule.currency == "USD"
+    if rule.unit == "price" or rule.currency:
         params["rule_currency"] = rule.currency
         if not converting:
             where += " AND currency = $rule_currency"
@@ -228,13 +249,14 @@ def _priced(rule: Rule, source: str, where: str, params: dict[str, Any]) -> str:
     )
 
 
-def _where(rule: Rule, params: dict[str, Any]) -> str:
+def _where(rule: RuleQuery, params: dict[str, Any]) -> str:
     clauses = ["true"]
-    fixed = rule.spec.price_kind
+    fixed = rule.price_kind
     if fixed:
-        clauses.append(f"price_kind = '{fixed}'")
+        params["fixed_kind"] = fixed
+        clauses.append("price_kind = $fixed_kind")
     for column in _FILTER_COLUMNS:
-        values = getattr(rule.filters, column)
+        values = rule.filters.get(column, ())
         if values:
             params[f"f_{column}"] = list(values)
             clauses.append(f"list_contains($f_{column}, {column})")

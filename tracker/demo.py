@@ -123,6 +123,13 @@ def replay_providers(
     return servers, providers, env
 
 
+def earlier_summary(at: datetime, outcomes: list[pipeline.Outcome]) -> list[str]:
+    """The lines the demo prints about its earlier snapshot: when it is dated, what failed."""
+    lines = [f"demo: the snapshot of {at:%Y-%m-%d} (six months ago) is stored; now today's"]
+    lines += [f"demo: {o.provider} {o.status}: {o.error}" for o in outcomes if o.status != "ok"]
+    return lines
+
+
 def illustrative_note(providers: list[str]) -> str:
     """The line under the demo's tables that tells invented prices from recorded ones."""
     return (

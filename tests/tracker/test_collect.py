@@ -216,14 +216,51 @@ def test_demo_runs_offline_end_to_end(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "Cheapest current offers (USD)" in done.stdout
     assert "p5.48xlarge" in done.stdout and "Standard_ND96isr_H200_v5" in done.stdout
-    got = query(store, "SELECT provider, status, records FROM collection_runs ORDER BY provider")
-    # Every registered provider is in the demo, and every one of them succeeds.
-    assert [(p, status) for p, status, _ in got.rows] == [(p, "ok") for p in sorted(REGISTRY)]
-    records = {p: n for p, _, n in got.rows}
-    assert (records["aws"], records["azure"]) == (100, 49)
+    # Its own recordings warn about nothing; invented prices are said to be.
+    output = done.stderr + done.stdout
+    assert not [line for line in output.splitlines() if " WARNING " in line or " ERROR " in line]
+    assert "unknown GPU" not in output
+    assert "illustrative prices: alibaba, tencent (their APIs' real formats, invented" in " ".join(
+        done.stdout.split()
+    )
+    runs = query(
+        store,
+        "SELECT provider, status, records, started_at FROM collection_runs "
+        "ORDER BY provider, started_at",
+    )
+    # Every registered provider is in the demo, twice (six months apart), and succeeds each time.
+    by_provider: dict[str, list[Any]] = {}
+    for provider, status, records, started_at in runs.rows:
+        assert status == "ok", provider
+        by_provider.setdefault(provider, []).append((records, started_at))
+    assert sorted(by_provider) == sorted(REGISTRY)
+    for provider, (earlier, now) in by_provider.items():
+        assert 180 <= (now[1] - earlier[1]).days <= 185, provider
+    assert (by_provider["aws"][1][0], by_provider["azure"][1][0]) == (100, 49)
     kinds = query(store, "SELECT DISTINCT provider, price_kind FROM latest_prices ORDER BY ALL")
     for provider in ("aws", "azure"):
         assert {k for p, k in kinds.rows if p == provider} == {"on_demand", "reserved", "spot"}
+    # Prices moved between the snapshots: an on-demand cut, a spot drop, a sold-out flip.
+    p5 = query(
+        store,
+        "SELECT price_per_hour, valid_to IS NULL FROM prices WHERE provider = 'aws' "
+        "AND region = 'us-east-1' AND instance_type = 'p5.48xlarge' AND price_kind = 'on_demand' "
+        "ORDER BY valid_from",
+    )
+    assert p5.rows == [(98.32, False), (55.04, True)]
+    spot = query(
+        store,
+        "SELECT price_per_hour FROM prices WHERE provider = 'azure' AND region = 'eastus' "
+        "AND instance_type = 'Standard_NC24ads_A100_v4' AND price_kind = 'spot' "
+        "ORDER BY valid_from",
+    )
+    assert spot.rows == [(0.61,), (0.444433,)]
+    flip = query(
+        store,
+        "SELECT available FROM prices WHERE provider = 'paperspace' "
+        "AND instance_type = 'gpu-h200x8-1128gb' ORDER BY valid_from",
+    )
+    assert flip.rows == [(True,), (False,)]
 
 
 _COLLECT_THEN_LIST_MODULES = """

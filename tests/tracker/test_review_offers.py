@@ -103,16 +103,27 @@ def test_a_standard_ri_replaced_by_a_convertible_one_is_not_the_same_offer(
     facts = build(bench.path, NOW, SIX).to_dict()
     (a100,) = facts["models"]
     reserved = {k["price_kind"]: k for k in a100["kinds"]}["reserved"]
-    # 8.00 / 8 = 1.00 then (standard), 9.60 / 8 = 1.20 now (convertible): +20 %.
+    # 8.00 / 8 = 1.00 then (standard), 9.60 / 8 = 1.20 now (convertible): not a +20 % move.
     assert (reserved["then"]["offering_class"], reserved["then"]["price"]) == ("standard", 1.0)
     assert (reserved["now"]["offering_class"], reserved["now"]["price"]) == ("convertible", 1.2)
     # Two offers: no move. The convertible was 1.20 then too (+0 %); the standard is gone.
     assert (reserved["same_offer"], reserved["move_pct"]) == (False, None)
     assert (reserved["now_offer_then"]["price"], reserved["now_offer_move_pct"]) == (1.2, 0.0)
     assert (reserved["then_offer_now"], reserved["then_offer_move_pct"]) == (None, None)
+    # The best discount changed offer too: 1 - 8.00 / 21.957642 = 63.57 % then (standard), 1 -
+    # 9.60 / 21.957642 = 56.28 % now (convertible); -7.29 points would mix two offers.
+    discount = a100["reserved_discount"]
+    assert (
+        round(discount["then"]["discount_pct"], 2),
+        round(discount["now"]["discount_pct"], 2),
+    ) == (63.57, 56.28)
+    assert (discount["same_offer"], discount["points"]) == (False, None)
     # header, on-demand, reserved, reserved discount; then two lines each: now, then
     table = digest.model_table(a100)
-    assert table[2] == "reserved               1.00       1.20   other offer"
+    assert table[2:4] == [
+        "reserved               1.00       1.20   other offer",
+        "reserved discount      63.6%      56.3%  other offer",
+    ]
     assert table[4:8] == [
         "  on-demand          now:  aws us-east-1 p4d.24xlarge",
         "                     then: the same offer",

@@ -168,7 +168,8 @@ FROM last_ok
 # same crossing. NULL, the provider does not say, counts as available.
 _AVAILABLE = " AND coalesce(available, true)"
 
-_FILTER_COLUMNS = (
+# The columns a rule may filter on (RuleQuery.filters keys).
+FILTER_COLUMNS = (
     "gpu_model",
     "provider",
     "region",
@@ -250,12 +251,15 @@ def _priced(rule: RuleQuery, source: str, where: str, params: dict[str, Any]) ->
 
 
 def _where(rule: RuleQuery, params: dict[str, Any]) -> str:
+    unknown = sorted(set(rule.filters) - set(FILTER_COLUMNS))
+    if unknown:  # a filter the store cannot apply must not widen the rule silently
+        raise ValueError(f"rule {rule.name}: no such filter column {', '.join(unknown)}")
     clauses = ["true"]
     fixed = rule.price_kind
     if fixed:
         params["fixed_kind"] = fixed
         clauses.append("price_kind = $fixed_kind")
-    for column in _FILTER_COLUMNS:
+    for column in FILTER_COLUMNS:
         values = rule.filters.get(column, ())
         if values:
             params[f"f_{column}"] = list(values)

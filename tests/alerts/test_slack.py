@@ -12,6 +12,7 @@ from traceback import format_exception
 
 import pytest
 import responses
+from urllib3 import HTTPResponse
 
 from alerts.notify import AlertEvent, ChannelError
 from alerts.slack import SlackNotifier
@@ -215,3 +216,12 @@ def test_no_error_after_sending_is_retried_whatever_urllib3_calls_it() -> None:
     assert retry.connect > 0 and retry.status > 0  # not sent yet, or refused: retried
     collector_retry = make_session(max_retries=4).get_adapter("https://x").max_retries
     assert (collector_retry.read, collector_retry.other) == (4, 4)  # collectors' GETs unchanged
+
+
+def test_a_long_retry_after_is_waited_out_by_the_next_run_not_within_the_send() -> None:
+    first = fast().session.get_adapter(URL).max_retries
+    # What the second try waits with: urllib3 derives it from the first, keeping its class.
+    limited = HTTPResponse(status=429, headers={"Retry-After": "3600"})
+    second = first.increment("POST", URL, response=limited)
+    assert second.get_retry_after(limited) == 60
+    assert second.get_retry_after(HTTPResponse(headers={"Retry-After": "2"})) == 2

@@ -22,8 +22,9 @@ import duckdb
 import pyarrow as pa
 
 from collectors.common import StoreError
-from storage.connection import connect, transaction
+from storage.connection import LOCK_WAIT_S, connect, scalar, transaction
 from storage.migrations import migrate, migrate_uncommitted
+from storage.query import QueryResult
 
 _NEW_EVENTS = pa.schema(
     [
@@ -83,6 +84,23 @@ FROM alert_event_log
 _PENDING = """
 SELECT channel, count(*) FROM alert_event_log WHERE status = 'pending' GROUP BY channel
 """
+
+_RECENT_COLUMNS = [
+    "fired_at",
+    "rule",
+    "subject",
+    "channel",
+    "status",
+    "attempts",
+    "detail",
+    "last_error",
+]
+_RECENT = f"""
+SELECT {", ".join(_RECENT_COLUMNS)}
+FROM alert_events ORDER BY fired_at DESC, event_id DESC LIMIT $limit
+"""
+_HAS_ALERTS = "SELECT count(*) FROM duckdb_views() WHERE view_name = 'alert_events'"
+_TOTAL = "SELECT count(*) FROM alert_events"
 
 
 @dataclass(frozen=True)
@@ -203,6 +221,25 @@ def pending_and_failed(con: Any, event_ids: Sequence[int]) -> tuple[int, int]:
     """All pending events, and how many of `event_ids` are 'failed' (out of attempts)."""
     pending, failed = con.execute(_COUNTS, {"ids": list(event_ids)}).fetchall()[0]
     return int(pending), int(failed)
+
+
+def recent(path: Path | str, limit: int, *, wait_s: float = LOCK_WAIT_S) -> tuple[QueryResult, int]:
+    """The `limit` latest rows of `alert_events`, newest first, and how many there are in all;
+    none in a store from before alerts, or no store yet. Read-only: safe while others write."""
+    empty = QueryResult(_RECENT_COLUMNS, [], [])
+    if not Path(path).exists():
+        return empty, 0
+    with connect(path, read_only=True, wait_s=wait_s) as con:
+        try:
+            if not scalar(con, _HAS_ALERTS):
+                return empty, 0
+            cursor = con.execute(_RECENT, {"limit": limit})
+            rows = cursor.fetchall()
+            types = [str(d[1]) for d in cursor.description]
+            total = int(scalar(con, _TOTAL))
+        except duckdb.Error as exc:
+            raise StoreError(f"alerts: could not read the alert log: {exc}") from exc
+    return QueryResult(list(_RECENT_COLUMNS), types, rows), total
 
 
 def _events(cursor: Any) -> list[LoggedEvent]:

@@ -95,3 +95,17 @@ def test_a_store_error_in_a_session_rolls_back_the_whole_block(store: Path) -> N
         con.execute("SELECT * FROM no_such_table")
     with log.session(store, wait_s=WAIT_S) as con:
         assert [e.subject for e in log.due(con, NOW)] == ["a", "a", "b"]  # none claimed, no c
+
+
+def test_recent_events_newest_first_with_the_total(store: Path, tmp_path: Path) -> None:
+    with log.session(store, wait_s=WAIT_S) as con:
+        log.record_pending(con, [event("d")], NOW + timedelta(hours=1))
+    result, total = log.recent(store, 2)
+    assert total == 4
+    assert result.columns[:5] == ["fired_at", "rule", "subject", "channel", "status"]
+    assert [(row[2], row[3], row[4]) for row in result.rows] == [
+        ("d", "slack", "pending"),
+        ("a", "email", "pending"),  # the same time: the later event first
+    ]
+    nothing, none = log.recent(tmp_path / "none.duckdb", 5)  # no store yet: no alerts either
+    assert (nothing.rows, none) == ([], 0)

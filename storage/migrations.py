@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import duckdb
+
 from storage import views
 from storage.connection import transaction
 
@@ -133,10 +135,18 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     ),
 ]
 
+_VERSIONS = [version for version, _, _ in MIGRATIONS]
+_STATE = (
+    "SELECT (SELECT list(version ORDER BY version) FROM schema_migrations),"
+    " (SELECT min(digest) FROM schema_views)"
+)
+
 
 def migrate(con: Any) -> list[int]:
     """Apply every migration not yet recorded, each in its own transaction, then bring the views
-    up to date in one more; return the versions applied."""
+    up to date in one more; return the versions applied. Call it outside a transaction."""
+    if _up_to_date(con):
+        return []
     applied = []
     for version, name, statements in _pending(con):
         with transaction(con):
@@ -157,6 +167,16 @@ def migrate_uncommitted(con: Any) -> None:
         _apply(con, version, name, statements)
     if pending or views.stored_digest(con) != views.DIGEST:
         views.create_views(con)
+
+
+def _up_to_date(con: Any) -> bool:
+    """Whether every migration and the current views are in, in one statement: it runs before
+    every write."""
+    try:
+        versions, digest = con.execute(_STATE).fetchall()[0]
+    except duckdb.CatalogException:  # a new store, or one from before `schema_views`
+        return False
+    return bool(versions == _VERSIONS and digest == views.DIGEST)
 
 
 def _pending(con: Any) -> list[tuple[int, str, list[str]]]:

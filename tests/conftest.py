@@ -19,12 +19,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _leave_out_daemon_tests(config, items)
     if config.getoption("--live"):
         return
     skip = pytest.mark.skip(reason="live test: run with --live (and credentials)")
     for item in items:
         if "live" in item.keywords:
             item.add_marker(skip)
+
+
+def _leave_out_daemon_tests(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The plain `python -m pytest` leaves out the tests marked `daemon` (real daemon
+    processes for tens of seconds each); `-m daemon` runs them, as CI does after the rest. A
+    run that names its tests (a file, a node id) or gives any `-m` gets what it asked for."""
+    if config.option.markexpr or config.args_source == pytest.Config.ArgsSource.ARGS:
+        return
+    daemon = [item for item in items if item.get_closest_marker("daemon") is not None]
+    if daemon:
+        config.hook.pytest_deselected(items=daemon)
+        items[:] = [item for item in items if item.get_closest_marker("daemon") is None]
 
 
 @pytest.fixture

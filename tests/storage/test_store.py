@@ -5,8 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-import time
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -276,12 +277,12 @@ def test_reading_a_missing_store_says_what_to_do(tmp_path: Path) -> None:
 
 _HOLD_WRITE_LOCK = textwrap.dedent(
     """
-    import sys, time, duckdb
+    import sys, duckdb
     con = duckdb.connect(sys.argv[1])
     con.execute("BEGIN TRANSACTION")
     con.execute("UPDATE runs SET records = records")
     print("locked", flush=True)
-    time.sleep(float(sys.argv[2]))
+    sys.stdin.readline()  # until the test lets go
     con.execute("COMMIT")
     con.close()
     """
@@ -289,44 +290,79 @@ _HOLD_WRITE_LOCK = textwrap.dedent(
 
 
 @contextmanager
-def holding_write_lock(path: Path, seconds: float) -> Iterator[None]:
-    """Another process holding the store open for writing for `seconds`."""
+def holding_write_lock(path: Path) -> Iterator[Callable[[], None]]:
+    """Another process holding the store open for writing until the yielded call (or the end
+    of the block) lets it go: no guess at how long a busy machine needs."""
     with subprocess.Popen(
-        [sys.executable, "-c", _HOLD_WRITE_LOCK, str(path), str(seconds)],
+        [sys.executable, "-c", _HOLD_WRITE_LOCK, str(path)],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     ) as proc:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
-        yield
-        assert proc.wait(timeout=15) == 0
+        assert proc.stdin is not None and proc.stdout is not None
+        assert proc.stdout.readline().strip() == "locked"
+
+        def release() -> None:
+            if not proc.stdin.closed:
+                proc.stdin.close()  # its readline returns: it commits and exits
+
+        try:
+            yield release
+        finally:
+            release()
+        assert proc.wait(timeout=60) == 0
 
 
-def test_reader_waits_for_a_busy_writer_then_answers(store: Store) -> None:
+@pytest.fixture
+def refused(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Set once an attempt to open the store met its lock (so a caller is now waiting)."""
+    event = threading.Event()
+    real = duckdb.connect
+
+    def connect(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return real(*args, **kwargs)
+        except duckdb.IOException:
+            event.set()
+            raise
+
+    monkeypatch.setattr(duckdb, "connect", connect)
+    return event
+
+
+def test_reader_waits_for_a_busy_writer_then_answers(
+    store: Store, refused: threading.Event
+) -> None:
     write(store, [rec("1")], T0)
-    with holding_write_lock(store.path, 0.8):
-        started = time.monotonic()
-        got = query(store.path, "SELECT count(*) FROM prices", wait_s=10)
-        assert got.rows == [(1,)]
-        assert 0.3 < time.monotonic() - started < 8
+    with holding_write_lock(store.path) as release, ThreadPoolExecutor(1) as pool:
+        answer = pool.submit(query, store.path, "SELECT count(*) FROM prices", wait_s=60)
+        assert refused.wait(60), "the reader never met the writer's lock"
+        assert not answer.done()  # still waiting, not failed
+        release()
+        assert answer.result(timeout=60).rows == [(1,)]
 
 
 def test_reader_gives_up_with_a_clear_message(store: Store) -> None:
     write(store, [rec("1")], T0)
-    with holding_write_lock(store.path, 2), pytest.raises(StoreError, match="locked by another"):
-        query(store.path, "SELECT 1", wait_s=0.3)
+    with holding_write_lock(store.path), pytest.raises(StoreError, match="locked by another"):
+        query(store.path, "SELECT 1", wait_s=0.1)
 
 
-def test_writer_waits_for_a_busy_reader_or_writer(store: Store) -> None:
+def test_writer_waits_for_a_busy_reader_or_writer(store: Store, refused: threading.Event) -> None:
     write(store, [rec("1")], T0)
-    with holding_write_lock(store.path, 0.8):
-        write(store, [rec("2")], T0 + H)  # waits for the lock, then lands
+    with holding_write_lock(store.path) as release, ThreadPoolExecutor(1) as pool:
+        landed = pool.submit(write, store, [rec("2")], T0 + H)
+        assert refused.wait(60), "the writer never met the other writer's lock"
+        assert not landed.done()  # still waiting, not failed
+        release()
+        landed.result(timeout=60)  # then it lands
     assert [r[3] for r in rows(store)] == [1.0, 2.0]
 
 
 def test_writer_gives_up_with_a_clear_message(tmp_path: Path) -> None:
-    store = Store(tmp_path / "prices.duckdb", lock_wait_s=0.3)
+    store = Store(tmp_path / "prices.duckdb", lock_wait_s=0.1)
     write(store, [rec("1")], T0)
-    with holding_write_lock(store.path, 2), pytest.raises(StoreError, match="locked by another"):
+    with holding_write_lock(store.path), pytest.raises(StoreError, match="locked by another"):
         write(store, [rec("2")], T0 + H)
 
 

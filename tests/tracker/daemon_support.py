@@ -3,6 +3,11 @@
 `replayed(tmp_path, ...)` starts a replay server per bundled demo recording and writes a
 config.toml pointing the collectors at them; `DaemonProcess` runs the daemon on it and
 collects its log lines (stderr) as they come.
+
+Nothing here waits a fixed time: a test waits for a log line, a request reaching a server or
+a state in the store, with a generous deadline that only a broken daemon reaches. `hold` keeps
+a provider's answers back until the test lets them go, so "a signal while a collection is in
+flight" is a fact, not a guess about how long a delay lasts on a busy machine.
 """
 
 from __future__ import annotations
@@ -63,7 +68,36 @@ def replayed(
             document.setdefault(key, {}).update(value)
         config_path = tmp_path / "config.toml"
         config_path.write_text(tomli_w.dumps(document), encoding="utf-8")
-        yield Replayed(config_path, store, env, servers)
+        try:
+            yield Replayed(config_path, store, env, servers)
+        finally:  # answers still held back go out, so no server thread waits forever
+            for server in servers.values():
+                for exchange in server.exchanges:
+                    if exchange.hold is not None:
+                        exchange.hold.set()
+
+
+def hold(setup: Replayed, provider: str) -> threading.Event:
+    """From now on `provider`'s server keeps every answer until the returned event is set."""
+    release = threading.Event()
+    for exchange in setup.servers[provider].exchanges:
+        exchange.hold = release
+    return release
+
+
+def wait_until(test: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    """Wait for a state (a file, a request, a row); the deadline is only a safety net."""
+    deadline = time.monotonic() + timeout
+    while not test():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.02)
+
+
+def wait_for_request(setup: Replayed, provider: str) -> None:
+    """Until `provider`'s server has been asked something (its collection is in flight)."""
+    server = setup.servers[provider]
+    wait_until(lambda: bool(server.requests), f"a request to the {provider} server")
 
 
 def gpu_tracker(config: Path, *args: str, env: dict[str, str] | None = None) -> list[str]:
@@ -108,14 +142,24 @@ class DaemonProcess:
     def count(self, needle: str) -> int:
         return sum(needle in line for line in list(self.lines))
 
-    def stop(self, sig: int, timeout: float = 30.0, *, group: bool = False) -> int:
+    def said(self, needle: str) -> bool:
+        return self.count(needle) > 0
+
+    def signal(self, sig: int, *, group: bool = False) -> None:
         if group:
             os.killpg(self.proc.pid, sig)
         else:
             self.proc.send_signal(sig)
+
+    def wait(self, timeout: float = 60.0) -> int:
+        """The exit status; and every line it wrote is in `lines`."""
         code = self.proc.wait(timeout)
-        self._reader.join(5)
+        self._reader.join(30)
         return code
+
+    def stop(self, sig: int, timeout: float = 60.0, *, group: bool = False) -> int:
+        self.signal(sig, group=group)
+        return self.wait(timeout)
 
     def __enter__(self) -> DaemonProcess:
         return self

@@ -32,7 +32,11 @@ minutes before now: two alerts, four rows.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
+import io
+import shutil
+import tempfile
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -93,8 +97,29 @@ def _tencent(price: str) -> list[PriceRecord]:
     ]  # fmt: skip
 
 
+# Built stores by (now, fx), with what their alert runs printed: written once per test
+# process through the real store and alert runs (about a second each), then copied.
+_BUILT: dict[tuple[datetime, bool], tuple[Path, str]] = {}
+
+
 def scenario(path: Path, now: datetime = NOW, *, fx: bool = True) -> Bench:
-    """Write the table above into a new store at `path`, `now` being the review's now."""
+    """The table above as a new store at `path`, `now` being the review's now. The first call
+    for a (`now`, `fx`) writes it; later ones copy that file (the tests only read it or add
+    to their own copy)."""
+    if (now, fx) not in _BUILT:
+        folder = Path(tempfile.mkdtemp(prefix="review-scenario-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        built = _build(folder / "prices.duckdb", now, fx=fx)
+        _BUILT[now, fx] = (built.path, built.console.getvalue())
+    master, printed = _BUILT[now, fx]
+    shutil.copyfile(master, path)
+    wal = Path(f"{master}.wal")  # none once every connection closed; copied if there is one
+    if wal.exists():
+        shutil.copyfile(wal, f"{path}.wal")
+    return Bench(path, fx=[CNY] if fx else [], console=io.StringIO(printed))
+
+
+def _build(path: Path, now: datetime, *, fx: bool) -> Bench:
     bench = Bench(path, fx=[CNY] if fx else [])
     old, mid, new = look_back(now, Since(6, "mo")) - 60 * MIN, look_back(now, Since(4, "mo")), now
     for at, od, spot, p5, p5_3y, a100 in (

@@ -1,20 +1,30 @@
 """`gpu-tracker daemon` as a real process against loopback replays of every provider API:
 several short cycles while another process queries the store, JSON logs, a second daemon
-refused, SIGTERM during a collection (finished, or abandoned whole), kill -9 then restart."""
+refused, SIGTERM during a collection (finished, or abandoned whole), kill -9 then restart.
+
+Real processes for tens of seconds: marked `daemon`, left out of the default run."""
 
 from __future__ import annotations
 
 import json
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import duckdb
+import pytest
 
-from tests.tracker.daemon_support import DaemonProcess, Replayed, gpu_tracker, replayed
+from tests.tracker.daemon_support import (
+    DaemonProcess,
+    Replayed,
+    gpu_tracker,
+    hold,
+    replayed,
+    wait_for_request,
+)
 from tracker.replay import Exchange
 
+pytestmark = pytest.mark.daemon
 PROVIDERS = 7
 # The same offer twice in the current view would be a duplicate; so would two intervals of one
 # offer overlapping in time.
@@ -61,13 +71,12 @@ def test_cycles_while_another_process_queries(tmp_path: Path) -> None:
     # to time the machine rather than the store.
     with replayed(tmp_path, interval="3s") as setup, DaemonProcess(setup) as daemon:
         daemon.wait_for(lambda lines: _oks(lines) >= PROVIDERS)
-        slowest = 0.0
         answers = 0
-        # Query as fast as we can over the next cycles: each answer within a few seconds.
+        # Query as fast as we can over the next cycles. Each must get in between the daemon's
+        # writes: a reader gives up (exit 1, "locked by another process") when the store stays
+        # locked for its whole lock wait, so no stopwatch is needed here.
         while _oks(daemon.lines) < 3 * PROVIDERS:
-            started = time.monotonic()
             result = _sql(setup, "SELECT count(*) AS n FROM latest_prices")
-            slowest = max(slowest, time.monotonic() - started)
             assert result.returncode == 0, result.stderr
             assert json.loads(result.stdout)[0]["n"] > 300
             answers += 1
@@ -79,7 +88,6 @@ def test_cycles_while_another_process_queries(tmp_path: Path) -> None:
         )
         assert daemon.stop(signal.SIGTERM) == 0
     assert answers >= 3
-    assert slowest < 5.0
     document = json.loads(status.stdout)
     assert document["daemon"]["running"] is True
     rows = {row["provider"]: row for row in document["providers"]}
@@ -123,19 +131,17 @@ def test_a_second_daemon_on_the_same_store_is_refused(tmp_path: Path) -> None:
         assert first.stop(signal.SIGTERM) == 0
 
 
-def _slow(setup: Replayed, provider: str, seconds: float) -> None:
-    """Every answer of `provider`'s server now takes `seconds`."""
-    for exchange in setup.servers[provider].exchanges:
-        exchange.delay = seconds
-
-
 def test_sigterm_mid_collection_lets_it_finish_within_the_grace(tmp_path: Path) -> None:
-    with replayed(tmp_path, names=("lambdalabs",), interval="1h") as setup:
-        _slow(setup, "lambdalabs", 1.5)
+    # A grace no busy machine outlasts: what is tested is that the daemon waits, not how fast.
+    extra = {"daemon": {"shutdown_grace": "60s"}}
+    with replayed(tmp_path, names=("lambdalabs",), interval="1h", extra=extra) as setup:
+        release = hold(setup, "lambdalabs")
         with DaemonProcess(setup) as daemon:
-            daemon.wait_for(lambda lines: any("daemon started" in line for line in lines))
-            time.sleep(0.5)  # inside the slow answer
-            assert daemon.stop(signal.SIGTERM) == 0
+            wait_for_request(setup, "lambdalabs")  # the collection is in flight
+            daemon.signal(signal.SIGTERM)
+            daemon.wait_for(lambda lines: any("SIGTERM received" in line for line in lines))
+            release.set()  # the API answers only now, while the daemon is stopping
+            assert daemon.wait() == 0
     assert daemon.count("lambdalabs ok: 24 records") == 1
     assert _read(setup.store, "SELECT count(*) FROM latest_prices")[0][0] == 24
 
@@ -143,12 +149,12 @@ def test_sigterm_mid_collection_lets_it_finish_within_the_grace(tmp_path: Path) 
 def test_sigterm_abandons_a_collection_that_outlasts_the_grace_whole(tmp_path: Path) -> None:
     extra = {"daemon": {"shutdown_grace": "1s"}}
     with replayed(tmp_path, names=("lambdalabs", "azure"), interval="1h", extra=extra) as setup:
-        _slow(setup, "lambdalabs", 8)
+        hold(setup, "lambdalabs")  # Lambda's API never answers while the daemon runs
         with DaemonProcess(setup) as daemon:
-            daemon.wait_for(lambda lines: _oks(lines) >= 1)  # azure stored, lambda in flight
-            started = time.monotonic()
+            daemon.wait_for(lambda lines: _oks(lines) >= 1)  # azure stored
+            wait_for_request(setup, "lambdalabs")  # lambda in flight
+            # It exits while the answer is still held back: it did not wait for it.
             assert daemon.stop(signal.SIGTERM) == 0
-            assert time.monotonic() - started < 6  # did not wait out the slow answer
     assert "abandoned in flight after 1 s: lambdalabs" in daemon.text()
     runs = _read(setup.store, "SELECT provider, status FROM collection_runs")
     assert runs == [("azure", "ok")]  # no lambdalabs run, not even a failed one
@@ -163,7 +169,7 @@ def test_kill_9_then_restart_loses_nothing_and_duplicates_nothing(tmp_path: Path
         daemon.proc.kill()
         daemon.proc.wait(10)
         # Its collector children die with it: the log pipe they share closes at once.
-        daemon._reader.join(5)
+        daemon._reader.join(60)  # a safety net: a child left alive would hold the pipe for ever
         assert not daemon._reader.is_alive()
         (ok_runs,) = _read(setup.store, "SELECT count(*) FROM collection_runs WHERE status = 'ok'")[
             0

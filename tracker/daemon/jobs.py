@@ -152,6 +152,7 @@ class ProviderJob:
                 return
             self.shared.ran.add(name)
             backoff = self._backoff(outcome)
+            self.shared.publish()  # the next run as decided now (backed off or not)
             alerts = self.shared.alerts()
             self._metrics(outcome)
             self._log(outcome, backoff, alerts)
@@ -213,6 +214,8 @@ class ProviderJob:
             "failures": entry.failures,
             "interval_s": entry.current_interval_s,
         }
+        if entry.next_run is not None:
+            fields["next_run"] = entry.next_run.isoformat()
         if outcome.status == "ok":
             text = (
                 f"{outcome.provider} ok: {outcome.records} records, "

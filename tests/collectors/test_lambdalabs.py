@@ -23,14 +23,24 @@ from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.lambdalabs import LambdaCollector
 from tracker.replay import Exchange, Recording, ReplayServer
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "lambdalabs"
+# The one recording, the demo's and these tests'; the trap entries and errors are kept apart.
 DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "lambdalabs"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "lambdalabs"
 URL = "https://cloud.lambda.ai/api/v1/instance-types"
 KEY = "lambda-test-key"
 
 
-def answer(folder: Path = FIXTURES, **json_kwargs: Any) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads((folder / "instance-types.json").read_text(), **json_kwargs)
+def recorded() -> dict[str, Any]:
+    """The answer as recorded (and replayed by the demo)."""
+    body: dict[str, Any] = json.loads((DEMO / "instance-types.json").read_text())
+    return body
+
+
+def answer() -> dict[str, Any]:
+    """The recorded answer with the trap entries of tests/fixtures/lambdalabs/traps.json laid
+    over it (an unknown GPU, a type the GPU table lacks, a price as a string)."""
+    body = recorded()
+    body["data"].update(json.loads((FIXTURES / "traps.json").read_text())["data"])
     return body
 
 
@@ -165,20 +175,31 @@ def test_every_offer_and_price(observed_at: datetime) -> None:
     """The whole result: sold-out, CPU, unknown and unreadable entries are absent."""
     result = parse(answer(), observed_at)
     prices = {key: r.price_per_hour for key, r in by_offer(result).items()}
+    # cents / 100, one record per region with capacity (tracker/demo_data/lambdalabs/README.md)
     assert prices == {
         ("gpu_8x_h100_sxm5", "us-east-3"): Decimal("31.92"),
         ("gpu_8x_h100_sxm5", "us-south-2"): Decimal("31.92"),
+        ("gpu_8x_h100_sxm5", "us-west-1"): Decimal("31.92"),
+        ("gpu_2x_h100_sxm5", "us-south-2"): Decimal("8.38"),
+        ("gpu_2x_h100_sxm5", "us-west-3"): Decimal("8.38"),
+        ("gpu_1x_h100_sxm5", "us-east-3"): Decimal("4.29"),
         ("gpu_1x_h100_pcie", "us-west-3"): Decimal("3.29"),
+        ("gpu_1x_h100_pcie", "us-south-1"): Decimal("3.29"),
         ("gpu_8x_b200_sxm6", "us-south-2"): Decimal("53.52"),  # 6.69 per GPU
         ("gpu_4x_b200_sxm6", "us-south-2"): Decimal("26.76"),
+        ("gpu_1x_b200_sxm6", "us-east-3"): Decimal("6.99"),
         ("gpu_1x_gh200", "us-east-3"): Decimal("2.29"),
         ("gpu_1x_gh200", "us-west-1"): Decimal("2.29"),
+        ("gpu_1x_gh200", "us-south-1"): Decimal("2.29"),
         ("gpu_8x_a100_80gb_sxm4", "us-midwest-1"): Decimal("22.32"),  # 2.79 per GPU
+        ("gpu_8x_a100_80gb_sxm4", "us-east-1"): Decimal("22.32"),
         ("gpu_1x_a100_sxm4", "us-east-1"): Decimal("1.99"),
         ("gpu_1x_a100_sxm4", "us-west-2"): Decimal("1.99"),
         ("gpu_1x_a10", "us-east-1"): Decimal("1.29"),
         ("gpu_1x_a10", "us-west-1"): Decimal("1.29"),
+        ("gpu_1x_a10", "us-west-2"): Decimal("1.29"),
         ("gpu_1x_a6000", "us-west-1"): Decimal("1.09"),
+        ("gpu_2x_a6000", "us-west-1"): Decimal("2.18"),
         ("gpu_8x_v100", "us-south-1"): Decimal("6.32"),
     }
     assert {r.price_per_hour.as_tuple().exponent for r in result.records} == {-6}
@@ -203,12 +224,12 @@ def test_sold_out_types_are_logged_not_skipped(
     with caplog.at_level(logging.INFO, logger="collectors.lambdalabs"):
         result = parse(answer(), observed_at)
     types = {r.instance_type for r in result.records}
-    assert "gpu_1x_h100_sxm5" not in types and "gpu_1x_rtx6000" not in types
+    assert not {"gpu_1x_rtx6000", "gpu_2x_b200_sxm6", "gpu_8x_a100"} & types
     messages = [(r.levelno, r.getMessage()) for r in caplog.records]
     assert (
         logging.INFO,
-        "lambdalabs: 2 instance types sold out in every asked region, no record: "
-        "gpu_1x_h100_sxm5, gpu_1x_rtx6000",
+        "lambdalabs: 3 instance types sold out in every asked region, no record: "
+        "gpu_1x_rtx6000, gpu_2x_b200_sxm6, gpu_8x_a100",
     ) in messages
     assert [m for level, m in messages if level == logging.WARNING] == [
         "lambdalabs: gpu_4x_h100_sxm5 skipped: price_cents_per_hour is '1636'",
@@ -221,8 +242,19 @@ def test_sold_out_types_are_logged_not_skipped(
 @pytest.mark.parametrize(
     ("regions", "expected"),
     [
-        (("us-east-3",), {("gpu_8x_h100_sxm5", "us-east-3"), ("gpu_1x_gh200", "us-east-3")}),
-        (("us-west-3", "eu-central-1"), {("gpu_1x_h100_pcie", "us-west-3")}),
+        (
+            ("us-east-3",),
+            {
+                ("gpu_8x_h100_sxm5", "us-east-3"),
+                ("gpu_1x_h100_sxm5", "us-east-3"),
+                ("gpu_1x_b200_sxm6", "us-east-3"),
+                ("gpu_1x_gh200", "us-east-3"),
+            },
+        ),
+        (
+            ("us-west-3", "eu-central-1"),
+            {("gpu_1x_h100_pcie", "us-west-3"), ("gpu_2x_h100_sxm5", "us-west-3")},
+        ),
     ],
 )
 def test_configured_regions_restrict(
@@ -237,8 +269,9 @@ def test_a_type_without_capacity_in_the_asked_regions_counts_as_sold_out(
     with caplog.at_level(logging.INFO, logger="collectors.lambdalabs"):
         result = parse(answer(), observed_at, regions=("us-west-3",))
     assert result.skipped_rows == 1
-    # 12 GPU types placed, one of them (gpu_1x_h100_pcie) with capacity in us-west-3
-    assert "11 instance types sold out in every asked region" in caplog.text
+    # 17 GPU types placed, two of them (gpu_1x_h100_pcie, gpu_2x_h100_sxm5) with capacity in
+    # us-west-3
+    assert "15 instance types sold out in every asked region" in caplog.text
 
 
 @pytest.mark.parametrize("cents", [129.0, Decimal("129"), Decimal("129.00")])
@@ -384,7 +417,7 @@ def test_fetch_sends_the_key_and_returns_the_answer(rsps: responses.RequestsMock
     request = rsps.calls[0].request
     assert request.headers["Authorization"] == f"Bearer {KEY}"
     assert request.headers["User-Agent"].startswith("gpu-price-tracker/")
-    assert progress == [(1, 15)]
+    assert progress == [(1, 20)]  # 18 recorded entries and 2 trap entries
 
 
 def test_fetch_uses_the_configured_endpoint(rsps: responses.RequestsMock) -> None:
@@ -489,16 +522,22 @@ def test_replay_retry_after_is_honoured(serve: Callable[..., ReplayServer]) -> N
 def test_replay_fixture_fetch_then_parse(
     replay: Callable[..., ReplayServer], observed_at: datetime
 ) -> None:
-    server = replay(FIXTURES)
-    lam = collector(endpoint=server.url)
+    server = replay(DEMO)
+    lam = collector(endpoint=server.url, credentials={"api_key": "demo"})
     fetched = lam.parse(lam.fetch(), observed_at=observed_at)
     assert server.unmatched == []
-    assert fetched.records == parse(answer(), observed_at).records
-    assert len(fetched.records) == 14
+    assert fetched.records == parse(recorded(), observed_at).records
+    assert len(fetched.records) == 24
 
 
-def test_replay_wrong_key(replay: Callable[..., ReplayServer]) -> None:
-    server = replay(FIXTURES)
+def test_replay_wrong_key(replay: Callable[..., ReplayServer], tmp_path: Path) -> None:
+    refused = {
+        "match": {"method": "GET", "path": "/api/v1/instance-types"},
+        "status": 401,
+        "body_file": str(FIXTURES / "error-401.json"),
+    }
+    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [refused]}))
+    server = replay(DEMO, tmp_path)  # the recording answers its own key only
     with pytest.raises(FetchError, match=r"HTTP 401 \(check the API key in LAMBDA_API_KEY"):
         collector(endpoint=server.url, credentials={"api_key": "stale"}).fetch()
 

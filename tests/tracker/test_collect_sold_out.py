@@ -13,13 +13,14 @@ from storage.query import query
 from tracker import pipeline
 from tracker.config import from_dict
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "lambdalabs"
-ENV = {"LAMBDA_API_KEY": "lambda-test-key"}
+# Lambda's one recording (the demo's too), served for its stand-in key.
+RECORDING = Path(__file__).parents[2] / "tracker" / "demo_data" / "lambdalabs"
+ENV = {"LAMBDA_API_KEY": "demo"}
 
 
 def recording(tmp_path: Path, name: str, change: Any) -> Path:
     folder = tmp_path / name
-    shutil.copytree(FIXTURES, folder)
+    shutil.copytree(RECORDING, folder)
     body = json.loads((folder / "instance-types.json").read_text())
     change(body["data"])
     (folder / "instance-types.json").write_text(json.dumps(body))
@@ -42,7 +43,7 @@ def collect(replay: Any, folder: Path, store: Path) -> pipeline.Outcome:
 
 def test_sold_out_everywhere_closes_the_intervals(replay: Any, tmp_path: Path) -> None:
     store = tmp_path / "prices.duckdb"
-    first = collect(replay, FIXTURES, store)
+    first = collect(replay, RECORDING, store)
     assert first.status == "ok" and first.records > 0
     sold_out = collect(replay, recording(tmp_path, "sold-out", sell_nothing), store)
     assert (sold_out.status, sold_out.records, sold_out.changed) == ("ok", 0, first.records)
@@ -53,14 +54,14 @@ def test_sold_out_everywhere_closes_the_intervals(replay: Any, tmp_path: Path) -
 
 def test_an_answer_with_no_gpu_offer_at_all_still_fails(replay: Any, tmp_path: Path) -> None:
     store = tmp_path / "prices.duckdb"
-    first = collect(replay, FIXTURES, store)
+    first = collect(replay, RECORDING, store)
     empty = collect(replay, recording(tmp_path, "empty", lambda data: data.clear()), store)
     assert empty.status == "failed" and "no GPU price" in str(empty.error)
     assert query(store, "SELECT count(*) FROM latest_prices").rows == [(first.records,)]
 
 
 def test_a_regions_typo_is_not_taken_for_a_sell_out(replay: Any, tmp_path: Path) -> None:
-    server = replay(FIXTURES)
+    server = replay(RECORDING)
     providers: dict[str, Any] = {n: {"enabled": False} for n in REGISTRY}
     providers["lambdalabs"] = {"endpoint": server.url, "timeout": 2, "regions": ["us-east1"]}
     store = tmp_path / "prices.duckdb"
@@ -74,14 +75,14 @@ def test_an_unreadable_row_leaves_its_offers_stale_not_withdrawn(
     replay: Any, tmp_path: Path
 ) -> None:
     store = tmp_path / "prices.duckdb"
-    first = collect(replay, FIXTURES, store)
+    first = collect(replay, RECORDING, store)
     assert first.status == "ok"
 
     def garble(data: dict[str, Any]) -> None:  # the price arrives as text once
         data["gpu_8x_h100_sxm5"]["instance_type"]["price_cents_per_hour"] = "3192"
 
     second = collect(replay, recording(tmp_path, "garbled", garble), store)
-    assert second.status == "ok" and second.skipped_rows == 2  # the fixture garbles one too
+    assert second.status == "ok" and second.skipped_rows == 1
     h100 = query(
         store,
         "SELECT count(*), bool_and(stale) FROM latest_prices"

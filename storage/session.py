@@ -13,6 +13,9 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
+from collectors.common import StoreError
 from storage.connection import LOCK_WAIT_S, connect
 from storage.migrations import migrate
 
@@ -29,5 +32,8 @@ def session(
         lock if lock is not None else nullcontext(),
         connect(path, read_only=False, wait_s=wait_s) as con,
     ):
-        migrate(con)
+        try:
+            migrate(con)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot bring the store {path} up to date: {exc}") from exc
         yield con

@@ -77,3 +77,11 @@ def test_an_unreadable_history_is_a_store_error(tmp_path: Path) -> None:
         runs.history(path)
     with pytest.raises(StoreError, match="cannot read collection_runs"):
         runs.latest(path)
+
+
+def test_a_store_that_cannot_be_migrated_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "p.duckdb"
+    with connect(path, read_only=False) as con:
+        con.execute("CREATE TABLE runs (x INTEGER)")  # not ours: migration 1 cannot create it
+    with pytest.raises(StoreError, match="cannot bring the store .* up to date"):
+        runs.history(path)

@@ -244,7 +244,8 @@ def _pct(offer: dict[str, Any] | None) -> str:
 
 
 def _signed(value: float | None, unit: str) -> str:
-    return DASH if value is None else f"{value:+.1f}{unit}"
+    # A move too small to show is +0.0, not -0.0.
+    return DASH if value is None else f"{round(value, 1) + 0.0:+.1f}{unit}"
 
 
 def _day(iso: str) -> str:

@@ -158,3 +158,12 @@ def test_alerts_name_the_channels_that_accepted_them_and_the_others_apart(
     assert digest.alert_lines({**facts, "alerts": [alone]})[1].startswith(
         "  cheap-a100-spot: 3x, not delivered: slack (3 pending), last "
     )
+
+
+def test_a_move_too_small_to_show_is_plus_zero(many_models: dict[str, Any]) -> None:
+    # -0.04 % rounds to 0.0 at one decimal: shown as +0.0 %, never -0.0 %.
+    model = many_models["models"][0]
+    (on_demand,) = model["kinds"]
+    moved = {**on_demand, "then": on_demand["now"], "same_offer": True, "move_pct": -0.04}
+    assert digest.rows({**model, "kinds": [moved]})[0][3] == "+0.0%"
+    assert digest.rows({**model, "kinds": [{**moved, "move_pct": -0.06}]})[0][3] == "-0.1%"

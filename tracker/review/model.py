@@ -95,7 +95,7 @@ class Move:
     def points(self) -> float | None:
         if self.now is None or self.then is None or not self.same_offer:
             return None
-        return round((self.now.discount_pct or 0) - (self.then.discount_pct or 0), 2)
+        return round((self.now.discount_pct or 0) - (self.then.discount_pct or 0), 2) + 0.0
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ def models(
 def _pct(before: Offer | None, after: Offer | None) -> float | None:
     if before is None or after is None or not before.price_usd or after.price_usd is None:
         return None
-    return round(100 * after.price_usd / before.price_usd - 100, 2)
+    return round(100 * after.price_usd / before.price_usd - 100, 2) + 0.0  # never -0.0
 
 
 def _kind_dict(move: Move) -> dict[str, Any]:

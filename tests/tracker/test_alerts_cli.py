@@ -17,6 +17,7 @@ import pytest
 import responses
 from click.testing import CliRunner
 
+from alerts import slack
 from storage.query import query
 from tests.alerts.smtp_server import Inbox, smtp_server
 from tests.alerts.support import Bench, offer
@@ -196,6 +197,14 @@ def test_list_shows_rules_channels_and_events_but_never_the_secret(
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     monkeypatch.setenv("SLACK_WEBHOOK_URL", f"http://127.0.0.1:{port}/services/T/B/{SECRET}")
+    # Every retry still made, without the seconds of backoff between them (test_slack.py
+    # tests the backoff): this test is about what `list` shows.
+    session = slack.webhook_session
+    monkeypatch.setattr(
+        slack,
+        "webhook_session",
+        lambda *, max_retries, backoff_factor: session(max_retries=max_retries, backoff_factor=0),
+    )
     config = setup(tmp_path)
     checked = invoke(config, "-v", "alerts", "check")
     assert checked.exit_code == 1

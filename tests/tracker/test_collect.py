@@ -127,7 +127,8 @@ def test_a_failed_run_keeps_the_history_it_had(replay: Any, tmp_path: Path) -> N
     store = tmp_path / "prices.duckdb"
     before = query(store, "SELECT * FROM prices ORDER BY ALL").rows
 
-    broken = replay(broken_recording(tmp_path, "azure", "page2.json", status=503))
+    # A 400 fails at once (a 5xx would be retried with backoff first: seconds, same outcome).
+    broken = replay(broken_recording(tmp_path, "azure", "page2.json", status=400))
     config = write_config(tmp_path, None, broken.url + "/api/retail/prices")
     result = collect(config)
     assert result.exit_code == 1
@@ -197,7 +198,7 @@ def test_collect_rejects_an_unknown_provider(tmp_path: Path) -> None:
     config = write_config(tmp_path, None, None)
     result = collect(config, "--provider", "oracle")
     assert result.exit_code == 2
-    assert "--provider oracle: unknown provider" in result.output
+    assert "unknown provider 'oracle' (accepted: alibaba, aws," in result.output
     assert not (tmp_path / "prices.duckdb").exists()
 
 
@@ -291,14 +292,14 @@ def test_progress_display_on_a_terminal(replay: Any, tmp_path: Path) -> None:
 
     from rich.console import Console
 
-    from tracker import cli as cli_mod
     from tracker import config as config_mod
+    from tracker.cli.collecting import run_collection
 
     azure = replay(FIXTURES / "azure")
     config = config_mod.load(write_config(tmp_path, None, azure.url + "/api/retail/prices"))
     screen = io.StringIO()
     console = Console(file=screen, force_terminal=True, width=120)
-    outcomes = cli_mod._run_collection(console, config, (), {})
+    outcomes = run_collection(console, config, (), {})
     assert [o.status for o in outcomes] == ["ok"]
     text = screen.getvalue()
     assert "azure ok" in text and "2 pages, 20 items" in text

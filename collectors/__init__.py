@@ -25,6 +25,8 @@ class ProviderInfo:
     # Credentials passed on when set, but not required (the SDK has its own chain).
     optional_credential_env: dict[str, str] = field(default_factory=dict)
     default_interval: str = "1h"
+    # Other names people type for the provider (any case); the one name stays the stored one.
+    aliases: tuple[str, ...] = ()
 
 
 # One name per provider, used everywhere: module, registry key, config section, fixtures folder
@@ -76,15 +78,35 @@ REGISTRY: dict[str, ProviderInfo] = {
     "lambdalabs": ProviderInfo(
         "collectors.lambdalabs:LambdaCollector",
         credential_env={"api_key": "LAMBDA_API_KEY"},
+        aliases=("lambda",),
         # Prices rarely move, but capacity (which regions can launch a type) does.
         default_interval="30m",
     ),
     "paperspace": ProviderInfo(
         "collectors.paperspace:PaperspaceCollector",
         credential_env={"token": "DIGITALOCEAN_TOKEN"},
+        # Paperspace GPU machines are sold as DigitalOcean GPU Droplets.
+        aliases=("digitalocean",),
         default_interval="6h",
     ),
 }
+
+
+def provider_name(typed: str) -> str | None:
+    """The one name of the provider a person typed (any case, or an alias); None if unknown."""
+    wanted = typed.strip().lower()
+    for name, info in REGISTRY.items():
+        if wanted == name or wanted in info.aliases:
+            return name
+    return None
+
+
+def provider_names() -> str:
+    """Every accepted provider name, aliases in brackets: for messages refusing one."""
+    return ", ".join(
+        name + (f" ({', '.join(info.aliases)})" if info.aliases else "")
+        for name, info in sorted(REGISTRY.items())
+    )
 
 
 def collector_class(name: str) -> type[Collector]:

@@ -6,10 +6,14 @@ backs off exponentially on 5xx, so collectors only build a session here and call
 
 from __future__ import annotations
 
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.connectionpool import ConnectionPool
+from urllib3.exceptions import MaxRetryError
+from urllib3.response import BaseHTTPResponse
 from urllib3.util.retry import Retry
 
 from collectors.common import FetchError
@@ -28,6 +32,22 @@ class _CappedRetry(Retry):
     def get_retry_after(self, response: Any) -> float | None:
         value = super().get_retry_after(response)
         return None if value is None else min(value, MAX_RETRY_AFTER_S)
+
+    def increment(
+        self,
+        method: str | None = None,
+        url: str | None = None,
+        response: BaseHTTPResponse | None = None,
+        error: Exception | None = None,
+        _pool: ConnectionPool | None = None,
+        _stacktrace: TracebackType | None = None,
+    ) -> Self:
+        try:
+            return super().increment(method, url, response, error, _pool, _stacktrace)
+        except MaxRetryError as exc:
+            # How many tries it took, for the run summary's one line about a provider.
+            exc.tries = len(self.history) + 1  # type: ignore[attr-defined]
+            raise
 
 
 def make_session(

@@ -11,7 +11,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -35,6 +35,8 @@ from tracker.daemon.settings import (
 
 DEFAULT_CONFIG = Path("config.toml")
 DEFAULT_STORE = "prices.duckdb"
+# The store a command uses when neither --db nor [storage] path says (CONTRACT.md, revision 2).
+STORE_ENV = "GPU_TRACKER_DB"
 _TOP_KEYS = {"storage", "providers", "alerts", "fx", "daemon", "review", "metrics"}
 _STORAGE_KEYS = {"path"}
 _COMMON_KEYS = {"enabled", "endpoint", "regions", "interval", "timeout"}
@@ -92,8 +94,23 @@ class Config:
         return [p for p in self.providers.values() if p.enabled]
 
 
-def load(path: Path | str | None = None) -> Config:
-    """Load `path`, or ./config.toml when it exists, else the built-in defaults."""
+def load(
+    path: Path | str | None = None,
+    *,
+    store: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Config:
+    """Load `path`, or ./config.toml when it exists, else the built-in defaults.
+
+    The store is `store` (--db) when given, else $GPU_TRACKER_DB when set, else the file's
+    [storage] path, else prices.duckdb: the command line beats the environment beats the file.
+    """
+    config = _read(path)
+    chosen = store or (os.environ if env is None else env).get(STORE_ENV)
+    return replace(config, store_path=Path(chosen)) if chosen else config
+
+
+def _read(path: Path | str | None) -> Config:
     if path is None:
         path = DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else None
     if path is None:

@@ -21,6 +21,7 @@ from collectors.common import CollectorError, MissingCredentials, StoreError
 from storage.store import Store
 from tracker.config import Config, ProviderConfig
 from tracker.daemon.isolation import Abandoned, Fetched
+from tracker.failure import one_line
 
 # Fetches and parses one provider: (name, settings with credentials, observed_at).
 Fetcher = Callable[[str, ProviderSettings, datetime], Fetched]
@@ -38,7 +39,8 @@ class Outcome:
     changed: int = 0
     pages: int = 0
     seconds: float = 0.0
-    error: str | None = None
+    error: str | None = None  # one readable line
+    detail: str | None = None  # the whole error, where the line shortens it (-v, the store)
     unknown_instance_types: set[str] = field(default_factory=set)
     skipped_rows: int = 0
 
@@ -110,7 +112,10 @@ def _collect_one(
     except MissingCredentials as exc:
         outcome.status, outcome.error = "skipped", str(exc)
     except (CollectorError, StoreError) as exc:
-        outcome.status, outcome.error = "failed", str(exc)
+        outcome.status, outcome.error = "failed", one_line(provider.name, exc) or str(exc)
+        if outcome.error != str(exc):
+            outcome.detail = str(exc)
+            log.info("%s failed: %s", provider.name, exc)
     except Exception as exc:  # a bug in one collector must not stop the others
         log.exception("%s: unexpected error", provider.name)
         outcome.status, outcome.error = "failed", f"{provider.name}: {type(exc).__name__}: {exc}"
@@ -204,7 +209,7 @@ def _record_unsuccessful(
                 outcome.provider,
                 outcome.status,
                 started_at=started_at,
-                error=outcome.error,
+                error=outcome.detail or outcome.error,
                 interval_seconds=interval,
             )
     except StoreError as exc:

@@ -7,27 +7,29 @@ channels are described by the variable that holds their secret, not by its value
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from alerts import AlertReport, ChannelError, Rule
-from alerts.message import number
-from alerts.settings import AlertSettings
 from collectors.common import ConfigError, StoreError, duration_words
-from storage.query import query
-from tracker import alerting
 from tracker import config as config_mod
+from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail
 from tracker.cli.common import load_config as _config
+from tracker.cli.common import say as _say
+
+if TYPE_CHECKING:  # the alerts machinery is imported by these commands when they run
+    from alerts import AlertReport, Rule
+    from alerts.settings import AlertSettings
 
 _EVENTS = """
 SELECT fired_at, rule, subject, channel, status, attempts, detail, last_error
 FROM alert_events ORDER BY fired_at DESC, event_id DESC LIMIT ?
 """
+_EVENT_COUNT = "SELECT count(*) FROM alert_events"
 
 
 @click.group()
@@ -42,12 +44,14 @@ def alerts() -> None:
 @click.pass_context
 def check(ctx: click.Context, dry_run: bool) -> None:
     """Evaluate the alert rules over the store now and deliver what is due."""
+    from tracker import alerting
+
     config = _config(ctx)
     try:
         report = alerting.check(config, config_mod.environment(), sys.stdout, dry_run=dry_run)
     except StoreError as exc:
         fail(ctx, str(exc), EXIT_FAILED)
-    print_report(ctx.obj["err"], report)
+    print_report(common.err(ctx), report)
     sys.exit(0 if report.ok else EXIT_FAILED)
 
 
@@ -61,6 +65,9 @@ def check(ctx: click.Context, dry_run: bool) -> None:
 @click.pass_context
 def test_message(ctx: click.Context, channel: str) -> None:
     """Send a test message through one channel."""
+    from alerts import ChannelError
+    from tracker import alerting
+
     config = _config(ctx)
     try:
         alerting.send_test(config, config_mod.environment(), channel, sys.stdout)
@@ -68,7 +75,7 @@ def test_message(ctx: click.Context, channel: str) -> None:
         fail(ctx, str(exc), EXIT_USAGE)
     except ChannelError as exc:
         fail(ctx, str(exc), EXIT_FAILED)
-    _say(ctx.obj["err"], f"test message sent through {channel}")
+    _say(common.err(ctx), f"test message sent through {channel}")
 
 
 @alerts.command("list")
@@ -77,37 +84,44 @@ def test_message(ctx: click.Context, channel: str) -> None:
 @click.pass_context
 def list_rules(ctx: click.Context, limit: int) -> None:
     """Show the configured rules and channels, and the most recent alerts."""
+    from storage.query import query
+
     config = _config(ctx)
-    out: Console = ctx.obj["out"]
+    out = common.out(ctx)
     out.print(rules_table(config.alerts))
     out.print(channels_text(config.alerts), markup=False, highlight=False)
     try:
         result = query(config.store_path, _EVENTS, [limit])
+        total = query(config.store_path, _EVENT_COUNT).rows[0][0]
     except StoreError as exc:
         if "alert_events" not in str(exc) and "no price store" not in str(exc):
             fail(ctx, str(exc), EXIT_FAILED)
-        result = None  # a store from before alerts, or none yet: no alerts either
+        result, total = None, 0  # a store from before alerts, or none yet: no alerts either
     if result is None or not result.rows:
         out.print("no alerts yet", markup=False)
         return
-    table = Table(title=f"Recent alerts (last {limit})")
+    table = Table(title=f"Recent alerts (last {len(result.rows)} of {total})")
     for column in result.columns:
         table.add_column(column)
     for row in result.rows:
         table.add_row(*("" if v is None else escape(str(v)) for v in row))
+    if total > len(result.rows):
+        table.caption = f"{total - len(result.rows)} older alerts left out (--limit {limit})"
     out.print(table)
 
 
 def after_collect(ctx: click.Context, config: config_mod.Config, env: Any) -> bool:
     """The alerts run that follows a collection; False when a delivery (or the run) failed."""
+    from tracker import alerting
+
     if not alerting.wanted(config):
         return True
     try:
         report = alerting.check(config, env, sys.stdout)
     except StoreError as exc:
-        _say(ctx.obj["err"], f"alerts: {exc}")
+        _say(common.err(ctx), f"alerts: {exc}")
         return False
-    print_report(ctx.obj["err"], report)
+    print_report(common.err(ctx), report)
     return report.ok
 
 
@@ -163,6 +177,8 @@ def channels_text(settings: AlertSettings) -> str:
 
 
 def _threshold(rule: Rule) -> str:
+    from alerts.message import number
+
     if rule.threshold is None:
         return ""
     if rule.spec.unit == "percent":
@@ -172,6 +188,8 @@ def _threshold(rule: Rule) -> str:
 
 
 def _filters(rule: Rule) -> str:
+    from alerts.message import number
+
     parts = [rule.currency or ""] if rule.spec.unit == "percent" and rule.currency else []
     for name, values in vars(rule.filters).items():
         if values:
@@ -181,10 +199,3 @@ def _filters(rule: Rule) -> str:
     if rule.cooldown_s:
         parts.append(f"cooldown={duration_words(rule.cooldown_s)}")
     return " ".join(parts)
-
-
-def _say(console: Console, text: str) -> None:
-    console.print(text, markup=False, highlight=False)
-
-
-# The same two helpers as tracker.cli's (which imports this module, so it cannot import them).

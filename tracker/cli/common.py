@@ -1,28 +1,71 @@
-"""What every `gpu-tracker` subcommand module shares: loading the config, failing clearly."""
+"""What every `gpu-tracker` subcommand module shares: the consoles, loading the config with the
+global options, failing clearly."""
 
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
-from rich.markup import escape
 
 from collectors.common import ConfigError
 from tracker import config as config_mod
+from tracker.cli.options import chosen
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
 
 
 def load_config(ctx: click.Context) -> config_mod.Config:
-    """The config named by --config (exit 2 naming the key when it is wrong)."""
+    """The config named by --config, its store replaced by --db or $GPU_TRACKER_DB (exit 2
+    naming the key when it is wrong)."""
     try:
-        return config_mod.load(ctx.obj["config_path"])
+        return config_mod.load(chosen(ctx, "config_path"), store=chosen(ctx, "db"))
     except ConfigError as exc:
         fail(ctx, str(exc), EXIT_USAGE)
 
 
+def verbose(ctx: click.Context) -> bool:
+    return bool(chosen(ctx, "verbose"))
+
+
+def out(ctx: click.Context) -> Console:
+    """Where results go: standard output."""
+    return _consoles(ctx)["out"]
+
+
+def err(ctx: click.Context) -> Console:
+    """Where progress, notes and errors go: standard error."""
+    return _consoles(ctx)["err"]
+
+
 def fail(ctx: click.Context, message: str, code: int) -> NoReturn:
+    from rich.markup import escape
+
     # Messages quote config keys like [providers.aws]: not markup.
-    ctx.obj["err"].print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    err(ctx).print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     sys.exit(code)
+
+
+def say(console: Console, text: str) -> None:
+    """A line of plain text: brackets in names and messages are not markup, and a long line
+    (a command to copy) is never wrapped."""
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _consoles(ctx: click.Context) -> dict[str, Console]:
+    consoles: dict[str, Console] = ctx.ensure_object(dict)
+    if "out" not in consoles:
+        consoles["out"], consoles["err"] = _console(), _console(stderr=True)
+    return consoles
+
+
+def _console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
+    # Piped or captured output has no terminal width; rich would squeeze tables into 80
+    # columns. Lines that long are fine in a file or a pager.
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else 160)

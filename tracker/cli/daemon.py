@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -14,10 +14,12 @@ from rich.table import Table
 
 from collectors.common import ConfigError, StoreError
 from tracker import config as config_mod
+from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config
-from tracker.daemon import logs, status
-from tracker.daemon.service import Daemon
 from tracker.daemon.settings import LOG_FORMATS
+
+if TYPE_CHECKING:  # the scheduler and the store's status queries load when a command runs
+    from tracker.daemon import status
 
 _RESULT_STYLE = {"ok": "green", "failed": "bold red", "skipped": "yellow"}
 
@@ -32,9 +34,13 @@ _RESULT_STYLE = {"ok": "green", "failed": "bold red", "skipped": "yellow"}
 @click.pass_context
 def daemon(ctx: click.Context, log_format: str | None) -> None:
     """Run in the foreground: collect each provider on its interval, alert, review."""
+    from tracker.daemon import logs
+    from tracker.daemon.service import Daemon
+
     config = load_config(ctx)
     chosen: Any = log_format or config.daemon.log_format
-    logs.setup(chosen, verbose=ctx.obj.get("verbose", False))
+    verbose = common.verbose(ctx)
+    logs.setup(chosen, verbose=verbose)
     if not config.enabled():
         fail(ctx, "no provider is enabled: nothing to schedule", EXIT_USAGE)
     metrics, server = None, None
@@ -44,7 +50,6 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
 
             metrics = Metrics()
             server = metrics.serve(config.metrics)
-        verbose = bool(ctx.obj.get("verbose", False))
         daemon = Daemon(
             config, config_mod.environment(), metrics, log_format=chosen, verbose=verbose
         )
@@ -70,13 +75,15 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
 @click.pass_context
 def status_command(ctx: click.Context, fmt: str) -> None:
     """Per provider: last run, result, records, changes, data age and the next scheduled run."""
+    from tracker.daemon import status
+
     config = load_config(ctx)
     try:
         found = status.gather(config)
     except StoreError as exc:
         fail(ctx, str(exc), EXIT_FAILED)
     now = datetime.now(UTC)
-    out: Console = ctx.obj["out"]
+    out: Console = common.out(ctx)
     if fmt == "json":
         running = found.running
         document = {

@@ -15,7 +15,6 @@ from typing import Any
 from storage.query import QueryResult, query
 
 SORTS = {"gpu-hour": "price_per_gpu_hour", "hour": "price_per_hour"}
-KINDS = ("on_demand", "spot", "reserved")
 
 # Equal prices are listed in a fixed order, so the same store always prints the same table.
 _TIES = """provider, region, zone NULLS FIRST, instance_type, price_kind, term_months,
@@ -49,7 +48,8 @@ WITH chosen AS (
            row_number() OVER (
                PARTITION BY currency
                ORDER BY {order}, {ties}
-           ) AS _rank
+           ) AS _rank,
+           count(*) OVER (PARTITION BY currency) AS _matching
     FROM filtered
 )
 SELECT * EXCLUDE (_rank) FROM ranked
@@ -68,6 +68,24 @@ WHERE {where} AND price_per_hour_usd IS NULL GROUP BY currency ORDER BY currency
 """
 
 
+# A filter value the store has never seen is a typo far more often than an empty market.
+_KNOWN = "SELECT DISTINCT {column} FROM latest_prices WHERE {column} IS NOT NULL ORDER BY 1"
+_FREE_FILTERS = {"gpu": "gpu_model", "region": "region", "instance_type": "instance_type"}
+
+
+@dataclass(frozen=True)
+class Cheapest:
+    """The offers shown, and per currency how many matched before the limit cut the list."""
+
+    result: QueryResult
+    matching: dict[str, int]
+
+    def left_out(self, currency: str) -> int:
+        at = self.result.columns.index("currency")
+        shown = sum(1 for row in self.result.rows if row[at] == currency)
+        return self.matching.get(currency, 0) - shown
+
+
 @dataclass(frozen=True)
 class Filters:
     gpu: str | None = None
@@ -83,14 +101,13 @@ def _where(filters: Filters) -> tuple[str, list[Any]]:
     if filters.gpu:
         clauses.append("lower(gpu_model) = lower(?)")
         params.append(filters.gpu)
-    for column, value in (
-        ("price_kind", filters.kind),
-        ("provider", filters.provider),
-        ("region", filters.region),
-        ("instance_type", filters.instance_type),
-    ):
-        if value:
+    for column, value in (("price_kind", filters.kind), ("provider", filters.provider)):
+        if value:  # already the stored spelling (the CLI's filter types see to it)
             clauses.append(f"{column} = ?")
+            params.append(value)
+    for column, value in (("region", filters.region), ("instance_type", filters.instance_type)):
+        if value:
+            clauses.append(f"lower({column}) = lower(?)")
             params.append(value)
     return " AND ".join(clauses), params
 
@@ -103,7 +120,7 @@ def cheapest(
     limit: int = 20,
     per_gpu: bool = False,
     usd: bool = False,
-) -> QueryResult:
+) -> Cheapest:
     """The cheapest current offers matching `filters`, `limit` per currency, grouped by
     currency (USD first) and ranked within it.
 
@@ -127,7 +144,37 @@ def cheapest(
         qualify=qualify,
         ties=_TIES,
     )
-    return query(store, sql, [*params, limit])
+    found = query(store, sql, [*params, limit])
+    at = found.columns.index("_matching")
+    currency = found.columns.index("currency")
+    matching = {row[currency]: row[at] for row in found.rows}
+    rows = [row[:at] + row[at + 1 :] for row in found.rows]
+    columns = found.columns[:at] + found.columns[at + 1 :]
+    types = found.types[:at] + found.types[at + 1 :]
+    return Cheapest(QueryResult(columns, types, rows), matching)
+
+
+def unknown_values(store: Path, filters: Filters, known_models: list[str]) -> list[str]:
+    """For each free-text filter no current offer has (GPU models: nor the GPU table), a line
+    naming the filter, the value and the values there are."""
+    problems = []
+    for name, column in _FREE_FILTERS.items():
+        value = getattr(filters, name)
+        if not value:
+            continue
+        there = [row[0] for row in query(store, _KNOWN.format(column=column)).rows]
+        if not there:  # an empty store: nothing to judge by ("run collect first" says it)
+            return []
+        accepted = sorted(set(there) | set(known_models)) if name == "gpu" else there
+        if value.lower() not in {v.lower() for v in accepted}:
+            option = "--" + name.replace("_", "-")
+            problems.append(f"{option} {value}: no current offer has it ({_some(accepted)})")
+    return problems
+
+
+def _some(values: list[str], shown: int = 30) -> str:
+    more = f", ... ({len(values) - shown} more)" if len(values) > shown else ""
+    return "accepted: " + ", ".join(values[:shown]) + more
 
 
 def unrated(store: Path, filters: Filters) -> dict[str, int]:

@@ -7,14 +7,15 @@ import io
 import json
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from storage.query import QueryResult
-from tracker.pipeline import Outcome
+if TYPE_CHECKING:  # the pipeline is imported by the commands that collect, when they run
+    from storage.query import QueryResult
+    from tracker.pipeline import Outcome
 
 FORMATS = ("table", "csv", "json")
 _STATUS_STYLE = {"ok": "green", "failed": "bold red", "skipped": "yellow"}
@@ -43,26 +44,28 @@ def to_csv(result: QueryResult) -> str:
 
 
 def to_table(result: QueryResult, title: str | None = None) -> Table:
-    table = Table(title=title, show_lines=False)
+    table = Table(title=None if title is None else escape(title), show_lines=False)
     for column, kind in zip(result.columns, result.types, strict=True):
         numeric = kind in ("DOUBLE", "INTEGER", "BIGINT", "HUGEINT", "FLOAT") or "DECIMAL" in kind
-        table.add_column(column, justify="right" if numeric else "left")
+        table.add_column(escape(column), justify="right" if numeric else "left")
     for row in result.rows:
         table.add_row(*("" if v is None else escape(str(_plain(v))) for v in row))
     return table
 
 
-def latest_table(result: QueryResult, currency: str) -> Table:
-    """The `latest` offers of one currency: compact, the currency in the title, stale marked."""
+def latest_table(result: QueryResult, currency: str, *, cut: str | None = None) -> Table:
+    """The `latest` offers of one currency: compact, the currency in the title, stale marked,
+    and `cut` (how many offers the limit left out) in the caption."""
     title = f"Cheapest current offers ({currency})"
     if "priced_in" in result.columns:
         title = f"Cheapest current offers ({currency}; other currencies converted with [fx])"
-    table = Table(title=title, caption_justify="left")
+    # Titles and headers are rich markup: "[fx]" would vanish as a tag, so text is escaped.
+    table = Table(title=escape(title), caption_justify="left")
     headers = {"per_hour": f"{currency}/h", "per_gpu_hour": f"{currency}/GPU-h"}
     shown = [c for c in result.columns if c not in ("currency", "stale")]
     for column in shown:
         table.add_column(
-            headers.get(column, column), justify="right" if column in headers else "left"
+            escape(headers.get(column, column)), justify="right" if column in headers else "left"
         )
     stale_seen = False
     for row in result.rows:
@@ -72,8 +75,10 @@ def latest_table(result: QueryResult, currency: str) -> Table:
             cells[0] += " *"
             stale_seen = True
         table.add_row(*cells)
+    notes = [escape(cut)] if cut else []
     if stale_seen:
-        table.caption = "* stale: the provider's last successful collection is overdue"
+        notes.append("* stale: the provider's last successful collection is overdue")
+    table.caption = "\n".join(notes) or None
     return table
 
 
@@ -95,7 +100,7 @@ def summary(outcomes: list[Outcome]) -> Table:
     for o in outcomes:
         style = _STATUS_STYLE.get(o.status, "")
         table.add_row(
-            o.provider,
+            escape(o.provider),
             f"[{style}]{o.status}[/]",
             str(o.records),
             str(o.changed),

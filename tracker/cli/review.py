@@ -17,10 +17,10 @@ from rich.table import Table
 from alerts import digest
 from collectors.common import ConfigError, StoreError
 from tracker import config as config_mod
+from tracker.cli import common
 from tracker.cli.alerts import print_report
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config
 from tracker.daemon.settings import parse_since
-from tracker.review import build as review_mod
 
 FORMATS = ("table", "json", "text")
 
@@ -50,12 +50,14 @@ def review(ctx: click.Context, since_text: str | None, fmt: str, send: bool) -> 
     if send:
         _send(ctx, config, since)
         return
+    from tracker.review import build as review_mod  # the store and the alerts' digest
+
     now = datetime.now(UTC).astimezone(ZoneInfo(config.review.timezone))
     try:
         facts = review_mod.build(config.store_path, now, since).to_dict()
     except StoreError as exc:
         fail(ctx, str(exc), EXIT_FAILED)
-    out: Console = ctx.obj["out"]
+    out: Console = common.out(ctx)
     if fmt == "json":
         out.print(json.dumps(facts, indent=2), markup=False, highlight=False, soft_wrap=True)
     elif fmt == "text":
@@ -92,7 +94,9 @@ def print_table(out: Console, facts: dict[str, Any]) -> None:
 
 
 def _send(ctx: click.Context, config: config_mod.Config, since: Any) -> None:
-    err: Console = ctx.obj["err"]
+    from tracker.review import build as review_mod
+
+    err: Console = common.err(ctx)
     env = config_mod.environment()
     try:
         report = review_mod.send(config, env, sys.stdout, now=datetime.now(UTC), since=since)

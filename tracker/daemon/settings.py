@@ -10,12 +10,13 @@ import ipaddress
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from apscheduler.triggers.cron import CronTrigger
-
 from collectors.common import ConfigError, no_unknown, parse_duration
+
+if TYPE_CHECKING:
+    from apscheduler.triggers.cron import CronTrigger
 
 LOG_FORMATS = ("text", "json")
 DEFAULT_REVIEW_CRON = "0 9 1 1,7 *"  # 09:00 on 1 January and 1 July
@@ -81,6 +82,8 @@ class ReviewSettings:
     channels: tuple[str, ...] = ()  # empty: every configured channel
 
     def trigger(self) -> CronTrigger:
+        from apscheduler.triggers.cron import CronTrigger  # the daemon's; not every command's
+
         return CronTrigger.from_crontab(self.cron, timezone=ZoneInfo(self.timezone))
 
 
@@ -149,12 +152,8 @@ def parse_review(raw: Mapping[str, Any], channels: set[str]) -> ReviewSettings:
     except (ZoneInfoNotFoundError, ValueError) as exc:
         raise ConfigError(f"review.timezone: unknown time zone {timezone!r}") from exc
     cron = raw.get("cron", defaults.cron)
-    try:
-        CronTrigger.from_crontab(str(cron), timezone=ZoneInfo(str(timezone)))
-    except ValueError as exc:
-        raise ConfigError(
-            f'review.cron: {cron!r} is not a crontab line like "0 9 1 1,7 *" ({exc})'
-        ) from exc
+    if "cron" in raw:  # the default is a valid line; the scheduler is imported only to check one
+        _check_cron(cron, str(timezone))
     wanted = raw.get("channels", [])
     if not isinstance(wanted, list) or not all(isinstance(c, str) for c in wanted):
         raise ConfigError(f"review.channels: expected a list of channel names, got {wanted!r}")
@@ -198,3 +197,14 @@ def _bool(raw: Mapping[str, Any], key: str, default: bool, prefix: str) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{prefix}{key}: expected true or false, got {value!r}")
     return value
+
+
+def _check_cron(cron: Any, timezone: str) -> None:
+    from apscheduler.triggers.cron import CronTrigger  # the daemon's: not every command's start
+
+    try:
+        CronTrigger.from_crontab(str(cron), timezone=ZoneInfo(timezone))
+    except ValueError as exc:
+        raise ConfigError(
+            f'review.cron: {cron!r} is not a crontab line like "0 9 1 1,7 *" ({exc})'
+        ) from exc

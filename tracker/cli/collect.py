@@ -1,0 +1,108 @@
+"""`gpu-tracker collect` and `gpu-tracker demo`: the commands that write prices into a store.
+
+The pipeline, the collectors' SDKs and the alerts are imported when one of them runs, never at
+the start-up of every command.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from collectors.common import ConfigError, StoreError
+from tracker import config as config_mod
+from tracker.cli import common
+from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config
+from tracker.cli.options import PROVIDER
+
+# What the demo suggests running on the store it kept.
+_DEMO_SQL = "SELECT provider, count(*) AS offers FROM latest_prices GROUP BY ALL ORDER BY 1"
+
+
+@click.command()
+@click.option(
+    "--provider",
+    "providers",
+    multiple=True,
+    type=PROVIDER,
+    metavar="NAME",
+    help="Collect only this provider (repeatable; any case, aliases such as lambda accepted). "
+    "Default: every enabled one.",
+)
+@click.pass_context
+def collect(ctx: click.Context, providers: tuple[str, ...]) -> None:
+    """Collect current prices from every enabled provider into the store, then check alerts."""
+    from tracker.cli import alerts as cli_alerts
+    from tracker.cli.collecting import run_collection
+    from tracker.pipeline import exit_code
+
+    config = load_config(ctx)
+    env = config_mod.environment()
+    providers = tuple(dict.fromkeys(providers))  # `aws AWS` is one provider, collected once
+    try:
+        config.enabled(providers)
+        outcomes = run_collection(common.err(ctx), config, providers, env)
+    except ConfigError as exc:
+        fail(ctx, str(exc), EXIT_USAGE)
+    except StoreError as exc:
+        fail(ctx, str(exc), EXIT_FAILED)
+    # After storing: a failed delivery fails the command (exit 1), never the stored prices.
+    delivered = cli_alerts.after_collect(ctx, config, env)
+    sys.exit(max(exit_code(outcomes), 0 if delivered else EXIT_FAILED))
+
+
+@click.command()
+@click.option(
+    "--keep",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Keep the demo store at this path instead of throwing it away (and say how to query it).",
+)
+@click.pass_context
+def demo(ctx: click.Context, keep: Path | None) -> None:
+    """Run the whole pipeline offline on bundled recorded API answers."""
+    from tracker.cli.collecting import run_collection
+    from tracker.cli.query import print_latest
+    from tracker.demo import (
+        demo_setup,  # the loopback servers are needed by this command only
+        earlier_summary,
+        illustrative_note,
+    )
+    from tracker.pipeline import exit_code
+
+    err = common.err(ctx)
+    with tempfile.TemporaryDirectory(prefix="gpu-tracker-demo-") as tmp:
+        store = keep or Path(tmp) / "demo.duckdb"
+        with demo_setup(store) as setup:
+            common.say(
+                err,
+                f"demo: replaying {', '.join(setup.servers)} from loopback servers into {store}",
+            )
+            at, outcomes = setup.collect_earlier()  # so the history shows prices moving
+            for line in earlier_summary(at, outcomes):
+                common.say(err, line)
+            outcomes += run_collection(err, setup.config, (), setup.env)
+        options = {"sort": "gpu-hour", "limit": 60, "per_gpu": True}
+        print_latest(ctx, store, options, "table")
+        if setup.illustrative:
+            common.say(common.out(ctx), illustrative_note(setup.illustrative))
+    for line in next_steps(keep):
+        common.say(err, line)
+    sys.exit(exit_code(outcomes))
+
+
+def next_steps(kept: Path | None) -> list[str]:
+    """What to run after the demo: on the store it kept, or how to keep one."""
+    if kept is None:
+        return ["the demo store was thrown away; `gpu-tracker demo --keep demo.duckdb` keeps it"]
+    db = shlex.quote(str(kept.resolve()))
+    return [
+        f"the demo store is kept at {kept.resolve()}; query it with:",
+        f"  gpu-tracker --db {db} latest --gpu H100",
+        f"  gpu-tracker --db {db} sql {shlex.quote(_DEMO_SQL)}",
+        f"  (or export GPU_TRACKER_DB={db} and leave out --db)",
+    ]

@@ -1,0 +1,66 @@
+"""A collection on screen: per-provider progress on a terminal, then the run summary.
+
+Imported by the commands that collect (`collect`, `demo`) when they run: it brings the pipeline,
+and through it the store's write path, which no read-only command needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+
+from tracker import pipeline
+from tracker.cli import render
+from tracker.config import Config
+
+
+class RichReporter(pipeline.Reporter):
+    """Per-provider progress (pages fetched, records) while collecting."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.bar = progress
+        self.tasks: dict[str, TaskID] = {}
+
+    def started(self, provider: str) -> None:
+        self.tasks[provider] = self.bar.add_task(provider, total=None, pages=0, items=0)
+
+    def progress(self, provider: str, pages: int, items: int) -> None:
+        self.bar.update(self.tasks[provider], pages=pages, items=items)
+
+    def finished(self, outcome: pipeline.Outcome) -> None:
+        task = self.tasks[outcome.provider]
+        self.bar.update(
+            task, total=1, completed=1, description=f"{outcome.provider} {outcome.status}"
+        )
+
+
+def run_collection(
+    console: Console, config: Config, names: tuple[str, ...], env: Mapping[str, str]
+) -> list[pipeline.Outcome]:
+    """Collect `names` (every enabled provider when empty), drawing progress on a terminal,
+    then print the summary and one line per skipped provider."""
+    if console.is_terminal:
+        with _progress(console) as bar:
+            outcomes = pipeline.collect(config, names, env=env, reporter=RichReporter(bar))
+    else:  # a log file or a pipe: no live display, the summary says it all
+        outcomes = pipeline.collect(config, names, env=env)
+    console.print(render.summary(outcomes))
+    for outcome in outcomes:
+        if outcome.status == "skipped":
+            console.print(f"[yellow]{outcome.provider} skipped:[/] {escape(outcome.error or '')}")
+    return outcomes
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description:<16}"),
+        BarColumn(),
+        TextColumn("{task.fields[pages]} pages, {task.fields[items]} items"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )

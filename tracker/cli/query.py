@@ -1,0 +1,134 @@
+"""`gpu-tracker sql` and `gpu-tracker latest`: read-only questions to the store.
+
+These are the commands a script calls again and again, so they import only DuckDB, click and
+rich (no pipeline, no alerts, no SDKs).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from collectors.common import StoreError
+from tracker.cli import common, render
+from tracker.cli import latest as latest_mod
+from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
+from tracker.cli.options import PRICE_KIND, PROVIDER
+
+
+@click.command()
+@click.argument("sql")
+@click.option(
+    "--format", "fmt", type=click.Choice(render.FORMATS), default="table", show_default=True
+)
+@click.pass_context
+def sql(ctx: click.Context, sql: str, fmt: str) -> None:
+    """Run a read-only SQL query over the store (views: prices, latest_prices, collection_runs)."""
+    from storage.query import QueryRefused, query
+
+    config = load_config(ctx)
+    try:
+        result = query(config.store_path, sql)
+    except QueryRefused as exc:
+        fail(ctx, str(exc), EXIT_USAGE)
+    except StoreError as exc:
+        fail(ctx, str(exc), EXIT_FAILED)
+    render.print_result(common.out(ctx), result, fmt)
+
+
+@click.command()
+@click.option("--gpu", help="GPU model, e.g. H100, A100, L4 (case-insensitive).")
+@click.option(
+    "--kind", type=PRICE_KIND, help="Price kind: on-demand (or on_demand), spot, reserved."
+)
+@click.option(
+    "--provider",
+    type=PROVIDER,
+    help="Provider name, e.g. aws, azure, lambda (any case; aliases accepted).",
+)
+@click.option("--region", help="Provider-native region code, e.g. us-east-1, eastus.")
+@click.option("--instance-type", help="Provider-native instance type.")
+@click.option(
+    "--sort", type=click.Choice(list(latest_mod.SORTS)), default="gpu-hour", show_default=True
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(1),
+    default=20,
+    show_default=True,
+    help="At most this many offers per currency; the rest are counted, not shown.",
+)
+@click.option("--per-gpu", is_flag=True, help="Only the cheapest offer per GPU model and kind.")
+@click.option(
+    "--usd",
+    is_flag=True,
+    help="One USD ranking across currencies, converted with the [fx] rates; offers without a "
+    "rate are left out (and counted).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(render.FORMATS), default="table", show_default=True
+)
+@click.pass_context
+def latest(
+    ctx: click.Context,
+    /,
+    sort: str,
+    limit: int,
+    per_gpu: bool,
+    usd: bool,
+    fmt: str,
+    **filters: Any,
+) -> None:
+    """The cheapest current offers, one table per currency (or one in USD with --usd)."""
+    config = load_config(ctx)
+    options = {"sort": sort, "limit": limit, "per_gpu": per_gpu, "usd": usd}
+    print_latest(ctx, config.store_path, options, fmt, latest_mod.Filters(**filters))
+
+
+def print_latest(
+    ctx: click.Context,
+    store: Path,
+    options: dict[str, Any],
+    fmt: str,
+    filters: latest_mod.Filters | None = None,
+) -> None:
+    """The `latest` tables (or one CSV/JSON document) for `filters`, saying what was cut."""
+    filters = filters or latest_mod.Filters()
+    err = common.err(ctx)
+    try:
+        found = latest_mod.cheapest(store, filters, **options)
+        unrated = latest_mod.unrated(store, filters) if options.get("usd") else {}
+        problems = [] if found.result.rows else _unknown(store, filters)
+    except StoreError as exc:
+        fail(ctx, str(exc), EXIT_FAILED)
+    if problems:
+        fail(ctx, "; ".join(problems), EXIT_USAGE)
+    if not found.result.rows:
+        say(err, "no current prices match (run `gpu-tracker collect` first?)")
+    for currency, count in unrated.items():
+        say(err, f"left out {count} offers priced in {currency}: no rate for it in [fx]")
+    if fmt != "table":  # one document; the currency column keeps the groups apart
+        render.print_result(common.out(ctx), found.result, fmt)
+        for currency in found.matching:  # a document has no caption: the note goes to stderr
+            if found.left_out(currency):
+                say(err, _cut_words(found, currency, options["limit"]))
+        return
+    for currency, table in latest_mod.by_currency(found.result).items():
+        cut = _cut_words(found, currency, options["limit"]) if found.left_out(currency) else None
+        common.out(ctx).print(render.latest_table(table, currency, cut=cut))
+
+
+def _unknown(store: Path, filters: latest_mod.Filters) -> list[str]:
+    from collectors.gpus import GPU_MODELS
+
+    return latest_mod.unknown_values(store, filters, list(GPU_MODELS))
+
+
+def _cut_words(found: latest_mod.Cheapest, currency: str, limit: int) -> str:
+    total = found.matching[currency]
+    return (
+        f"{currency}: showing {total - found.left_out(currency)} of {total} offers, "
+        f"{found.left_out(currency)} left out (--limit {limit}; raise it to see more)"
+    )

@@ -1,6 +1,10 @@
 """What a periodic review holds: per GPU model and price kind the cheapest offer now and then,
 the best reserved discount, the alerts of the period; and `Review.to_dict`, the JSON-able digest
 every channel renders (`alerts.digest`) and `gpu-tracker review --format json` prints.
+
+A move compares like with like: one offer's price then against its own price now. Where the
+cheapest then and now are two offers, their prices are no move; each is given its own price on
+the other side instead.
 """
 
 from __future__ import annotations

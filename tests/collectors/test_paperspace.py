@@ -24,19 +24,39 @@ from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.paperspace import PaperspaceCollector
 from tracker.replay import Exchange, Recording, ReplayServer
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "paperspace"
+# The one recording, the demo's and these tests'; the trap sizes and errors are kept apart.
 DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "paperspace"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "paperspace"
 URL = "https://api.digitalocean.com/v2/sizes"
 TOKEN = "do-test-token"
 FIRST = [matchers.query_param_matcher({"per_page": "200"})]
 
 
-def load_pages(folder: Path = FIXTURES, **json_kwargs: Any) -> dict[str, Any]:
-    """The payloads fetch returns for a recording folder: {"page-1": ..., "page-2": ...}."""
-    files = sorted(folder.glob("page*.json"))
+def recorded_pages(**json_kwargs: Any) -> dict[str, Any]:
+    """The payloads fetch returns for the recording: {"page-1": ..., "page-2": ...}."""
+    files = sorted(DEMO.glob("page*.json"))
     return {
         f"page-{n}": json.loads(path.read_text(), **json_kwargs) for n, path in enumerate(files, 1)
     }
+
+
+def load_pages(**json_kwargs: Any) -> dict[str, Any]:
+    """The recorded pages with the trap sizes of tests/fixtures/paperspace/traps.json laid over
+    them (a size replaces the recorded one of its slug, or is added), `meta.total` recounted."""
+    pages = recorded_pages(**json_kwargs)
+    traps = json.loads((FIXTURES / "traps.json").read_text(), **json_kwargs)
+    for key, added in traps.items():
+        sizes = pages[key]["sizes"]
+        for trap in added:
+            same = [i for i, known in enumerate(sizes) if known["slug"] == trap["slug"]]
+            if same:
+                sizes[same[0]] = trap
+            else:
+                sizes.append(trap)
+    total = sum(len(p["sizes"]) for p in pages.values())
+    for p in pages.values():
+        p["meta"]["total"] = total
+    return pages
 
 
 def collector(**settings: Any) -> PaperspaceCollector:
@@ -211,11 +231,11 @@ def test_skips_and_unknowns_are_logged_with_the_provider_name(
     with caplog.at_level(logging.INFO, logger="collectors.paperspace"):
         parse(load_pages(), observed_at)
     assert [r.getMessage() for r in caplog.records] == [
-        "paperspace: page-1 size 5 skipped: gpu-h100x1-80gb-spot: an undocumented spot size, "
+        "paperspace: page-1 size 6 skipped: gpu-h100x1-80gb-spot: an undocumented spot size, "
         "not stored as on-demand",
-        "paperspace: gpu-mi350x8-2304gb: GPU model 'amd_mi350x' is not in the GPU table; "
-        "its prices are not stored",
         "paperspace: gpu-h200x1-141gb: gpu_info.vram unit 'gb' is not gib; "
+        "its prices are not stored",
+        "paperspace: gpu-mi350x8-2304gb: GPU model 'amd_mi350x' is not in the GPU table; "
         "its prices are not stored",
         "paperspace: page-2 size 7 skipped: gpu-l40sx8-384gb: price_hourly is None",
         "paperspace: 1 GPU sizes offered in no asked region, no record: gpu-l40sx1-48gb",
@@ -379,7 +399,7 @@ def test_fetch_follows_every_page(rsps: responses.RequestsMock) -> None:
     assert got == pages
     assert rsps.calls[1].request.url == link  # on our own host: followed as given
     assert {c.request.headers["Authorization"] for c in rsps.calls} == {f"Bearer {TOKEN}"}
-    assert progress == [(1, 6), (2, 14)]
+    assert progress == [(1, 7), (2, 15)]  # 6 + 6 recorded sizes, 1 + 2 trap sizes added
 
 
 def test_a_next_link_on_another_host_is_rebuilt_on_the_endpoint(
@@ -499,17 +519,23 @@ def reply(number: str | None, body: Any = None, *, status: int = 200, **kw: Any)
 def test_replay_fixture_fetch_then_parse(
     replay: Callable[..., ReplayServer], observed_at: datetime
 ) -> None:
-    server = replay(FIXTURES)
-    do = collector(endpoint=server.url)
+    server = replay(DEMO)
+    do = collector(endpoint=server.url, credentials={"token": "demo"})
     fetched = do.parse(do.fetch(), observed_at=observed_at)
     assert server.unmatched == []
     assert [r.query.get("page") for r in server.requests] == [None, "2"]
-    assert fetched.records == parse(load_pages(), observed_at).records
-    assert len(fetched.records) == 10
+    assert fetched.records == parse(recorded_pages(), observed_at).records
+    assert len(fetched.records) == 11  # the 10 of load_pages() and gpu-h200x1-141gb in atl1
 
 
-def test_replay_wrong_token(replay: Callable[..., ReplayServer]) -> None:
-    server = replay(FIXTURES)
+def test_replay_wrong_token(replay: Callable[..., ReplayServer], tmp_path: Path) -> None:
+    refused = {
+        "match": {"method": "GET", "path": "/v2/sizes"},
+        "status": 401,
+        "body_file": str(FIXTURES / "error-401.json"),
+    }
+    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [refused]}))
+    server = replay(DEMO, tmp_path)  # the recording answers its own token only
     with pytest.raises(FetchError, match=r"HTTP 401 \(check the token in DIGITALOCEAN_TOKEN"):
         collector(endpoint=server.url, credentials={"token": "revoked"}).fetch()
 

@@ -167,3 +167,20 @@ def test_a_move_too_small_to_show_is_plus_zero(many_models: dict[str, Any]) -> N
     moved = {**on_demand, "then": on_demand["now"], "same_offer": True, "move_pct": -0.04}
     assert digest.rows({**model, "kinds": [moved]})[0][3] == "+0.0%"
     assert digest.rows({**model, "kinds": [{**moved, "move_pct": -0.06}]})[0][3] == "-0.1%"
+
+
+def test_a_review_stored_before_like_with_like_still_renders(many_models: dict[str, Any]) -> None:
+    # A pending review recorded by an earlier version has no same_offer or cross offers: a retry
+    # sends it as it was made.
+    model = many_models["models"][0]
+    (on_demand,) = model["kinds"]
+    old = {k: on_demand[k] for k in ("price_kind", "now", "then", "move_pct")}
+    other = {**on_demand["now"], "provider": "azure"}
+    label, _, _, move, now, then = digest.rows({**model, "kinds": [
+        {**old, "then": other, "move_pct": -12.5}]})[0]  # fmt: skip
+    assert (label, move, now, then) == (
+        "on-demand",
+        "-12.5%",
+        "aws us-east-1 gpu-00",
+        "azure us-east-1 gpu-00",
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import logging
+import shlex
 import socket
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from storage.query import query
 from storage.store import Store
 from tests.tracker.test_cli_query import T0, offer
 from tracker.cli import cli
+from tracker.cli.collect import next_steps
 from tracker.failure import one_line
 
 
@@ -328,3 +330,17 @@ def test_the_command_and_sql_import_nothing_heavy(store: Path) -> None:
     lines = done.stdout.splitlines()
     assert lines[:3] == ["one", "1", "exit 0"], done.stderr
     assert lines[3:] == ["by import:", "by sql:"]
+
+
+def test_demo_keep_prints_commands_that_work_as_printed(store: Path) -> None:
+    lines = next_steps(store)
+    commands = [shlex.split(line) for line in lines if line.strip().startswith("gpu-tracker ")]
+    assert [argv[:3] for argv in commands] == [["gpu-tracker", "--db", str(store)]] * 2
+    outputs = []
+    for argv in commands:
+        code, out, err = invoke(*argv[1:])
+        assert code == 0, err
+        outputs.append(" ".join(out.split()))
+    assert "gpu_8x_h100_sxm5" in outputs[0] and "g6.xlarge" not in outputs[0]  # --gpu H100
+    assert "lambdalabs │ 1" in outputs[1]
+    assert "demo --keep" in next_steps(None)[0]

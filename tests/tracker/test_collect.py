@@ -221,6 +221,8 @@ def test_demo_runs_offline_end_to_end(tmp_path: Path) -> None:
     output = done.stderr + done.stdout
     assert not [line for line in output.splitlines() if " WARNING " in line or " ERROR " in line]
     assert "unknown GPU" not in output
+    # It says what to run next on the store it kept (test_cli_options runs those commands).
+    assert f"gpu-tracker --db {store} latest" in done.stderr
     assert "illustrative prices: alibaba, tencent (their APIs' real formats, invented" in " ".join(
         done.stdout.split()
     )

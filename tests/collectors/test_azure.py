@@ -28,8 +28,9 @@ from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from tracker.replay import Exchange, Recording, ReplayServer
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "azure"
+# The one recording, the demo's and these tests'; the rows that warn are kept apart.
 DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "azure"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "azure"
 ENDPOINT = "https://prices.azure.com/api/retail/prices"
 UPSTREAM = "https://prices.azure.com:443"
 SERIES_FILTER = (
@@ -39,13 +40,33 @@ SERIES_FILTER = (
 )
 
 
-def load_pages(folder: Path = FIXTURES, **json_kwargs: Any) -> dict[str, Any]:
+def recorded_pages(folder: Path = DEMO, **json_kwargs: Any) -> dict[str, Any]:
     """The payloads fetch would return for a recording folder: {"page-1": ..., "page-2": ...}."""
     spec = json.loads((folder / "exchanges.json").read_text())
     return {
         f"page-{n}": json.loads((folder / ex["body_file"]).read_text(), **json_kwargs)
         for n, ex in enumerate(spec["exchanges"], 1)
     }
+
+
+def load_pages(**json_kwargs: Any) -> dict[str, Any]:
+    """The recorded pages with the trap rows of tests/fixtures/azure/traps.json in: each just
+    before the recording's first row of its SKU and region (so a parser that kept it would keep
+    it instead of the real one), else at the end of its page; `Count` recounted."""
+    pages = recorded_pages(**json_kwargs)
+    traps = json.loads((FIXTURES / "traps.json").read_text(), **json_kwargs)
+    for key, rows in traps.items():
+        items = pages[key]["Items"]
+        for trap in rows:
+            same = [
+                i
+                for i, item in enumerate(items)
+                if (item["armSkuName"], item["armRegionName"])
+                == (trap["armSkuName"], trap["armRegionName"])
+            ]
+            items.insert(same[0] if same else len(items), trap)
+        pages[key]["Count"] = len(items)
+    return pages
 
 
 def collector(**settings: Any) -> AzureCollector:
@@ -233,30 +254,44 @@ def test_records_in_full(observed_at: datetime) -> None:
 
 
 def test_every_offer_and_price(observed_at: datetime) -> None:
-    """The whole result: every trap row is absent because nothing else is present."""
+    """The offers worked by hand are there at their prices, and no more offers than the rows the
+    recording prices (62 rows, 51 offers: tracker/demo_data/azure/README.md)."""
     result = parse(load_pages(), observed_at)
     prices = {key: (r.price_per_hour, r.upfront_total) for key, r in by_offer(result).items()}
-    assert prices == {
-        ("eastus", "Standard_ND96asr_v4", "on_demand", None): (Decimal("27.197"), None),
-        ("eastus", "Standard_ND96asr_v4", "spot", None): (Decimal("2.99167"), None),
-        ("eastus", "Standard_NC24ads_A100_v4", "on_demand", None): (Decimal("3.673"), None),
-        ("eastus", "Standard_NC24ads_A100_v4", "spot", None): (Decimal("0.444433"), None),
-        ("eastus", "Standard_ND96isr_H100_v5", "on_demand", None): (Decimal("98.32"), None),
-        ("eastus", "Standard_ND96isr_H100_v5", "reserved", 12): (
-            Decimal("62.924772"),
-            Decimal("551221"),
-        ),
-        ("eastus", "Standard_ND96isr_H100_v5", "reserved", 36): (
-            Decimal("39.329604"),
-            Decimal("1033582"),
-        ),
-        ("eastus", "Standard_NC4as_T4_v3", "on_demand", None): (Decimal("0.526"), None),
-        ("eastus", "Standard_NC4as_T4_v3", "spot", None): (Decimal("0.062699"), None),
-        ("eastus2", "Standard_ND96amsr_A100_v4", "on_demand", None): (Decimal("32.77"), None),
-        ("eastus2", "Standard_ND96amsr_A100_v4", "spot", None): (Decimal("14.4188"), None),
-        ("westeurope", "Standard_NC24ads_A100_v4", "on_demand", None): (Decimal("4.039"), None),
-        ("westeurope", "Standard_NC24ads_A100_v4", "spot", None): (Decimal("0.488886"), None),
-    }
+    assert len(prices) == 51
+    # NC24ads A100 v4 reservations: 20288 / 8760 and 39024 / 26280 (term totals, invented)
+    assert prices["eastus", "Standard_NC24ads_A100_v4", "reserved", 12] == (
+        Decimal("2.315982"),
+        Decimal("20288"),
+    )
+    assert prices["eastus", "Standard_NC24ads_A100_v4", "reserved", 36] == (
+        Decimal("1.484932"),
+        Decimal("39024"),
+    )
+    assert (
+        prices.items()
+        >= {
+            ("eastus", "Standard_ND96asr_v4", "on_demand", None): (Decimal("27.197"), None),
+            ("eastus", "Standard_ND96asr_v4", "spot", None): (Decimal("2.99167"), None),
+            ("eastus", "Standard_NC24ads_A100_v4", "on_demand", None): (Decimal("3.673"), None),
+            ("eastus", "Standard_NC24ads_A100_v4", "spot", None): (Decimal("0.444433"), None),
+            ("eastus", "Standard_ND96isr_H100_v5", "on_demand", None): (Decimal("98.32"), None),
+            ("eastus", "Standard_ND96isr_H100_v5", "reserved", 12): (
+                Decimal("62.924772"),
+                Decimal("551221"),
+            ),
+            ("eastus", "Standard_ND96isr_H100_v5", "reserved", 36): (
+                Decimal("39.329604"),
+                Decimal("1033582"),
+            ),
+            ("eastus", "Standard_NC4as_T4_v3", "on_demand", None): (Decimal("0.526"), None),
+            ("eastus", "Standard_NC4as_T4_v3", "spot", None): (Decimal("0.062699"), None),
+            ("eastus2", "Standard_ND96amsr_A100_v4", "on_demand", None): (Decimal("32.77"), None),
+            ("eastus2", "Standard_ND96amsr_A100_v4", "spot", None): (Decimal("14.4188"), None),
+            ("westeurope", "Standard_NC24ads_A100_v4", "on_demand", None): (Decimal("4.039"), None),
+            ("westeurope", "Standard_NC24ads_A100_v4", "spot", None): (Decimal("0.488886"), None),
+        }.items()
+    )
     # money() quantizes once to six places, never via float arithmetic
     assert {r.price_per_hour.as_tuple().exponent for r in result.records} == {-6}
     assert {r.currency for r in result.records} == {"USD"}
@@ -275,14 +310,18 @@ def test_trap_rows_are_not_stored(observed_at: datetime) -> None:
     assert Decimal("31.613") not in stored  # Windows ND96asr_v4 (listed before the Linux row)
     assert Decimal("3.3057") not in stored  # DevTestConsumption NC24ads (listed first)
     assert Decimal("6.554") not in stored  # ND96amsr Low Priority (listed first): not spot
-    assert Decimal("29.917") not in stored  # Dedicated host
-    assert "Standard_NC8as_T4_v3" not in {r.instance_type for r in result.records}  # $0 row
+    types = {r.instance_type for r in result.records}
+    assert "Standard_NDasrA100v4_Type1" not in types  # Dedicated host
+    # the $0 row (listed first) is dropped, the real row after it kept
+    assert by_offer(result)["eastus", "Standard_NC8as_T4_v3", "on_demand", None].price_per_hour == (
+        Decimal("0.752")
+    )
     # the Dedicated host row is dropped before the GPU table is asked about it
     assert result.unknown_instance_types == {"Standard_ND40rs_v2"}
     items = sum(len(p["Items"]) for p in load_pages().values())
-    # dedicated, windows, dev/test, $0, duplicate, low priority, unknown SKU
-    assert result.skipped_rows == 7
-    assert len(result.records) + result.skipped_rows == items == 20
+    # dedicated 1, windows 5, dev/test 2, $0 1, duplicate 1, low priority 2, unknown SKU 1
+    assert result.skipped_rows == 13
+    assert len(result.records) + result.skipped_rows == items == 64
 
 
 def test_skips_are_logged_with_the_provider_name(
@@ -294,13 +333,13 @@ def test_skips_are_logged_with_the_provider_name(
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     # oddities only: the policy skips (Windows, dev/test, ...) are counted, not warned about
     assert warnings == [
-        "azure: page-1 item 12: skipped (no price): Standard_NC8as_T4_v3 eastus Consumption "
+        "azure: page-1 item 13: skipped (no price): Standard_NC8as_T4_v3 eastus Consumption "
         "'NC8as T4 v3' 0.0 '1 Hour'",
         "azure: Standard_ND40rs_v2 is not in the GPU table; its prices are not stored",
     ]
     assert caplog.records[-1].getMessage() == (
-        "azure: 13 records, 7 rows skipped (dedicated host: 1, windows: 1, dev/test price: 1, "
-        "no price: 1, duplicate: 1, low priority: 1, unknown instance type: 1)"
+        "azure: 51 records, 13 rows skipped (dedicated host: 1, windows: 5, dev/test price: 2, "
+        "no price: 1, duplicate: 1, low priority: 2, unknown instance type: 1)"
     )
 
 
@@ -309,7 +348,7 @@ def test_skips_are_logged_with_the_provider_name(
     [
         (("westeurope",), {"westeurope"}),
         (("eastus2", "westeurope"), {"eastus2", "westeurope"}),
-        ((), {"eastus", "eastus2", "westeurope"}),
+        ((), {"eastus", "eastus2", "westus2", "westeurope"}),
     ],
 )
 def test_parse_keeps_only_the_asked_regions(
@@ -482,7 +521,7 @@ def test_fetch_sends_the_filter_and_follows_next_page_link(
 
     assert got == pages
     assert [c.request.url for c in rsps.calls][1] == link  # followed as given, ":443" and all
-    assert progress == [(1, 13), (2, 20)]
+    assert progress == [(1, 32), (2, 64)]  # 31 + 31 recorded rows, one trap row on each page
     assert rsps.calls[0].request.headers["User-Agent"].startswith("gpu-price-tracker/")
 
 
@@ -645,17 +684,17 @@ def test_replay_page_that_keeps_failing(serve: Callable[..., ReplayServer]) -> N
 
 
 def test_replay_fixture_fetch_then_parse(
-    replay: Callable[..., ReplayServer], fixtures_dir: Path, observed_at: datetime
+    replay: Callable[..., ReplayServer], observed_at: datetime
 ) -> None:
-    server = replay(fixtures_dir / "azure")
+    server = replay(DEMO)
     azure_collector = at(server)
     payloads = azure_collector.fetch()
     assert server.unmatched == []
     assert [r.query.get("$skip") for r in server.requests] == [None, "1000"]
     assert payloads["page-1"]["NextPageLink"].startswith(server.url + "/api/retail/prices?")
     fetched = azure_collector.parse(payloads, observed_at=observed_at)
-    assert fetched.records == parse(load_pages(), observed_at).records
-    assert len(fetched.records) == 13
+    assert fetched.records == parse(recorded_pages(), observed_at).records
+    assert len(fetched.records) == 51
 
 
 def test_demo_recording_replays_cleanly(

@@ -26,7 +26,6 @@ from tracker.cli.alerts import alerts
 
 README = (Path(__file__).parents[2] / "docs" / "commands.md").read_text()
 
-FIXTURES = Path(__file__).parents[1] / "fixtures"
 URL = "https://hooks.slack.com/services/T0001/B0002/cl1S3cr3tT0k3n"
 SECRET = "cl1S3cr3tT0k3n"
 RULE = """
@@ -239,10 +238,12 @@ def test_bad_alert_config_is_a_usage_error_naming_the_key(tmp_path: Path) -> Non
 
 
 def test_collect_evaluates_the_rules_after_storing(replay: Any, tmp_path: Path) -> None:
-    # Azure's real spot prices in the fixtures: ND96asr_v4 eastus 2.99167 for 8 A100s
-    # (0.373959 per GPU-hour) and NC24ads_A100_v4 eastus 0.444433 (1 A100) are under 0.45;
-    # the invented westeurope NC24ads spot 0.488886 is not.
-    azure = replay(FIXTURES / "azure")
+    # Azure's recording (tracker/demo_data/azure): the real eastus spot prices of ND96asr_v4,
+    # 2.99167 for 8 A100s (0.373959 per GPU-hour), NC24ads_A100_v4 0.444433 (1 A100) and
+    # NC48ads_A100_v4 0.888866 (2: 0.444433), and the invented ND96asr_v4 westus2 3.201087
+    # (0.400136) and westeurope 3.560087 (0.445011) are under 0.45; the invented NC24ads spot
+    # of westus2 (0.475543) and westeurope (0.488886) are not.
+    azure = replay(Path(__file__).parents[2] / "tracker" / "demo_data" / "azure")
     config = tmp_path / "config.toml"
     rule = RULE.replace("1.10", "0.45") + 'provider = "azure"\n'
     config.write_text(
@@ -251,13 +252,16 @@ def test_collect_evaluates_the_rules_after_storing(replay: Any, tmp_path: Path) 
     )
     result = invoke(config, "collect", "--provider", "azure")
     assert result.exit_code == 1  # prices stored, but the alerts could not be delivered
-    assert "slack: 2 NOT sent: slack: no webhook URL: set SLACK_WEBHOOK_URL" in result.output
+    assert "slack: 5 NOT sent: slack: no webhook URL: set SLACK_WEBHOOK_URL" in result.output
     store = tmp_path / "prices.duckdb"
     assert query(store, "SELECT status FROM collection_runs").rows == [("ok",)]
     got = query(store, "SELECT subject, value, status FROM alert_events ORDER BY subject").rows
     assert got == [
         ("azure/eastus/Standard_NC24ads_A100_v4/spot/USD", 0.444433, "pending"),
+        ("azure/eastus/Standard_NC48ads_A100_v4/spot/USD", 0.444433, "pending"),
         ("azure/eastus/Standard_ND96asr_v4/spot/USD", 0.373959, "pending"),
+        ("azure/westeurope/Standard_ND96asr_v4/spot/USD", 0.445011, "pending"),
+        ("azure/westus2/Standard_ND96asr_v4/spot/USD", 0.400136, "pending"),
     ]
 
 

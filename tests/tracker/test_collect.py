@@ -21,6 +21,8 @@ from tracker.cli import cli
 from tracker.replay import ReplayServer
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
+# Azure's one recording (the demo's too); tests/fixtures/azure keeps the rows that warn.
+AZURE = Path(__file__).parents[2] / "tracker" / "demo_data" / "azure"
 AWS_FIXTURE_TYPES = ["p4d.24xlarge", "p5.48xlarge", "g4dn.xlarge", "p3.2xlarge", "g5g.xlarge"]
 
 
@@ -70,7 +72,7 @@ def runs(store: Path) -> list[tuple[Any, ...]]:
 def broken_recording(tmp_path: Path, folder: str, fail_body_file: str, status: int = 500) -> Path:
     """A copy of a fixture recording whose page `fail_body_file` always answers `status`."""
     copy = tmp_path / f"broken-{folder}"
-    shutil.copytree(FIXTURES / folder, copy)
+    shutil.copytree(AZURE if folder == "azure" else FIXTURES / folder, copy)
     spec = json.loads((copy / "exchanges.json").read_text())
     for exchange in spec["exchanges"]:
         if exchange.get("body_file") == fail_body_file:
@@ -82,7 +84,7 @@ def broken_recording(tmp_path: Path, folder: str, fail_body_file: str, status: i
 
 def test_collect_stores_both_providers(replay: Any, tmp_path: Path) -> None:
     aws: ReplayServer = replay(FIXTURES / "aws")
-    azure: ReplayServer = replay(FIXTURES / "azure")
+    azure: ReplayServer = replay(AZURE)
     config = write_config(tmp_path, aws.url, azure.url + "/api/retail/prices")
     result = collect(config)
     assert result.exit_code == 0, result.output
@@ -94,7 +96,7 @@ def test_collect_stores_both_providers(replay: Any, tmp_path: Path) -> None:
         store,
         "SELECT provider, price_per_hour, upfront_total FROM latest_prices WHERE "
         "(instance_type = 'Standard_ND96isr_H100_v5' AND price_kind = 'reserved' "
-        " AND term_months = 12) OR "
+        " AND term_months = 12 AND region = 'eastus') OR "
         "(instance_type = 'p4d.24xlarge' AND price_kind = 'on_demand' AND region = 'us-east-1') "
         "ORDER BY provider",
     ).rows
@@ -107,7 +109,7 @@ def test_one_failing_provider_does_not_stop_the_other(replay: Any, tmp_path: Pat
     # AWS's second pricing page of p4d.24xlarge keeps answering 500: the whole AWS run is lost,
     # Azure lands, and the exit code says something failed.
     aws = replay(broken_recording(tmp_path, "aws", "pricing-p4d.24xlarge-page2.json"))
-    azure = replay(FIXTURES / "azure")
+    azure = replay(AZURE)
     config = write_config(tmp_path, aws.url, azure.url + "/api/retail/prices")
     result = collect(config)
     assert result.exit_code == 1
@@ -121,7 +123,7 @@ def test_one_failing_provider_does_not_stop_the_other(replay: Any, tmp_path: Pat
 
 
 def test_a_failed_run_keeps_the_history_it_had(replay: Any, tmp_path: Path) -> None:
-    azure = replay(FIXTURES / "azure")
+    azure = replay(AZURE)
     config = write_config(tmp_path, None, azure.url + "/api/retail/prices")
     assert collect(config).exit_code == 0
     store = tmp_path / "prices.duckdb"
@@ -138,7 +140,7 @@ def test_a_failed_run_keeps_the_history_it_had(replay: Any, tmp_path: Path) -> N
 
 
 def test_collecting_again_changes_nothing(replay: Any, tmp_path: Path) -> None:
-    azure = replay(FIXTURES / "azure")
+    azure = replay(AZURE)
     config = write_config(tmp_path, None, azure.url + "/api/retail/prices")
     assert collect(config).exit_code == 0
     assert collect(config).exit_code == 0
@@ -153,7 +155,7 @@ def test_missing_credentials_skip_with_the_variable_to_set(
 ) -> None:
     monkeypatch.delenv("AWS_ACCESS_KEY_ID")
     monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
-    azure = replay(FIXTURES / "azure")
+    azure = replay(AZURE)
     config = write_config(tmp_path, "http://127.0.0.1:9", azure.url + "/api/retail/prices")
     result = collect(config)
     assert result.exit_code == 0
@@ -167,7 +169,7 @@ def test_missing_credentials_skip_with_the_variable_to_set(
 def test_an_answer_without_gpu_prices_fails_rather_than_withdrawing_everything(
     replay: Any, tmp_path: Path
 ) -> None:
-    azure = replay(FIXTURES / "azure")
+    azure = replay(AZURE)
     config = write_config(tmp_path, None, azure.url + "/api/retail/prices")
     assert collect(config).exit_code == 0
     empty = tmp_path / "empty"
@@ -188,7 +190,17 @@ def test_an_answer_without_gpu_prices_fails_rather_than_withdrawing_everything(
 
 
 def test_unknown_instance_types_are_named_in_the_summary(replay: Any, tmp_path: Path) -> None:
-    azure = replay(FIXTURES / "azure")
+    # The recording's second page with the trap row of an SKU the GPU table does not know.
+    page2 = json.loads((AZURE / "page2.json").read_text())
+    page2["Items"] += json.loads((FIXTURES / "azure" / "traps.json").read_text())["page-2"]
+    trap = tmp_path / "trap"
+    trap.mkdir()
+    (trap / "page2.json").write_text(json.dumps(page2))
+    ask = {"method": "GET", "path": "/api/retail/prices", "query": {"$skip": "1000"}}
+    (trap / "exchanges.json").write_text(
+        json.dumps({"exchanges": [{"match": ask, "body_file": "page2.json"}]})
+    )
+    azure = replay(trap, AZURE)
     config = write_config(tmp_path, None, azure.url + "/api/retail/prices")
     result = collect(config)
     assert "unknown GPU instance types, not stored" in result.output
@@ -239,7 +251,7 @@ def test_demo_runs_offline_end_to_end(tmp_path: Path) -> None:
     assert sorted(by_provider) == sorted(REGISTRY)
     for provider, (earlier, now) in by_provider.items():
         assert 180 <= (now[1] - earlier[1]).days <= 185, provider
-    assert (by_provider["aws"][1][0], by_provider["azure"][1][0]) == (100, 49)
+    assert (by_provider["aws"][1][0], by_provider["azure"][1][0]) == (100, 51)
     kinds = query(store, "SELECT DISTINCT provider, price_kind FROM latest_prices ORDER BY ALL")
     for provider in ("aws", "azure"):
         assert {k for p, k in kinds.rows if p == provider} == {"on_demand", "reserved", "spot"}
@@ -278,7 +290,7 @@ except SystemExit as exit:
 
 
 def test_collecting_azure_never_imports_boto3(replay: Any, tmp_path: Path) -> None:
-    azure = replay(FIXTURES / "azure")
+    azure = replay(AZURE)
     config = write_config(tmp_path, None, azure.url + "/api/retail/prices")
     done = subprocess.run(
         [sys.executable, "-c", _COLLECT_THEN_LIST_MODULES, str(config)],
@@ -297,12 +309,12 @@ def test_progress_display_on_a_terminal(replay: Any, tmp_path: Path) -> None:
     from tracker import config as config_mod
     from tracker.cli.collecting import run_collection
 
-    azure = replay(FIXTURES / "azure")
+    azure = replay(AZURE)
     config = config_mod.load(write_config(tmp_path, None, azure.url + "/api/retail/prices"))
     screen = io.StringIO()
     console = Console(file=screen, force_terminal=True, width=120)
     outcomes = run_collection(console, config, (), {})
     assert [o.status for o in outcomes] == ["ok"]
     text = screen.getvalue()
-    assert "azure ok" in text and "2 pages, 20 items" in text
+    assert "azure ok" in text and "2 pages, 62 items" in text
     assert "Collection summary" in text

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from alerts import digest
 from tests.alerts.support import Bench, offer
-from tests.tracker.review_support import NOW, scenario
+from tests.tracker.review_support import NOW, scenario, scenario_now
 from tracker.cli import cli
 from tracker.daemon.settings import ReviewSettings, Since, parse_review
 from tracker.review.build import build, last_due
@@ -227,7 +227,7 @@ def test_last_due_is_the_latest_fire_time_at_or_before_now(
 @pytest.fixture
 def live_store(tmp_path: Path) -> Path:
     """The scenario ending at the real now (the CLI reviews at the wall clock)."""
-    scenario(tmp_path / "prices.duckdb", datetime.now(UTC))
+    scenario_now(tmp_path / "prices.duckdb")
     config = tmp_path / "config.toml"
     config.write_text('[storage]\npath = "prices.duckdb"\n')
     return config

@@ -21,9 +21,10 @@ from tracker.cli import cli
 from tracker.replay import ReplayServer
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
-# Azure's one recording (the demo's too); tests/fixtures/azure keeps the rows that warn.
-AZURE = Path(__file__).parents[2] / "tracker" / "demo_data" / "azure"
-AWS_FIXTURE_TYPES = ["p4d.24xlarge", "p5.48xlarge", "g4dn.xlarge", "p3.2xlarge", "g5g.xlarge"]
+# The providers' one recordings (the demo's too); tests/fixtures keeps the rows that warn.
+RECORDINGS = Path(__file__).parents[2] / "tracker" / "demo_data"
+AZURE = RECORDINGS / "azure"
+AWS_FIXTURE_TYPES = ["p4d.24xlarge", "p5.48xlarge", "g4dn.xlarge", "p3.2xlarge"]
 
 
 @pytest.fixture(autouse=True)
@@ -50,7 +51,7 @@ def write_config(tmp_path: Path, aws: str | None, azure: str | None) -> Path:
             lines.append(
                 f'[providers.{name}]\nendpoint = "{url}"\nregions = {regions}\ntimeout = 2'
             )
-            if name == "aws":  # the instance types the AWS fixtures answer for
+            if name == "aws":  # the instance types the AWS recording prices
                 lines.append(f"instance_types = {json.dumps(AWS_FIXTURE_TYPES)}")
     # The other providers are out of these tests' scope (each has its own).
     lines += [f"[providers.{n}]\nenabled = false" for n in REGISTRY if n not in ("aws", "azure")]
@@ -70,9 +71,9 @@ def runs(store: Path) -> list[tuple[Any, ...]]:
 
 
 def broken_recording(tmp_path: Path, folder: str, fail_body_file: str, status: int = 500) -> Path:
-    """A copy of a fixture recording whose page `fail_body_file` always answers `status`."""
+    """A copy of a recording whose page `fail_body_file` always answers `status`."""
     copy = tmp_path / f"broken-{folder}"
-    shutil.copytree(AZURE if folder == "azure" else FIXTURES / folder, copy)
+    shutil.copytree(RECORDINGS / folder, copy)
     spec = json.loads((copy / "exchanges.json").read_text())
     for exchange in spec["exchanges"]:
         if exchange.get("body_file") == fail_body_file:
@@ -83,7 +84,7 @@ def broken_recording(tmp_path: Path, folder: str, fail_body_file: str, status: i
 
 
 def test_collect_stores_both_providers(replay: Any, tmp_path: Path) -> None:
-    aws: ReplayServer = replay(FIXTURES / "aws")
+    aws: ReplayServer = replay(RECORDINGS / "aws")
     azure: ReplayServer = replay(AZURE)
     config = write_config(tmp_path, aws.url, azure.url + "/api/retail/prices")
     result = collect(config)
@@ -251,7 +252,7 @@ def test_demo_runs_offline_end_to_end(tmp_path: Path) -> None:
     assert sorted(by_provider) == sorted(REGISTRY)
     for provider, (earlier, now) in by_provider.items():
         assert 180 <= (now[1] - earlier[1]).days <= 185, provider
-    assert (by_provider["aws"][1][0], by_provider["azure"][1][0]) == (100, 51)
+    assert (by_provider["aws"][1][0], by_provider["azure"][1][0]) == (50, 51)
     kinds = query(store, "SELECT DISTINCT provider, price_kind FROM latest_prices ORDER BY ALL")
     for provider in ("aws", "azure"):
         assert {k for p, k in kinds.rows if p == provider} == {"on_demand", "reserved", "spot"}

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from collectors.base import Collector
+if TYPE_CHECKING:  # reading the registry (config, the CLI's filters) needs no collector
+    from collectors.base import Collector
 
 
 @dataclass(frozen=True)

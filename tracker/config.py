@@ -15,12 +15,11 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from alerts.settings import AlertSettings, parse_settings
 from collectors import REGISTRY, ProviderInfo
-from collectors.base import ProviderSettings
 from collectors.common import ConfigError, env_variable_name, no_unknown, parse_duration, text
 from collectors.gpus import GPU_MODELS
 from storage.fx import RATE_PLACES, FxRate
@@ -32,6 +31,9 @@ from tracker.daemon.settings import (
     parse_metrics,
     parse_review,
 )
+
+if TYPE_CHECKING:  # the collectors' base is imported by the commands that collect
+    from collectors.base import ProviderSettings
 
 DEFAULT_CONFIG = Path("config.toml")
 DEFAULT_STORE = "prices.duckdb"
@@ -58,6 +60,8 @@ class ProviderConfig:
 
     def settings(self, env: Mapping[str, str]) -> tuple[ProviderSettings, list[str]]:
         """Collector settings with credentials resolved from `env`, and the variables missing."""
+        from collectors.base import ProviderSettings
+
         wanted = {**self.optional_credential_vars, **self.credential_vars}
         credentials = {k: env[v] for k, v in wanted.items() if env.get(v)}
         missing = [v for k, v in self.credential_vars.items() if k not in credentials]

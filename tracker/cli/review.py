@@ -14,7 +14,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from alerts import digest
 from collectors.common import ConfigError, StoreError
 from tracker import config as config_mod
 from tracker.cli import common
@@ -61,6 +60,8 @@ def review(ctx: click.Context, since_text: str | None, fmt: str, send: bool) -> 
     if fmt == "json":
         out.print(json.dumps(facts, indent=2), markup=False, highlight=False, soft_wrap=True)
     elif fmt == "text":
+        from alerts import digest
+
         out.print(digest.plain_text(facts), markup=False, highlight=False, soft_wrap=True, end="")
     else:
         print_table(out, facts)
@@ -68,6 +69,8 @@ def review(ctx: click.Context, since_text: str | None, fmt: str, send: bool) -> 
 
 def print_table(out: Console, facts: dict[str, Any]) -> None:
     """The review as rich tables: the prices per GPU model and kind, then the alerts."""
+    from alerts import digest  # the review's wording, shared with the email and Slack
+
     for line in digest.intro(facts):
         out.print(line, markup=False, highlight=False)
     table = Table(title=digest.title(facts), caption_justify="left")

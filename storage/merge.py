@@ -37,10 +37,11 @@ _DUPLICATE_POINTS = """
 SELECT count(*) - count(DISTINCT (offer_key, ts)) FROM incoming
 """
 
-# The open interval of every offer this run saw.
+# The open interval of every offer this run saw. `row` is where it lies in price_intervals:
+# the updates below find their rows by it instead of matching offer keys over the whole history.
 _STAGE_OPEN = """
 CREATE TEMP TABLE open_now AS
-SELECT p.offer_key, p.price_per_hour, p.upfront_total, p.available, p.valid_from
+SELECT p.rowid AS row, p.offer_key, p.price_per_hour, p.upfront_total, p.available, p.valid_from
 FROM price_intervals p SEMI JOIN incoming i ON p.offer_key = i.offer_key
 WHERE p.provider = $provider AND p.valid_to IS NULL
 """
@@ -95,16 +96,17 @@ GROUP BY i.offer_key, o.valid_from
 """
 
 _EXTEND_CONFIRMED = """
-UPDATE price_intervals AS p SET last_seen = $observed
-FROM paths s
-WHERE s.path = 'same' AND p.offer_key = s.offer_key AND p.provider = $provider
-  AND p.valid_to IS NULL
+UPDATE price_intervals SET last_seen = $observed
+WHERE rowid IN (SELECT o.row FROM open_now o JOIN paths s USING (offer_key) WHERE s.path = 'same')
 """
 
 _META = """provider, region, zone, instance_type, price_kind, term_months, payment_option,
     offering_class, currency, gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib"""
 
-_INSERT_COLUMNS = f"""offer_key, {_META}, price_per_hour, upfront_total, available"""
+_INSERT_COLUMNS = ", ".join(
+    f"incoming.{c.strip()}"
+    for c in f"offer_key, {_META}, price_per_hour, upfront_total, available".split(",")
+)
 
 _OPEN_NEW = f"""
 INSERT INTO price_intervals BY NAME
@@ -113,11 +115,13 @@ SELECT {_INSERT_COLUMNS}, ts AS valid_from, NULL AS valid_to, $observed AS last_
 FROM incoming SEMI JOIN paths s ON incoming.offer_key = s.offer_key AND s.path = 'new'
 """
 
-# The points of the offers that take the long way.
+# The points of the offers that take the long way, narrow: the window sorts only what it
+# compares; `row` finds the rest of a point in `incoming` when its interval is opened (rowids
+# hold within the transaction).
 _STAGE_CHANGING = """
 CREATE TEMP TABLE changing AS
-SELECT * FROM incoming SEMI JOIN paths s
-    ON incoming.offer_key = s.offer_key AND s.path = 'sequence'
+SELECT i.rowid AS row, i.offer_key, i.ts, i.price_per_hour, i.upfront_total, i.available
+FROM incoming i SEMI JOIN paths s ON i.offer_key = s.offer_key AND s.path = 'sequence'
 """
 
 # The sequence of prices per offer: the open interval first, then incoming points after it.
@@ -128,14 +132,15 @@ _STAGE_SEQUENCE = f"""
 CREATE TEMP TABLE sequence AS
 WITH points AS (
     SELECT offer_key, price_per_hour, upfront_total, available, valid_from AS ts, true AS existing,
-           {", ".join(f"NULL AS {c.strip()}" for c in _META.split(","))}
+           row AS interval_row, NULL AS point_row
     FROM open_now SEMI JOIN changing USING (offer_key)
     UNION ALL
-    SELECT i.offer_key, i.price_per_hour, i.upfront_total, i.available, i.ts, false, {_META}
+    SELECT i.offer_key, i.price_per_hour, i.upfront_total, i.available, i.ts, false, NULL, i.row
     FROM changing i LEFT JOIN open_now o USING (offer_key)
     WHERE o.valid_from IS NULL OR i.ts > o.valid_from
     UNION ALL
-    SELECT l.offer_key, l.price_per_hour, l.upfront_total, l.available, $observed, false, {_META}
+    SELECT l.offer_key, l.price_per_hour, l.upfront_total, l.available, $observed, false, NULL,
+           l.row
     FROM (SELECT DISTINCT ON (offer_key) * FROM changing SEMI JOIN open_now USING (offer_key)
           ORDER BY offer_key, ts DESC) l
     JOIN open_now o USING (offer_key)
@@ -160,24 +165,26 @@ UPDATE price_intervals AS p
 SET valid_to = s.next_ts,
     last_seen = CASE WHEN s.next_ts IS NULL THEN $observed ELSE p.last_seen END
 FROM sequence s
-WHERE s.existing AND p.offer_key = s.offer_key AND p.provider = $provider AND p.valid_to IS NULL
+WHERE s.existing AND p.rowid = s.interval_row
 """
 
 _INSERT_NEW = f"""
 INSERT INTO price_intervals BY NAME
-SELECT {_INSERT_COLUMNS}, ts AS valid_from, next_ts AS valid_to, $observed AS last_seen,
+SELECT {_INSERT_COLUMNS}, s.ts AS valid_from, s.next_ts AS valid_to, $observed AS last_seen,
        $run_id AS run_id
-FROM sequence
-WHERE NOT existing
+FROM sequence s JOIN incoming ON incoming.rowid = s.point_row
+WHERE NOT s.existing
 """
 
+# Run before any interval of this run is opened: every open interval not in open_now is then
+# one of an offer this run did not see.
 _CLOSE_WITHDRAWN = """
 UPDATE price_intervals AS p
 SET valid_to = $observed
 WHERE p.provider = $provider AND p.valid_to IS NULL
   AND ($all_regions OR list_contains($regions, p.region))
   AND NOT list_contains($keep_open, p.instance_type)
-  AND NOT EXISTS (SELECT 1 FROM paths s WHERE s.offer_key = p.offer_key)
+  AND NOT EXISTS (SELECT 1 FROM open_now o WHERE o.row = p.rowid)
 """
 
 _STAGED = ("incoming", "open_now", "closed_end", "paths", "changing", "sequence")
@@ -201,14 +208,6 @@ def merge(
             f"{duplicates} records repeat an offer at the same moment with another price"
         )
     con.execute(_STAGE_OPEN, provider)
-    con.execute(_STAGE_CLOSED, provider)
-    if scalar(con, "SELECT count(*) FROM closed_end"):  # usually none: skip two statements
-        con.execute(_DROP_SUPERSEDED)
-        con.execute(_DATE_FROM_CLOSED)
-    con.execute(_STAGE_PATHS)
-    con.execute(_EXTEND_CONFIRMED, params)
-    opened = scalar(con, _OPEN_NEW, {**observed, "run_id": run_id})
-    opened += _sequence_the_rest(con, params, run_id)
     withdrawn = scalar(
         con,
         _CLOSE_WITHDRAWN,
@@ -219,16 +218,24 @@ def merge(
             "keep_open": keep_open,
         },
     )
+    con.execute(_STAGE_CLOSED, provider)
+    if scalar(con, "SELECT count(*) FROM closed_end"):  # usually none: skip two statements
+        con.execute(_DROP_SUPERSEDED)
+        con.execute(_DATE_FROM_CLOSED)
+    con.execute(_STAGE_PATHS)
+    con.execute(_EXTEND_CONFIRMED, observed)
+    opened = scalar(con, _OPEN_NEW, {**observed, "run_id": run_id})
+    opened += _sequence_the_rest(con, observed, run_id)
     for table in _STAGED:
         con.execute(f"DROP TABLE IF EXISTS {table}")
     return int(opened) + int(withdrawn)
 
 
-def _sequence_the_rest(con: Any, params: dict[str, Any], run_id: int) -> int:
+def _sequence_the_rest(con: Any, observed: dict[str, Any], run_id: int) -> int:
     """Put the offers that changed or brought several points in sequence; intervals opened."""
     con.execute(_STAGE_CHANGING)
     if not scalar(con, "SELECT count(*) FROM changing"):
         return 0
-    con.execute(_STAGE_SEQUENCE, {"observed": params["observed"]})
-    con.execute(_EXTEND_OR_CLOSE, params)
-    return int(scalar(con, _INSERT_NEW, {"observed": params["observed"], "run_id": run_id}))
+    con.execute(_STAGE_SEQUENCE, observed)
+    con.execute(_EXTEND_OR_CLOSE, observed)
+    return int(scalar(con, _INSERT_NEW, {**observed, "run_id": run_id}))

@@ -73,7 +73,7 @@ def print_table(out: Console, facts: dict[str, Any]) -> None:
 
     for line in digest.intro(facts):
         out.print(line, markup=False, highlight=False)
-    table = Table(title=digest.title(facts), caption_justify="left")
+    table = Table(title=escape(digest.title(facts)), caption_justify="left")
     for column in ("GPU", "", "then", "now", "move", "cheapest now", "cheapest then"):
         table.add_column(column, justify="right" if column in ("then", "now", "move") else "left")
     for model in facts["models"]:
@@ -86,7 +86,7 @@ def print_table(out: Console, facts: dict[str, Any]) -> None:
     if not facts["alerts"]:
         out.print(lines[0], markup=False, highlight=False)
         return
-    alerts = Table(title=lines[0])
+    alerts = Table(title=escape(lines[0]))  # it names rules, which config.toml names
     for column in ("rule", "alerts", "channels", "last fired", "last detail"):
         alerts.add_column(column, justify="right" if column == "alerts" else "left")
     for a in facts["alerts"]:

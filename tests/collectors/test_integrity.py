@@ -60,6 +60,23 @@ def test_every_provider_has_fixtures_and_a_demo_recording(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_one_recording_per_provider(name: str) -> None:
+    """The demo replays what the tests parse: tests/fixtures/<name> holds only what exists to
+    fail or to trap (its README says what), never a second copy of an answer."""
+    demo = {path.name for path in (DEMO_DATA / name).iterdir()}
+    only_tests = {path.name for path in (FIXTURES / name).iterdir()}
+    assert demo & only_tests == {"README.md"}
+    assert "exchanges.json" not in only_tests
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_the_demo_recording_warns_about_nothing(parsed: dict[str, ParseResult], name: str) -> None:
+    # Rows that must be reported (unknown GPUs, unreadable prices) belong in tests/fixtures.
+    assert parsed[name].unknown_instance_types == set()
+    assert parsed[name].unreadable == set()
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_records_are_sound(parsed: dict[str, ParseResult], name: str) -> None:
     records = parsed[name].records
     assert records, f"{name}: the demo recording yields no prices"

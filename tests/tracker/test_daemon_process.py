@@ -78,7 +78,7 @@ def test_cycles_while_another_process_queries(tmp_path: Path) -> None:
         while _oks(daemon.lines) < 3 * PROVIDERS:
             result = _sql(setup, "SELECT count(*) AS n FROM latest_prices")
             assert result.returncode == 0, result.stderr
-            assert json.loads(result.stdout)[0]["n"] > 300
+            assert json.loads(result.stdout)[0]["n"] >= 250  # the recordings' ~300 prices
             answers += 1
         status = subprocess.run(
             gpu_tracker(setup.config_path, "status", "--format", "json"),

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pyarrow as pa
+
 from collectors.common import StoreError
 from storage.connection import scalar
 
@@ -26,10 +28,13 @@ _OFFER_KEY = """concat_ws('|', provider, region, coalesce(zone, ''), instance_ty
     coalesce(CAST(term_months AS VARCHAR), ''), coalesce(payment_option, ''),
     coalesce(offering_class, ''), currency)"""
 
-# Incoming price points (no provider timestamp = observed now).
+# Incoming price points (no provider timestamp = observed now), narrow: what the merge compares.
+# `row` finds the rest of a point in `batch` when its interval is opened.
 _STAGE_INCOMING = f"""
 CREATE TEMP TABLE incoming AS
-SELECT *, {_OFFER_KEY} AS offer_key, coalesce(effective_at, $observed) AS ts FROM batch
+SELECT row, {_OFFER_KEY} AS offer_key, coalesce(effective_at, $observed) AS ts,
+       price_per_hour, upfront_total, available
+FROM batch
 """
 
 # Two prices for one offer at one moment would be a collector bug: refuse rather than guess.
@@ -50,14 +55,11 @@ WHERE p.provider = $provider AND p.valid_to IS NULL
 # timestamp from before the last one ended (AWS spot history: "this price since <earlier>")
 # would overlap history already recorded. Its return is dated from that end instead, with the
 # newest of the points at or before it; points after it stand as they are.
-# (Staged after open_now: only offers without an open interval are looked up, few of them.)
+# (Looked up only when some offer has no open interval, and only for those.)
 _STAGE_CLOSED = """
 CREATE TEMP TABLE closed_end AS
-WITH coming_back AS (
-    SELECT DISTINCT offer_key FROM incoming ANTI JOIN open_now USING (offer_key)
-)
 SELECT p.offer_key, max(p.valid_to) AS last_end
-FROM price_intervals p SEMI JOIN coming_back r ON p.offer_key = r.offer_key
+FROM price_intervals p SEMI JOIN paths s ON p.offer_key = s.offer_key AND NOT s.is_open
 WHERE p.provider = $provider
 GROUP BY p.offer_key
 """
@@ -82,10 +84,12 @@ _SAME_STATE = """(i.price_per_hour, i.upfront_total, i.available)
 # The path of each offer the run saw. 'same': it has an open interval and the run confirms it,
 # exactly when the sequence below would keep that interval alone: every point after its start
 # has its state, or (no point after its start) the newest point has. 'new': no open interval
-# and one point, which the sequence would open as it is. 'sequence': everything else.
+# and one point, which the sequence would open as it is. 'sequence': everything else. (Staged
+# before a returning offer's points are dated from its withdrawal: that changes neither an
+# offer's open interval nor whether it has one point.)
 _STAGE_PATHS = f"""
 CREATE TEMP TABLE paths AS
-SELECT i.offer_key,
+SELECT i.offer_key, o.valid_from IS NOT NULL AS is_open,
        CASE WHEN o.valid_from IS NOT NULL AND coalesce(
                 bool_and({_SAME_STATE}) FILTER (WHERE i.ts > o.valid_from),
                 arg_max({_SAME_STATE}, i.ts)) THEN 'same'
@@ -103,25 +107,21 @@ WHERE rowid IN (SELECT o.row FROM open_now o JOIN paths s USING (offer_key) WHER
 _META = """provider, region, zone, instance_type, price_kind, term_months, payment_option,
     offering_class, currency, gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib"""
 
-_INSERT_COLUMNS = ", ".join(
-    f"incoming.{c.strip()}"
-    for c in f"offer_key, {_META}, price_per_hour, upfront_total, available".split(",")
-)
+# An interval opened: its offer and price from the point `i`, the rest from its row of `batch`.
+_OPENED = f"""i.offer_key, {", ".join(f"b.{c.strip()}" for c in _META.split(","))},
+    i.price_per_hour, i.upfront_total, i.available, $observed AS last_seen, $run_id AS run_id"""
 
 _OPEN_NEW = f"""
 INSERT INTO price_intervals BY NAME
-SELECT {_INSERT_COLUMNS}, ts AS valid_from, NULL AS valid_to, $observed AS last_seen,
-       $run_id AS run_id
-FROM incoming SEMI JOIN paths s ON incoming.offer_key = s.offer_key AND s.path = 'new'
+SELECT {_OPENED}, i.ts AS valid_from, NULL AS valid_to
+FROM incoming i JOIN paths s ON i.offer_key = s.offer_key AND s.path = 'new'
+JOIN batch b ON b.row = i.row
 """
 
-# The points of the offers that take the long way, narrow: the window sorts only what it
-# compares; `row` finds the rest of a point in `incoming` when its interval is opened (rowids
-# hold within the transaction).
+# The points of the offers that take the long way.
 _STAGE_CHANGING = """
 CREATE TEMP TABLE changing AS
-SELECT i.rowid AS row, i.offer_key, i.ts, i.price_per_hour, i.upfront_total, i.available
-FROM incoming i SEMI JOIN paths s ON i.offer_key = s.offer_key AND s.path = 'sequence'
+SELECT * FROM incoming i SEMI JOIN paths s ON i.offer_key = s.offer_key AND s.path = 'sequence'
 """
 
 # The sequence of prices per offer: the open interval first, then incoming points after it.
@@ -170,10 +170,9 @@ WHERE s.existing AND p.rowid = s.interval_row
 
 _INSERT_NEW = f"""
 INSERT INTO price_intervals BY NAME
-SELECT {_INSERT_COLUMNS}, s.ts AS valid_from, s.next_ts AS valid_to, $observed AS last_seen,
-       $run_id AS run_id
-FROM sequence s JOIN incoming ON incoming.rowid = s.point_row
-WHERE NOT s.existing
+SELECT {_OPENED}, i.ts AS valid_from, i.next_ts AS valid_to
+FROM sequence i JOIN batch b ON b.row = i.point_row
+WHERE NOT i.existing
 """
 
 # Run before any interval of this run is opened: every open interval not in open_now is then
@@ -192,13 +191,31 @@ _STAGED = ("incoming", "open_now", "closed_end", "paths", "changing", "sequence"
 
 def merge(
     con: Any,
+    batch: pa.Table,
     params: dict[str, Any],
     run_id: int,
     regions: Sequence[str] | None,
     keep_open: list[str],
 ) -> int:
-    """Merge the registered Arrow table `batch` into the provider's history (in the caller's
-    transaction); the number of intervals opened plus offers withdrawn."""
+    """Merge one provider's collection (in the store's Arrow schema) into its history, in the
+    caller's transaction; the number of intervals opened plus offers withdrawn."""
+    rows = pa.array(range(batch.num_rows), pa.int64())
+    con.register("batch", batch.append_column("row", rows))
+    # On an error the caller's rollback takes the staged tables and closes the connection.
+    changed = _merge(con, params, run_id, regions, keep_open)
+    for table in _STAGED:
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+    con.unregister("batch")
+    return changed
+
+
+def _merge(
+    con: Any,
+    params: dict[str, Any],
+    run_id: int,
+    regions: Sequence[str] | None,
+    keep_open: list[str],
+) -> int:
     observed = {"observed": params["observed"]}
     provider = {"provider": params["provider"]}
     con.execute(_STAGE_INCOMING, observed)
@@ -218,17 +235,21 @@ def merge(
             "keep_open": keep_open,
         },
     )
+    con.execute(_STAGE_PATHS)
+    if scalar(con, "SELECT count(*) FROM paths WHERE NOT is_open"):  # new or back: few if any
+        _date_returns(con, provider)
+    con.execute(_EXTEND_CONFIRMED, observed)
+    opened = scalar(con, _OPEN_NEW, {**observed, "run_id": run_id})
+    opened += _sequence_the_rest(con, observed, run_id)
+    return int(opened) + int(withdrawn)
+
+
+def _date_returns(con: Any, provider: dict[str, Any]) -> None:
+    """Date the points of offers coming back from before their withdrawal from its end."""
     con.execute(_STAGE_CLOSED, provider)
     if scalar(con, "SELECT count(*) FROM closed_end"):  # usually none: skip two statements
         con.execute(_DROP_SUPERSEDED)
         con.execute(_DATE_FROM_CLOSED)
-    con.execute(_STAGE_PATHS)
-    con.execute(_EXTEND_CONFIRMED, observed)
-    opened = scalar(con, _OPEN_NEW, {**observed, "run_id": run_id})
-    opened += _sequence_the_rest(con, observed, run_id)
-    for table in _STAGED:
-        con.execute(f"DROP TABLE IF EXISTS {table}")
-    return int(opened) + int(withdrawn)
 
 
 def _sequence_the_rest(con: Any, observed: dict[str, Any], run_id: int) -> int:

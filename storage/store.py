@@ -114,8 +114,7 @@ class Store:
                 with transaction(con):
                     _refuse_out_of_order(con, provider, observed_at)
                     run_id = int(scalar(con, "SELECT nextval('run_ids')"))
-                    con.register("batch", batch)
-                    changed = merge(con, params, run_id, regions, sorted(keep_open))
+                    changed = merge(con, batch, params, run_id, regions, sorted(keep_open))
                     if self.fx_rates is not None:
                         replace_rates(con, self.fx_rates)
                     con.execute(
@@ -132,8 +131,6 @@ class Store:
                     )
             except (duckdb.Error, StoreError) as exc:
                 raise StoreError(f"{provider}: could not store the collection: {exc}") from exc
-            finally:
-                con.unregister("batch")
         return RunResult(run_id, len(records), changed)
 
     def open_offers(self, provider: str, regions: Sequence[str] | None) -> int:

@@ -138,7 +138,8 @@ class TencentCollector(Collector):
                 if not error.retryable or attempt > self.settings.max_retries:
                     raise FetchError(self.name, error.describe(where, attempt)) from error
                 delay = min(self.backoff_s * 2 ** (attempt - 1), MAX_BACKOFF_S)
-                self.log.warning(
+                # INFO, like urllib3's: how it ended is the run summary's line (-v shows these).
+                self.log.info(
                     "tencent: %s: %s (attempt %d); retrying in %.1f s",
                     where,
                     error.code,

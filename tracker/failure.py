@@ -46,7 +46,8 @@ def one_line(provider: str, exc: BaseException) -> str | None:
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
     """`exc` and every exception behind it: causes, contexts, and the errors that HTTP
-    libraries keep in attributes or arguments instead (urllib3's `reason`, requests' args)."""
+    libraries and SDKs keep in attributes or arguments instead (urllib3's `reason`, requests'
+    args, botocore's kwargs, Tea's `inner_exception`)."""
     seen: set[int] = set()
     todo = [exc]
     while todo:
@@ -56,6 +57,7 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         seen.add(id(current))
         yield current
         inner = [current.__cause__, current.__context__, getattr(current, "reason", None)]
+        inner.append(getattr(current, "inner_exception", None))  # the Alibaba SDK (Tea) keeps it
         inner += list(current.args)
         kwargs = getattr(current, "kwargs", None)  # botocore keeps the cause as kwargs["error"]
         if isinstance(kwargs, dict):

@@ -19,6 +19,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+import requests
 from click.testing import CliRunner
 
 from collectors.common import FetchError
@@ -247,6 +248,22 @@ def test_a_refused_connection_is_one_line_with_its_tries(refused_url: str) -> No
     assert "NewConnectionError" in str(caught.value)  # the full text, kept for -v
     assert one_line("lambdalabs", caught.value) == (
         "lambdalabs: cannot reach 127.0.0.1 (connection refused) after 2 tries"
+    )
+
+
+def test_a_cause_an_sdk_keeps_in_an_attribute_is_found(refused_url: str) -> None:
+    """The Alibaba SDK (Tea) wraps the requests error it got in `inner_exception`."""
+    from Tea.exceptions import UnretryableException
+
+    with pytest.raises(requests.ConnectionError) as refused:
+        requests.get(refused_url, timeout=5)
+    with pytest.raises(FetchError) as caught:
+        try:
+            raise UnretryableException(None, refused.value)
+        except UnretryableException as exc:
+            raise FetchError("alibaba", f"DescribeInstanceTypes page 1: {exc}") from exc
+    assert one_line("alibaba", caught.value) == (
+        "alibaba: cannot reach 127.0.0.1 (connection refused)"
     )
 
 

@@ -45,6 +45,8 @@ DEMO_FX = {
 
 @dataclass(frozen=True)
 class DemoSetup:
+    """The demo's config, stand-in credentials and loopback servers, one per recording folder."""
+
     config: Config
     env: dict[str, str]
     servers: dict[str, ReplayServer]
@@ -97,7 +99,8 @@ def demo_setup(store_path: Path, root: Path = DEMO_DATA) -> Iterator[DemoSetup]:
             {"storage": {"path": str(store_path)}, "providers": providers, "fx": DEMO_FX},
             source=None,
         )
-        yield DemoSetup(config, env, servers, {name: recordings(root)[name] for name in servers})
+        folders = recordings(root)
+        yield DemoSetup(config, env, servers, {name: folders[name] for name in servers})
 
 
 def replay_providers(

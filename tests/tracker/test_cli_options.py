@@ -14,7 +14,7 @@ import shlex
 import socket
 import subprocess
 import sys
-from datetime import date
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -216,6 +216,33 @@ def test_a_document_cut_at_the_limit_says_so_on_stderr(store: Path) -> None:
         ("CNY", "GN10X.2XLARGE40"),
     ]
     assert "USD: showing 1 of 5 offers, 4 left out (--limit 1" in err
+
+
+_SPOT_RULE = """
+[[alerts.rules]]
+name = "cheap-spot"
+kind = "spot_price_below"
+threshold = 100
+currency = "USD"
+"""
+
+
+def test_alerts_list_says_how_many_it_left_out(tmp_path: Path) -> None:
+    now = datetime.now(UTC)
+    records = [offer("aws", f"p{i}.48xlarge", "10", price_kind="spot") for i in range(3)]
+    Store(tmp_path / "prices.duckdb").write_run(
+        "aws", records, started_at=now, observed_at=now, regions=None
+    )
+    config = tmp_path / "config.toml"
+    config.write_text(f'[storage]\npath = "prices.duckdb"\n{_SPOT_RULE}')
+    code, _, err = invoke("alerts", "check", "--config", str(config))
+    assert code == 0, err  # one alert per spot offer, to the console
+    code, out, err = invoke("alerts", "list", "--config", str(config), "--limit", "1")
+    assert code == 0, err
+    assert "Recent alerts (last 1 of 3)" in out
+    assert "2 older alerts left out (--limit 1)" in out
+    code, out, _ = invoke("alerts", "list", "--config", str(config))
+    assert "Recent alerts (last 3 of 3)" in out and "left out" not in out
 
 
 def test_usd_title_keeps_its_brackets(store: Path) -> None:

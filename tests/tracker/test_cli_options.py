@@ -256,6 +256,14 @@ def test_sql_headers_are_not_markup(store: Path) -> None:
     assert code == 0 and "[bold]x" in out
 
 
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+def test_data_is_printed_as_it_is(store: Path, fmt: str) -> None:
+    """Text that looks like rich's emoji codes or markup is data: printed unchanged."""
+    code, out, _ = invoke("sql", "--db", str(store), "SELECT ':thumbs_up: [b]x[/b]' AS t",
+                          "--format", fmt)  # fmt: skip
+    assert code == 0 and ":thumbs_up: [b]x[/b]" in out
+
+
 # --- unreachable providers -------------------------------------------------------------------
 
 

@@ -66,6 +66,7 @@ def _console(stderr: bool = False) -> Console:
     from rich.console import Console
 
     # Piped or captured output has no terminal width; rich would squeeze tables into 80
-    # columns. Lines that long are fine in a file or a pager.
+    # columns. Lines that long are fine in a file or a pager. No emoji codes: ":smile:" in a
+    # price's data (or a CSV cell) is text, never a picture.
     stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, width=None if stream.isatty() else 160)
+    return Console(stderr=stderr, width=None if stream.isatty() else 160, emoji=False)

@@ -25,12 +25,6 @@ if TYPE_CHECKING:  # the alerts machinery is imported by these commands when the
     from alerts import AlertReport, Rule
     from alerts.settings import AlertSettings
 
-_EVENTS = """
-SELECT fired_at, rule, subject, channel, status, attempts, detail, last_error
-FROM alert_events ORDER BY fired_at DESC, event_id DESC LIMIT ?
-"""
-_EVENT_COUNT = "SELECT count(*) FROM alert_events"
-
 
 @click.group()
 def alerts() -> None:
@@ -84,20 +78,17 @@ def test_message(ctx: click.Context, channel: str) -> None:
 @click.pass_context
 def list_rules(ctx: click.Context, limit: int) -> None:
     """Show the configured rules and channels, and the most recent alerts."""
-    from storage.query import query
+    from storage.alerts.log import recent
 
     config = _config(ctx)
     out = common.out(ctx)
     out.print(rules_table(config.alerts))
     out.print(channels_text(config.alerts), markup=False, highlight=False)
     try:
-        result = query(config.store_path, _EVENTS, [limit])
-        total = query(config.store_path, _EVENT_COUNT).rows[0][0]
+        result, total = recent(config.store_path, limit)
     except StoreError as exc:
-        if "alert_events" not in str(exc) and "no price store" not in str(exc):
-            fail(ctx, str(exc), EXIT_FAILED)
-        result, total = None, 0  # a store from before alerts, or none yet: no alerts either
-    if result is None or not result.rows:
+        fail(ctx, str(exc), EXIT_FAILED)
+    if not result.rows:
         out.print("no alerts yet", markup=False)
         return
     table = Table(title=f"Recent alerts (last {len(result.rows)} of {total})")

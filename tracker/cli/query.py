@@ -12,8 +12,8 @@ from typing import Any
 import click
 
 from collectors.common import StoreError
+from storage import latest as latest_mod
 from tracker.cli import common, render
-from tracker.cli import latest as latest_mod
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
 from tracker.cli.options import PRICE_KIND, PROVIDER
 

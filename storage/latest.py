@@ -1,4 +1,4 @@
-"""`gpu-tracker latest`: the cheapest current offers, one table per currency.
+"""The cheapest current offers (what `gpu-tracker latest` shows), one table per currency.
 
 Prices in different currencies are never sorted into one list: each currency gets its own
 table, ordered by price within it. With `usd`, every offer whose currency has a dated rate in

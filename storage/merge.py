@@ -107,7 +107,9 @@ WHERE rowid IN (SELECT o.row FROM open_now o JOIN paths s USING (offer_key) WHER
 _META = """provider, region, zone, instance_type, price_kind, term_months, payment_option,
     offering_class, currency, gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib"""
 
-# An interval opened: its offer and price from the point `i`, the rest from its row of `batch`.
+# An interval opened: its offer and price from the point `i`, the rest from its row of the
+# batch (`picked`: the batch's rows taken by number in Arrow, so a few intervals opened do not
+# cost a scan of the whole batch).
 _OPENED = f"""i.offer_key, {", ".join(f"b.{c.strip()}" for c in _META.split(","))},
     i.price_per_hour, i.upfront_total, i.available, $observed AS last_seen, $run_id AS run_id"""
 
@@ -115,7 +117,11 @@ _OPEN_NEW = f"""
 INSERT INTO price_intervals BY NAME
 SELECT {_OPENED}, i.ts AS valid_from, NULL AS valid_to
 FROM incoming i JOIN paths s ON i.offer_key = s.offer_key AND s.path = 'new'
-JOIN batch b ON b.row = i.row
+JOIN picked b ON b.row = i.row
+"""
+
+_NEW_ROWS = """
+SELECT i.row FROM incoming i JOIN paths s ON i.offer_key = s.offer_key AND s.path = 'new'
 """
 
 # The points of the offers that take the long way.
@@ -171,9 +177,11 @@ WHERE s.existing AND p.rowid = s.interval_row
 _INSERT_NEW = f"""
 INSERT INTO price_intervals BY NAME
 SELECT {_OPENED}, i.ts AS valid_from, i.next_ts AS valid_to
-FROM sequence i JOIN batch b ON b.row = i.point_row
+FROM sequence i JOIN picked b ON b.row = i.point_row
 WHERE NOT i.existing
 """
+
+_SEQUENCED_ROWS = "SELECT point_row FROM sequence WHERE NOT existing"
 
 # Run before any interval of this run is opened: every open interval not in open_now is then
 # one of an offer this run did not see.
@@ -200,17 +208,20 @@ def merge(
     """Merge one provider's collection (in the store's Arrow schema) into its history, in the
     caller's transaction; the number of intervals opened plus offers withdrawn."""
     rows = pa.array(range(batch.num_rows), pa.int64())
-    con.register("batch", batch.append_column("row", rows))
+    batch = batch.append_column("row", rows)
+    con.register("batch", batch)
     # On an error the caller's rollback takes the staged tables and closes the connection.
-    changed = _merge(con, params, run_id, regions, keep_open)
+    changed = _merge(con, batch, params, run_id, regions, keep_open)
     for table in _STAGED:
         con.execute(f"DROP TABLE IF EXISTS {table}")
-    con.unregister("batch")
+    for name in ("batch", "picked"):
+        con.unregister(name)
     return changed
 
 
 def _merge(
     con: Any,
+    batch: pa.Table,
     params: dict[str, Any],
     run_id: int,
     regions: Sequence[str] | None,
@@ -239,8 +250,9 @@ def _merge(
     if scalar(con, "SELECT count(*) FROM paths WHERE NOT is_open"):  # new or back: few if any
         _date_returns(con, provider)
     con.execute(_EXTEND_CONFIRMED, observed)
+    _pick(con, batch, _NEW_ROWS)
     opened = scalar(con, _OPEN_NEW, {**observed, "run_id": run_id})
-    opened += _sequence_the_rest(con, observed, run_id)
+    opened += _sequence_the_rest(con, batch, observed, run_id)
     return int(opened) + int(withdrawn)
 
 
@@ -252,11 +264,18 @@ def _date_returns(con: Any, provider: dict[str, Any]) -> None:
         con.execute(_DATE_FROM_CLOSED)
 
 
-def _sequence_the_rest(con: Any, observed: dict[str, Any], run_id: int) -> int:
+def _sequence_the_rest(con: Any, batch: pa.Table, observed: dict[str, Any], run_id: int) -> int:
     """Put the offers that changed or brought several points in sequence; intervals opened."""
     con.execute(_STAGE_CHANGING)
     if not scalar(con, "SELECT count(*) FROM changing"):
         return 0
     con.execute(_STAGE_SEQUENCE, observed)
     con.execute(_EXTEND_OR_CLOSE, observed)
+    _pick(con, batch, _SEQUENCED_ROWS)
     return int(scalar(con, _INSERT_NEW, {**observed, "run_id": run_id}))
+
+
+def _pick(con: Any, batch: pa.Table, rows_sql: str) -> None:
+    """Register as `picked` the rows of the batch whose numbers `rows_sql` selects."""
+    rows = con.sql(rows_sql).to_arrow_table().column(0)
+    con.register("picked", batch.take(rows))

@@ -42,13 +42,13 @@ _DUPLICATE_POINTS = """
 SELECT count(*) - count(DISTINCT (offer_key, ts)) FROM incoming
 """
 
-# The open interval of every offer this run saw. `row` is where it lies in price_intervals:
-# the updates below find their rows by it instead of matching offer keys over the whole history.
+# The provider's open intervals, read once. `row` is where each lies in price_intervals: the
+# updates below find their rows by it instead of matching offer keys over the whole history.
 _STAGE_OPEN = """
 CREATE TEMP TABLE open_now AS
-SELECT p.rowid AS row, p.offer_key, p.price_per_hour, p.upfront_total, p.available, p.valid_from
-FROM price_intervals p SEMI JOIN incoming i ON p.offer_key = i.offer_key
-WHERE p.provider = $provider AND p.valid_to IS NULL
+SELECT rowid AS row, offer_key, price_per_hour, upfront_total, available, valid_from
+FROM price_intervals
+WHERE provider = $provider AND valid_to IS NULL
 """
 
 # An offer whose intervals are all closed (withdrawn) and that comes back with a provider
@@ -183,15 +183,12 @@ WHERE NOT i.existing
 
 _SEQUENCED_ROWS = "SELECT point_row FROM sequence WHERE NOT existing"
 
-# Run before any interval of this run is opened: every open interval not in open_now is then
-# one of an offer this run did not see.
 _CLOSE_WITHDRAWN = """
 UPDATE price_intervals AS p
 SET valid_to = $observed
-WHERE p.provider = $provider AND p.valid_to IS NULL
+WHERE p.rowid IN (SELECT o.row FROM open_now o ANTI JOIN paths s USING (offer_key))
   AND ($all_regions OR list_contains($regions, p.region))
   AND NOT list_contains($keep_open, p.instance_type)
-  AND NOT EXISTS (SELECT 1 FROM open_now o WHERE o.row = p.rowid)
 """
 
 _STAGED = ("incoming", "open_now", "closed_end", "paths", "changing", "sequence")
@@ -236,17 +233,17 @@ def _merge(
             f"{duplicates} records repeat an offer at the same moment with another price"
         )
     con.execute(_STAGE_OPEN, provider)
+    con.execute(_STAGE_PATHS)
     withdrawn = scalar(
         con,
         _CLOSE_WITHDRAWN,
         {
-            **params,
+            "observed": params["observed"],
             "all_regions": regions is None,
             "regions": list(regions or []),
             "keep_open": keep_open,
         },
     )
-    con.execute(_STAGE_PATHS)
     if scalar(con, "SELECT count(*) FROM paths WHERE NOT is_open"):  # new or back: few if any
         _date_returns(con, provider)
     con.execute(_EXTEND_CONFIRMED, observed)

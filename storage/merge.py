@@ -43,7 +43,8 @@ SELECT count(*) - count(DISTINCT (offer_key, ts)) FROM incoming
 """
 
 # The provider's open intervals, read once. `row` is where each lies in price_intervals: the
-# updates below find their rows by it instead of matching offer keys over the whole history.
+# updates below find their rows by it instead of matching offer keys over the whole history
+# (row ids hold within the transaction; nothing deletes from price_intervals).
 _STAGE_OPEN = """
 CREATE TEMP TABLE open_now AS
 SELECT rowid AS row, offer_key, price_per_hour, upfront_total, available, valid_from
@@ -183,6 +184,7 @@ WHERE NOT i.existing
 
 _SEQUENCED_ROWS = "SELECT point_row FROM sequence WHERE NOT existing"
 
+# An open interval that no offer of this run names: withdrawn, where the run looked for it.
 _CLOSE_WITHDRAWN = """
 UPDATE price_intervals AS p
 SET valid_to = $observed

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -105,9 +106,11 @@ def test_an_answer_slower_than_the_timeout_fails_naming_the_provider(
 
 @pytest.mark.parametrize("provider", sorted(REGISTRY))
 def test_a_server_error_that_persists_fails_naming_the_provider(
-    provider: str, answering: Callable[..., ReplayServer]
+    provider: str, answering: Callable[..., ReplayServer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server = answering(status=500, body=json.dumps({"message": "internal error"}))
+    # The retry's backoff is each provider's own test's business; here it would only be waited.
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)
     with pytest.raises(FetchError, match=rf"^{provider}: "):
         make(provider, server.url, timeout=2.0, retries=1).fetch()
     assert len(server.requests) == 2, "a 500 is retried, max_retries times"

@@ -83,5 +83,5 @@ def test_a_store_that_cannot_be_migrated_is_a_store_error(tmp_path: Path) -> Non
     path = tmp_path / "p.duckdb"
     with connect(path, read_only=False) as con:
         con.execute("CREATE TABLE runs (x INTEGER)")  # not ours: migration 1 cannot create it
-    with pytest.raises(StoreError, match="cannot bring the store .* up to date"):
+    with pytest.raises(StoreError, match=r"cannot bring the store .* up to date"):
         runs.history(path)

@@ -73,12 +73,12 @@ def record(con: Any, events: Sequence[AlertEvent], now: datetime) -> None:
 
 def claim_due(con: Any, now: datetime) -> list[AlertEvent]:
     """The pending events due at `now`, held back from other runs for CLAIM_LEASE."""
-    return [_event(e) for e in alert_log.claim_due(con, now, CLAIM_LEASE)]
+    return alert_log.claim_due(con, now, CLAIM_LEASE)
 
 
 def due(con: Any, now: datetime) -> list[AlertEvent]:
     """The pending events due at `now`, untouched (for a dry run)."""
-    return [_event(e) for e in alert_log.due(con, now)]
+    return alert_log.due(con, now)
 
 
 def mark(con: Any, outcomes: Sequence[Outcome], now: datetime, policy: RetryPolicy) -> None:
@@ -94,19 +94,4 @@ def mark(con: Any, outcomes: Sequence[Outcome], now: datetime, policy: RetryPoli
         ],
         now,
         policy.max_attempts,
-    )
-
-
-def _event(e: alert_log.LoggedEvent) -> AlertEvent:
-    return AlertEvent(
-        e.event_id,
-        e.rule,
-        e.subject,
-        e.fired_at,
-        e.value,
-        e.threshold,
-        e.channel,
-        e.detail,
-        e.facts,
-        e.attempts,
     )

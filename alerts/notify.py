@@ -12,31 +12,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from collectors.common import NotifyError
+from storage.alerts.log import AlertEvent as AlertEvent  # the stored row is what is sent
 
 MASK = "***"
 _URLLIB3_LOGGERS = ("urllib3.connectionpool", "urllib3.util.retry", "urllib3.connection")
-
-
-@dataclass(frozen=True)
-class AlertEvent:
-    """One alert for one channel, as stored."""
-
-    event_id: int
-    rule: str
-    subject: str
-    fired_at: datetime
-    value: float | None
-    threshold: float | None
-    channel: str
-    detail: str
-    facts: dict[str, Any] = field(default_factory=dict, compare=False)
-    attempts: int = 0
 
 
 class ChannelError(NotifyError):

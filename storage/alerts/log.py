@@ -117,8 +117,9 @@ class NewEvent:
 
 
 @dataclass(frozen=True)
-class LoggedEvent:
-    """A pending row of the log, as claimed (or, dry run, seen) for sending."""
+class AlertEvent:
+    """One alert for one channel, as stored (and as claimed, or in a dry run seen, for
+    sending)."""
 
     event_id: int
     rule: str
@@ -128,8 +129,8 @@ class LoggedEvent:
     threshold: float | None
     channel: str
     detail: str
-    facts: dict[str, Any] = field(compare=False)
-    attempts: int  # before the send to come
+    facts: dict[str, Any] = field(default_factory=dict, compare=False)
+    attempts: int = 0  # before the send to come
 
 
 @dataclass(frozen=True)
@@ -180,13 +181,13 @@ def record_pending(con: Any, events: Sequence[NewEvent], now: datetime) -> None:
         con.unregister("new_events")
 
 
-def claim_due(con: Any, now: datetime, lease: timedelta) -> list[LoggedEvent]:
+def claim_due(con: Any, now: datetime, lease: timedelta) -> list[AlertEvent]:
     """The pending events due at `now`, held back from other runs until `now + lease` (a run
     that dies before marking them leaves them due again then)."""
     return _events(con.execute(_CLAIM, {"now": now, "lease_end": now + lease}))
 
 
-def due(con: Any, now: datetime) -> list[LoggedEvent]:
+def due(con: Any, now: datetime) -> list[AlertEvent]:
     """The pending events due at `now`, left unclaimed (a dry run)."""
     return _events(con.execute(_DUE, {"now": now}))
 
@@ -242,9 +243,9 @@ def recent(path: Path | str, limit: int, *, wait_s: float = LOCK_WAIT_S) -> tupl
     return QueryResult(list(_RECENT_COLUMNS), types, rows), total
 
 
-def _events(cursor: Any) -> list[LoggedEvent]:
+def _events(cursor: Any) -> list[AlertEvent]:
     events = [
-        LoggedEvent(
+        AlertEvent(
             event_id=row[0],
             rule=row[1],
             subject=row[2],

@@ -179,10 +179,6 @@ def _seconds(value: Any, key: str) -> float:
     return float(value)
 
 
-def _variable(raw: Mapping[str, Any], name: str, default: str, prefix: str) -> str:
-    return env_variable_name(raw.get(name, default), prefix + name)
-
-
 def _table(raw: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     value = raw[name]
     if not isinstance(value, Mapping):

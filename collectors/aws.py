@@ -28,9 +28,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserError
 
 from collectors import aws_terms, gpus, kit
-from collectors.aws_terms import PRODUCT_FILTERS, Host
+from collectors.aws_terms import PRODUCT_FILTERS
 from collectors.base import Collector, ParseResult, Payloads, PriceRecord
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
+from collectors.kit import Host
 
 # The Price List Query API has endpoints only in us-east-1, eu-central-1 and ap-south-1, and
 # each answers for every region. boto3 happily builds a pricing host for any other region,

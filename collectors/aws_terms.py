@@ -17,7 +17,7 @@ from collectors import kit
 from collectors.base import PriceRecord, effective_hourly, money
 from collectors.common import OFFERING_CLASSES, PayloadShapeError
 from collectors.gpus import InstanceGpu
-from collectors.kit import Offer
+from collectors.kit import Host, Offer  # Host: the price list has it, spot answers do not
 
 # Plain Linux, shared tenancy, no pre-installed software, ordinary capacity, on-demand market.
 # Without marketoption a $0.00 Capacity Block p5 product comes back; without capacitystatus,
@@ -40,9 +40,6 @@ PURCHASE_OPTIONS = {
     "Partial Upfront": "partial_upfront",
     "All Upfront": "all_upfront",
 }
-
-# Host size (vCPUs, memory GiB): the price list has it, spot answers do not.
-Host = tuple[float | None, float | None]
 
 
 @dataclass(frozen=True)

@@ -36,9 +36,9 @@ def figure(title: str, ylabel: str, xlabel: str | None = None) -> tuple[Figure, 
 
 def date_axis(ax: Axes) -> None:
     """Dates on the x axis, labelled as the span calls for (hours, days or months), in UTC."""
-    locator = mdates.AutoDateLocator()
+    locator = mdates.AutoDateLocator()  # type: ignore[no-untyped-call]
     ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
     ax.set_xlabel("date (UTC)")
 
 

@@ -36,11 +36,18 @@ def to_json(result: QueryResult) -> str:
 
 
 def to_csv(result: QueryResult) -> str:
+    """CSV with DECIMALs written exactly as stored (never a float in exponent form)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(result.columns)
-    writer.writerows([[_plain(v) for v in row] for row in result.rows])
+    writer.writerows([[_exact(v) for v in row] for row in result.rows])
     return out.getvalue()
+
+
+def _exact(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return format(value, "f")  # all digits, no exponent: 1E+2 -> 100, 1E-7 -> 0.0000001
+    return _plain(value)
 
 
 def to_table(result: QueryResult, title: str | None = None) -> Table:

@@ -1,0 +1,277 @@
+"""Time-weighted statistics of price series: the one place they are written (CONTRACT.md,
+revision 2, "`history`: exact semantics").
+
+A series is one offer key (provider, region, zone, instance_type, price_kind, term_months,
+payment_option, offering_class) in one currency. Each interval of `prices` counts for
+`[valid_from, coalesce(valid_to, until))` clipped to the window `[since, until)`; time no
+interval covers is not counted. Durations are whole microseconds, summed as integers, so the
+quantiles compare shares exactly (a price holding exactly half the covered time is the p50).
+
+Interface:
+
+- `statistics(store, filters, window, below=...)` -> one `SeriesStats` per series with covered
+  time, cheapest mean first (in USD where rated), then by key.
+- `statistics_sql(filters, window, price=..., below=...)` -> `(sql, params)`: the same
+  statistics as a relation, for a larger query (`WITH stats AS (<sql>) SELECT ... JOIN stats
+  USING (provider, region, ...)`): put it first, so its `?` parameters come first. With
+  `price="price_per_hour_usd"` every figure is of the USD prices (each interval at its own
+  dated rate) and `currency` reads 'USD'; intervals without a rate are left out.
+- `intervals(store, filters, window)` -> per series its clipped intervals, for a step chart.
+- `matching_series(store, filters)` -> how many series match the filters at all (any time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import duckdb
+
+from collectors.common import StoreError
+from storage.connection import connect
+
+KEY = (
+    "provider",
+    "region",
+    "zone",
+    "instance_type",
+    "price_kind",
+    "term_months",
+    "payment_option",
+    "offering_class",
+)
+_KEY = ", ".join(KEY)
+PRICES = ("price_per_hour", "price_per_hour_usd")
+_US_PER_HOUR = 3_600_000_000
+
+# One scan of the intervals that overlap the window (plus open ones, for `current`), summed per
+# series and price; the quantiles walk each series' distinct prices in order, summing the time
+# held at or below. No join: offer keys hold NULLs, which GROUP BY keeps together.
+_SQL = """
+WITH clipped AS (
+    SELECT {key}, {currency} AS currency, {price} AS price, price_per_hour_usd AS usd,
+           valid_from, valid_to,
+           greatest(epoch_us(least(coalesce(valid_to, $s_until), $s_until))
+                    - epoch_us(greatest(valid_from, $s_since)), 0) AS us
+    FROM prices
+    WHERE {where} AND {price} IS NOT NULL
+      AND ((valid_from < $s_until AND valid_to > $s_since) OR valid_to IS NULL)
+), held AS (
+    SELECT {key}, currency, price,
+           sum(us) AS us,
+           sum(usd * us) AS usd_us,
+           count(*) FILTER (WHERE us > 0 AND usd IS NULL) AS unrated,
+           count(*) FILTER (WHERE valid_from > $s_since AND valid_from < $s_until) AS changes,
+           bool_or(valid_to IS NULL) AS open
+    FROM clipped GROUP BY ALL
+), ranked AS (
+    SELECT *,
+           sum(us) OVER (PARTITION BY {key}, currency ORDER BY price
+                         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto,
+           sum(us) OVER (PARTITION BY {key}, currency) AS total
+    FROM held
+)
+SELECT {key}, currency,
+       round(sum(us) / {us_per_hour}, 6) AS covered_hours,
+       min(price) FILTER (WHERE us > 0) AS min,
+       max(price) FILTER (WHERE us > 0) AS max,
+       round(sum(price * us) / sum(us), 6) AS mean,
+       min(price) FILTER (WHERE us > 0 AND 2 * upto >= total) AS p50,
+       min(price) FILTER (WHERE us > 0 AND 20 * upto >= 19 * total) AS p95,
+       sum(changes) AS changes,
+       any_value(price) FILTER (WHERE open) AS current,
+       {below} AS below_share,
+       CASE WHEN sum(unrated) = 0 THEN round(sum(usd_us) / sum(us), 6) END AS mean_usd
+FROM ranked GROUP BY ALL HAVING sum(us) > 0
+"""
+
+_ORDER = f"ORDER BY mean_usd NULLS LAST, currency, mean, {_KEY.replace('zone', 'zone NULLS FIRST')}"
+
+_INTERVALS = """
+SELECT {key}, currency, price_per_hour,
+       greatest(valid_from, $s_since) AS start,
+       least(coalesce(valid_to, $s_until), $s_until) AS until
+FROM prices
+WHERE {where} AND valid_from < $s_until AND (valid_to IS NULL OR valid_to > $s_since)
+ORDER BY {key}, currency, valid_from
+"""
+
+_MATCHING = "SELECT count(*) FROM (SELECT DISTINCT {key}, currency FROM prices WHERE {where})"
+
+
+class OfferKey(NamedTuple):
+    provider: str
+    region: str | None
+    zone: str | None
+    instance_type: str
+    price_kind: str
+    term_months: int | None
+    payment_option: str | None
+    offering_class: str | None
+
+
+class SeriesStats(NamedTuple):
+    """The statistics of one series over the window, in its own currency."""
+
+    provider: str
+    region: str | None
+    zone: str | None
+    instance_type: str
+    price_kind: str
+    term_months: int | None
+    payment_option: str | None
+    offering_class: str | None
+    currency: str
+    covered_hours: float
+    min: float
+    max: float
+    mean: float
+    p50: float
+    p95: float
+    changes: int
+    current: float | None
+    below_share: float | None
+    mean_usd: float | None
+
+    @property
+    def key(self) -> OfferKey:
+        return OfferKey(
+            self.provider,
+            self.region,
+            self.zone,
+            self.instance_type,
+            self.price_kind,
+            self.term_months,
+            self.payment_option,
+            self.offering_class,
+        )
+
+
+class Interval(NamedTuple):
+    start: datetime
+    until: datetime
+    price: float
+
+
+@dataclass(frozen=True)
+class Window:
+    """`[since, until)`, both timezone-aware."""
+
+    since: datetime
+    until: datetime
+
+
+@dataclass(frozen=True)
+class SeriesFilters:
+    """Which series: every given filter must hold. Text filters compare case-insensitively
+    (kind and provider come in their stored spelling); `keys` keeps only those exact offers."""
+
+    gpu: str | None = None
+    provider: str | None = None
+    region: str | None = None
+    zone: str | None = None
+    instance_type: str | None = None
+    kind: str | None = None
+    term: int | None = None
+    keys: tuple[OfferKey, ...] | None = None
+
+
+def _where(filters: SeriesFilters) -> tuple[str, dict[str, Any]]:
+    clauses, params = ["true"], {}
+    for name, column in (
+        ("gpu", "gpu_model"),
+        ("region", "region"),
+        ("zone", "zone"),
+        ("instance_type", "instance_type"),
+    ):
+        if getattr(filters, name):
+            clauses.append(f"lower({column}) = lower($s_{name})")
+            params[f"s_{name}"] = getattr(filters, name)
+    for name, column in (("provider", "provider"), ("kind", "price_kind"), ("term", "term_months")):
+        if getattr(filters, name) is not None:
+            clauses.append(f"{column} = $s_{name}")
+            params[f"s_{name}"] = getattr(filters, name)
+    if filters.keys is not None:
+        clauses.append(_keys_clause(filters.keys, params))
+    return " AND ".join(clauses), params
+
+
+def _keys_clause(keys: tuple[OfferKey, ...], params: dict[str, Any]) -> str:
+    # A few keys (the series of a chart, a tco candidate list): NULL-safe equality per column.
+    if not keys:
+        return "false"
+    ors = []
+    for i, key in enumerate(keys):
+        ands = []
+        for column, value in zip(KEY, key, strict=True):
+            params[f"s_k{i}_{column}"] = value
+            ands.append(f"{column} IS NOT DISTINCT FROM $s_k{i}_{column}")
+        ors.append("(" + " AND ".join(ands) + ")")
+    return "(" + " OR ".join(ors) + ")"
+
+
+def statistics_sql(
+    filters: SeriesFilters,
+    window: Window,
+    *,
+    price: str = "price_per_hour",
+    below: float | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """The statistics as one SELECT and its named parameters (see the module docstring)."""
+    if price not in PRICES:
+        raise ValueError(f"price must be one of {PRICES}, not {price!r}")
+    where, params = _where(filters)
+    params |= {"s_since": window.since, "s_until": window.until}
+    below_sql = "NULL"
+    if below is not None:
+        below_sql = "round(sum(us) FILTER (WHERE price < $s_below) / sum(us), 6)"
+        params["s_below"] = below
+    sql = _SQL.format(
+        key=_KEY,
+        currency="'USD'" if price == "price_per_hour_usd" else "currency",
+        price=price,
+        where=where,
+        below=below_sql,
+        us_per_hour=_US_PER_HOUR,
+    )
+    return sql, params
+
+
+def statistics(
+    store: Path | str, filters: SeriesFilters, window: Window, *, below: float | None = None
+) -> list[SeriesStats]:
+    """Per series with covered time in the window, its statistics (module docstring)."""
+    sql, params = statistics_sql(filters, window, below=below)
+    return [SeriesStats(*row) for row in _rows(store, f"{sql} {_ORDER}", params)]
+
+
+def intervals(
+    store: Path | str, filters: SeriesFilters, window: Window
+) -> dict[tuple[OfferKey, str], list[Interval]]:
+    """Per series (key, currency), its intervals clipped to the window, oldest first."""
+    where, params = _where(filters)
+    params |= {"s_since": window.since, "s_until": window.until}
+    found = _rows(store, _INTERVALS.format(key=_KEY, where=where), params)
+    series: dict[tuple[OfferKey, str], list[Interval]] = {}
+    width = len(KEY)
+    for row in found:
+        key = (OfferKey(*row[:width]), row[width])
+        series.setdefault(key, []).append(Interval(row[width + 2], row[width + 3], row[width + 1]))
+    return series
+
+
+def matching_series(store: Path | str, filters: SeriesFilters) -> int:
+    """How many series match `filters` at any time (to tell "none matched" from "no covered
+    time in the window")."""
+    where, params = _where(filters)
+    return int(_rows(store, _MATCHING.format(key=_KEY, where=where), params)[0][0])
+
+
+def _rows(store: Path | str, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    with connect(store, read_only=True) as con:
+        try:
+            return list(con.execute(sql, params).fetchall())
+        except duckdb.Error as exc:
+            raise StoreError(f"reading the price history failed: {exc}") from exc

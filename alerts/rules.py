@@ -194,6 +194,8 @@ def _filters(
 def _strings(raw: Mapping[str, Any], name: str, k: str, kind: type) -> tuple[Any, ...]:
     """A filter value: one value or a list of them."""
     value = raw.get(name, [])
+    if name in raw and value == []:  # an empty filter would match everything: surely not meant
+        raise ConfigError(f"{k}{name}: an empty list; leave the key out to match every {name}")
     values = value if isinstance(value, list) else [value]
     for i, item in enumerate(values):
         if not isinstance(item, kind) or isinstance(item, bool) or item == "":

@@ -118,6 +118,9 @@ class ProviderSettings:
     options: dict[str, Any] = field(default_factory=dict)
     timeout: float = 30.0
     max_retries: int = 4
+    # The whole collection (every page, then the parse) within this many seconds; `tracker`
+    # enforces it, whatever SDK does the I/O. None: no deadline.
+    deadline_s: float | None = None
     # For APIs that keep a price history (AWS/Alibaba spot): how far back to ask, so that the
     # changes between two collections are stored, not only the price in force at each.
     # None: the price in force now.

@@ -17,8 +17,11 @@ OFFERING_CLASSES = ("standard", "convertible")
 # How a price kind reads in tables and messages; `on-demand` is accepted wherever one is typed.
 KIND_LABELS: dict[str, str] = {"on_demand": "on-demand", "spot": "spot", "reserved": "reserved"}
 
-_DURATION = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
+_DURATION = re.compile(r"^\s*([0-9]+)\s*([smhd])\s*$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+# No duration is longer than ten years unless a key says less: beyond it, dates overflow and
+# DuckDB's INTEGER seconds (2^31 s is 68 years) are near; a key gives its own tighter bound.
+MAX_DURATION_S = 3650 * 86400
 
 # An environment variable's name as config.toml may give it: upper case, like the ecosystem's
 # own (LAMBDA_API_KEY). Key IDs are often valid identifiers too, so the usual key prefixes are
@@ -82,12 +85,34 @@ def parse_kind(value: Any, key: str) -> PriceKind:
     raise ConfigError(f"{key}: unknown price kind {value!r} (accepted: {accepted})")
 
 
-def parse_duration(value: Any, key: str, *, noun: str = "a duration") -> int:
-    """'30s', '15m', '24h', '7d' -> seconds (never zero)."""
+def parse_duration(
+    value: Any,
+    key: str,
+    *,
+    noun: str = "a duration",
+    least: int = 1,
+    most: int = MAX_DURATION_S,
+) -> int:
+    """'30s', '15m', '24h', '7d' -> seconds (never zero), between `least` and `most` seconds."""
     match = _DURATION.match(value) if isinstance(value, str) else None
-    if not match or int(match.group(1)) == 0:
-        raise ConfigError(f'{key}: {value!r} is not {noun} like "30m", "24h", "7d"')
-    return int(match.group(1)) * _UNIT_S[match.group(2)]
+    digits = match.group(1).lstrip("0") if match else ""
+    if not match or not digits:
+        raise ConfigError(f'{key}: {shown(value)} is not {noun} like "30m", "24h", "7d"')
+    # A few digits more than any bound needs: int() of thousands of them is refused anyway.
+    seconds = int(digits[:16]) * _UNIT_S[match.group(2)]
+    if len(digits) > 16 or not least <= seconds <= most:
+        raise ConfigError(
+            f"{key}: {shown(value)} is out of range (from {duration_words(least)} "
+            f"to {duration_words(most)})"
+        )
+    return seconds
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """A config value as an error quotes it: its repr, cut short (a pasted megabyte stays out
+    of the one line)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 4] + "..." + text[-1:]
 
 
 def duration_words(seconds: int | None) -> str:
@@ -103,7 +128,7 @@ def duration_words(seconds: int | None) -> str:
 def text(value: Any, key: str) -> str:
     """A non-empty string, else a ConfigError naming `key`."""
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{key}: expected a non-empty string, got {value!r}")
+        raise ConfigError(f"{key}: expected a non-empty string, got {shown(value)}")
     return value
 
 

@@ -34,6 +34,15 @@ _METRICS_KEYS = {"listen"}
 _SINCE = re.compile(r"^\s*(\d+)\s*(mo|d|w|y)\s*$")
 # A look-back of at most 10 years, in each unit (beyond it dates overflow and nothing is kept).
 _SINCE_MAX = {"y": 10, "mo": 120, "w": 521, "d": 3652}
+# The longest each [daemon] duration may be (docs/configuration.md): beyond these a value is a
+# typo, and the scheduler's date arithmetic would overflow long before the process ended.
+_MOST_S = {
+    "jitter": 86400,
+    "misfire_grace": 7 * 86400,
+    "max_backoff": 30 * 86400,
+    "shutdown_grace": 3600,
+    "job_timeout": 7 * 86400,
+}
 _LISTEN = re.compile(r"^(?:\[(?P<v6>[^\]]+)\]|(?P<host>[^:\[\]]+)):(?P<port>\d{1,5})$")
 
 
@@ -189,7 +198,7 @@ def _seconds(raw: Mapping[str, Any], key: str, default: Any, *, allow_zero: bool
         return default
     if allow_zero and isinstance(raw[key], str) and raw[key].strip() in ("0", "0s"):
         return 0
-    return parse_duration(raw[key], f"daemon.{key}")
+    return parse_duration(raw[key], f"daemon.{key}", most=_MOST_S[key])
 
 
 def _bool(raw: Mapping[str, Any], key: str, default: bool, prefix: str) -> bool:

@@ -16,6 +16,7 @@ from tracker.cli import collect as cli_collect
 from tracker.cli import daemon as cli_daemon
 from tracker.cli import query as cli_query
 from tracker.cli import review as cli_review
+from tracker.cli import tco as cli_tco
 from tracker.cli.options import add_global_options, chosen, setup_logging
 
 
@@ -41,6 +42,7 @@ for _command in (
     cli_daemon.daemon,
     cli_daemon.status_command,
     cli_review.review,
+    cli_tco.tco,
 ):
     cli.add_command(_command)
 add_global_options(cli)

@@ -1,0 +1,268 @@
+"""The total cost of ownership of a GPU need over a horizon, for every offer that can serve it:
+the candidates, their totals and the blended plans, as plain rows (CONTRACT.md revision 2,
+`tco`). Every formula of `gpu-tracker tco` is written here, once, in SQL:
+
+    hours     = 730 * M
+    instances = ceil(N / gpu_count)        (the quotient rounded to 6 decimals first: a 1/6
+                                            share of a GPU is stored as 0.1666..., and 8 of
+                                            them must make 48 instances, not 49)
+    on_demand : instances * p * hours * U
+    spot      : instances * p * hours * U * (1 + overhead / 100)
+    reserved  : instances * ceil(M / term_months) * p * 730 * term_months   (whatever U)
+    + migration cost once, for an option whose provider is not the current one (every option
+      when no current provider is named: none of them is where the user already is)
+    usd_per_gpu_hour = total / (N * hours * U)
+    pflop_per_usd    = gpu_tflops_fp16 * N * hours * U * 3.6 / total
+
+p is `price_per_hour_usd` (the effective hourly price in USD); for spot with basis `mean` or
+`p95`, the series' time-weighted statistic over the spot window (`storage.reads.series`).
+
+A blended plan (`baseline` B of the N GPUs reserved) is the same need paid two ways: the
+reserved formula for B GPUs (whole terms, ceil(B / gpu_count) instances) plus the on-demand or
+spot formula for the other N - B GPUs at U, plus the migration cost once per provider of the
+plan that is not the current one. For each burst kind the cheapest pair is chosen jointly.
+
+Candidates now are the rows of `latest_prices` that are not stale. At a past moment (`as_of`)
+they are the intervals of `prices` in force then (valid_from <= as_of < valid_to), judged stale
+as `latest_prices` judges them now: stale when their last confirmation was more than twice the
+provider's collection interval before `as_of` (the rule of the half-yearly review).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from collectors.common import StoreError
+from storage.connection import LOCK_WAIT_S, connect
+
+HOURS_PER_MONTH = 730
+SPOT_BASES = ("current", "mean", "p95")
+OFFER_KEY = ("provider", "region", "zone", "instance_type", "price_kind", "term_months",
+             "payment_option", "offering_class")  # fmt: skip
+
+# Equal totals are listed in a fixed order, so the same store always gives the same answer.
+_TIES = """provider, region, zone NULLS FIRST, instance_type, price_kind, term_months,
+    payment_option NULLS FIRST, offering_class NULLS FIRST"""
+
+_PARAMETER = re.compile(r"\$(\w+)")
+
+_NOW = "SELECT * FROM latest_prices"
+# The provider's interval in force at as_of, as storage.review takes it for its `then` side.
+_AS_OF = """
+WITH intervals AS (
+    SELECT provider, coalesce(
+               arg_max(interval_seconds, run_id) FILTER (WHERE started_at <= $as_of),
+               arg_max(interval_seconds, run_id)) AS interval_seconds
+    FROM runs WHERE interval_seconds IS NOT NULL GROUP BY provider
+)
+SELECT p.*, NOT coalesce(
+           epoch($as_of) - epoch(p.last_seen) <= 2 * coalesce(i.interval_seconds, 3600),
+           false) AS stale
+FROM prices p LEFT JOIN intervals i USING (provider)
+WHERE p.valid_from <= $as_of AND (p.valid_to IS NULL OR p.valid_to > $as_of)
+"""
+
+_MATCHING = """
+matching AS (
+    SELECT * FROM ({source})
+    WHERE lower(gpu_model) = lower($gpu)
+      AND ($memory IS NULL OR gpu_memory_gib >= $memory)
+      AND (len($providers) = 0 OR list_contains($providers, provider))
+)"""
+
+# Why an offer of the GPU is not a candidate: the first reason that applies.
+_EXCLUDED = """
+WITH {matching}
+SELECT CASE WHEN stale THEN 'stale'
+            WHEN NOT coalesce(available, true) THEN 'sold out'
+            WHEN price_per_hour_usd IS NULL THEN 'no USD rate for ' || currency
+       END AS reason, count(*) AS offers
+FROM matching GROUP BY ALL ORDER BY reason NULLS FIRST
+"""
+
+# One row per candidate and GPU count asked for ($counts: N, and for a blend B and N - B).
+_PRICED = """
+{matching}, candidates AS (
+    SELECT * FROM matching
+    WHERE NOT stale AND coalesce(available, true) AND price_per_hour_usd IS NOT NULL
+      AND (price_kind <> 'reserved' OR term_months > 0)
+), basis AS (
+    SELECT c.*, {spot_price} AS basis_usd FROM candidates c {spot_join}
+), priced AS (
+    SELECT b.*, n.gpus,
+           CAST(ceil(round(n.gpus / gpu_count, 6)) AS BIGINT) AS instances,
+           {hours_per_month} * $months AS hours,
+           CASE WHEN price_kind = 'reserved'
+                THEN CAST(ceil($months / term_months) AS BIGINT) END AS terms,
+           CASE WHEN $current IS NULL OR provider <> $current
+                THEN $migration ELSE 0 END AS migration_usd
+    FROM basis b, (SELECT unnest($counts) AS gpus) n
+), totals AS (
+    SELECT *, CASE price_kind
+        WHEN 'on_demand' THEN instances * basis_usd * hours * $utilization
+        WHEN 'spot' THEN instances * basis_usd * hours * $utilization * (1 + $overhead / 100)
+        WHEN 'reserved' THEN instances * terms * basis_usd * {hours_per_month} * term_months
+    END AS rent_usd
+    FROM priced
+)"""
+
+_CANDIDATES = """
+WITH {priced}
+SELECT {key}, gpu_model, gpu_count, gpu_memory_gib, currency, instances, hours,
+       round(rent_usd + migration_usd, 2) AS total_usd,
+       round((rent_usd + migration_usd) / (gpus * hours * $utilization), 6) AS usd_per_gpu_hour,
+       round({tflops} * gpus * hours * $utilization * 3.6 / (rent_usd + migration_usd), 6)
+           AS pflop_per_usd,
+       round(basis_usd, 6) AS price_per_hour_usd, terms, migration_usd
+FROM totals WHERE gpus = $gpus
+ORDER BY rent_usd + migration_usd, {ties}
+"""
+
+# Per burst kind, the cheapest (reserved for B, burst for N - B) pair; with N - B = 0 the plan
+# is the reserved part alone. Migration: once per provider of the plan that is not current.
+_BLENDS = """
+WITH {priced}, reserved AS (
+    SELECT * FROM totals WHERE price_kind = 'reserved' AND gpus = $baseline
+), burst AS (
+    SELECT * FROM totals WHERE price_kind IN ('on_demand', 'spot') AND gpus = $gpus - $baseline
+), plans AS (
+    SELECT b.price_kind AS burst_kind, r.{r_key}, r.gpus AS reserved_gpus,
+           r.instances AS reserved_instances,
+           r.terms, round(r.rent_usd, 2) AS reserved_usd,
+           b.{b_key}, coalesce(b.gpus, 0) AS burst_gpus, b.instances AS burst_instances,
+           round(b.rent_usd, 2) AS burst_usd,
+           (CASE WHEN $current IS NULL OR r.provider <> $current THEN $migration ELSE 0 END)
+           + (CASE WHEN b.provider <> r.provider AND ($current IS NULL OR b.provider <> $current)
+                   THEN $migration ELSE 0 END) AS plan_migration,
+           coalesce(r.rent_usd + b.rent_usd, r.rent_usd) + plan_migration AS total
+    FROM reserved r LEFT JOIN burst b ON true
+    WHERE (b.provider IS NULL) = ($gpus = $baseline)
+)
+SELECT * EXCLUDE (total, plan_migration), plan_migration AS migration_usd,
+       round(total, 2) AS total_usd,
+       round(total / ($gpus * {hours_per_month} * $months * $utilization), 6)
+           AS usd_per_gpu_hour
+FROM plans
+QUALIFY row_number() OVER (PARTITION BY burst_kind ORDER BY total, reserved_provider,
+                           reserved_instance_type, burst_provider, burst_instance_type) = 1
+ORDER BY total
+"""
+
+
+@dataclass(frozen=True)
+class Need:
+    """What is to be rented and for how long (the `tco` options; defaults as CONTRACT.md)."""
+
+    gpu: str
+    gpus: int = 8
+    months: int = 36
+    utilization: float = 1.0
+    memory_gib: float | None = None
+    providers: tuple[str, ...] = ()
+    spot_overhead_pct: float = 10.0
+    spot_basis: str = "current"
+    spot_window_s: int = 30 * 86400
+    migration_usd: float = 0.0
+    current_provider: str | None = None
+
+
+@dataclass(frozen=True)
+class Tco:
+    """The answer: every candidate cheapest first (dicts with the JSON fields of CONTRACT.md
+    plus `price_per_hour_usd` (the p of the formula), `terms` and `migration_usd`), why the
+    other offers of the GPU were left out, and the blended plans when a baseline was asked."""
+
+    need: Need
+    as_of: datetime | None
+    rows: list[dict[str, Any]]
+    excluded: dict[str, int]  # reason ('stale', 'sold out', 'no USD rate for CNY') -> offers
+    offers: int  # offers of the GPU matching the filters, before the exclusions
+    blends: list[dict[str, Any]] = field(default_factory=list)
+
+
+def read(
+    path: Path | str,
+    need: Need,
+    *,
+    as_of: datetime | None = None,
+    baseline: int | None = None,
+    wait_s: float = LOCK_WAIT_S,
+) -> Tco:
+    """The TCO of `need` from the store at `path`, opened read-only (see `tco`)."""
+    with connect(path, read_only=True, wait_s=wait_s) as con:
+        return tco(con, need, as_of=as_of, baseline=baseline)
+
+
+def tco(con: Any, need: Need, *, as_of: datetime | None = None, baseline: int | None = None) -> Tco:
+    """The TCO of `need` on an open connection: now (`as_of` None: `latest_prices`, stale
+    offers left out), or as the prices stood at `as_of` (the intervals in force then, staleness
+    judged then: see the module docstring). With `baseline` (0 < B <= N), the cheapest blended
+    plan per burst kind too."""
+    params = _params(need, as_of, baseline)
+    try:
+        counted = _run(con, _EXCLUDED.format(matching=_matching(as_of)), params).fetchall()
+        rows = _dicts(_run(con, _candidates_sql(need, as_of), params))
+        blends = _dicts(_run(con, _blends_sql(need, as_of), params)) if baseline else []
+    except duckdb.Error as exc:
+        raise StoreError(f"tco: could not read the store: {exc}") from exc
+    reasons = {str(reason): int(n) for reason, n in counted if reason is not None}
+    return Tco(need, as_of, rows, reasons, sum(int(n) for _, n in counted), blends)
+
+
+def _params(need: Need, as_of: datetime | None, baseline: int | None) -> dict[str, Any]:
+    counts = sorted({need.gpus, *([baseline, need.gpus - baseline] if baseline else [])})
+    return {
+        "gpu": need.gpu, "memory": need.memory_gib, "providers": list(need.providers),
+        "months": need.months, "utilization": need.utilization, "gpus": need.gpus,
+        "overhead": need.spot_overhead_pct, "migration": need.migration_usd,
+        "current": need.current_provider, "counts": [c for c in counts if c > 0],
+        "baseline": baseline or 0, **({"as_of": as_of} if as_of else {}),
+    }  # fmt: skip
+
+
+def _run(con: Any, sql: str, params: dict[str, Any]) -> Any:
+    # DuckDB refuses a named parameter the statement does not use.
+    used = set(_PARAMETER.findall(sql))
+    return con.execute(sql, {k: v for k, v in params.items() if k in used})
+
+
+def _matching(as_of: datetime | None) -> str:
+    return _MATCHING.format(source=_AS_OF if as_of else _NOW)
+
+
+def _priced(need: Need, as_of: datetime | None) -> str:
+    return _PRICED.format(
+        matching=_matching(as_of),
+        spot_price="price_per_hour_usd",
+        spot_join="",
+        hours_per_month=HOURS_PER_MONTH,
+    )
+
+
+def _candidates_sql(need: Need, as_of: datetime | None) -> str:
+    return _CANDIDATES.format(
+        priced=_priced(need, as_of),
+        key=", ".join(OFFER_KEY),
+        tflops="CAST(NULL AS DOUBLE)",
+        ties=_TIES,
+    )
+
+
+def _blends_sql(need: Need, as_of: datetime | None) -> str:
+    return _BLENDS.format(
+        priced=_priced(need, as_of),
+        r_key=", r.".join(f"{k} AS reserved_{k}" for k in OFFER_KEY),
+        b_key=", b.".join(f"{k} AS burst_{k}" for k in OFFER_KEY),
+        hours_per_month=HOURS_PER_MONTH,
+    )
+
+
+def _dicts(cursor: Any) -> list[dict[str, Any]]:
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]

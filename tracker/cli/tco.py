@@ -1,0 +1,203 @@
+"""`gpu-tracker tco`: the total cost of ownership of a GPU need over a horizon, per rental
+strategy (on-demand, spot, each reserved term), and the blended plan with `--baseline`.
+
+The formulas live in `storage.reads.tco`; this module asks, and says the answer plainly: the
+best option per strategy with its distance to the best, the offers left out and why.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from collectors.common import ConfigError, StoreError, parse_duration
+from storage.reads import tco as tco_mod
+from tracker.cli import common, render, tco_table
+from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
+from tracker.cli.options import PROVIDER
+
+
+if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
+    _IntType = click.ParamType[int]
+else:
+    _IntType = click.ParamType
+
+
+class Duration(_IntType):
+    """A duration as config.toml writes one (`30d`, `12h`), in seconds."""
+
+    name = "duration"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_duration(value, f"--{param.name if param else 'duration'}")
+        except ConfigError as exc:
+            self.fail(str(exc).split(": ", 1)[-1], param, ctx)
+
+
+@click.command()
+@click.option("--gpu", required=True, help="GPU model, e.g. A100, H100 (case-insensitive).")
+@click.option(
+    "--gpus", type=click.IntRange(1), default=8, show_default=True, help="GPUs needed (N)."
+)
+@click.option(
+    "--months",
+    type=click.IntRange(1),
+    default=36,
+    show_default=True,
+    help="The horizon in months (M); a month is 730 hours.",
+)
+@click.option(
+    "--utilization",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Share of the hours the GPUs run (U), in (0, 1].",
+)
+@click.option(
+    "--memory",
+    type=click.FloatRange(0, min_open=True),
+    help="At least this much memory per GPU, in GiB.",
+)
+@click.option(
+    "--provider",
+    "providers",
+    type=PROVIDER,
+    multiple=True,
+    help="Only these providers (repeat the option for more).",
+)
+@click.option(
+    "--spot-overhead",
+    type=click.FloatRange(0),
+    default=10.0,
+    show_default=True,
+    help="Percent of spot hours lost to interruptions and run again.",
+)
+@click.option(
+    "--spot-basis",
+    type=click.Choice(tco_mod.SPOT_BASES),
+    default="current",
+    show_default=True,
+    help="The spot price to plan with: the current one, or the "
+    "series' time-weighted mean or p95 over --spot-window.",
+)
+@click.option(
+    "--spot-window",
+    type=Duration(),
+    default="30d",
+    show_default=True,
+    help="The look-back of --spot-basis mean and p95.",
+)
+@click.option(
+    "--migration-cost",
+    type=click.FloatRange(0),
+    default=0.0,
+    show_default=True,
+    help="One-off USD cost of moving, added to options away from --current (to "
+    "every option without --current).",
+)
+@click.option("--current", type=PROVIDER, help="The provider you rent from now.")
+@click.option(
+    "--baseline",
+    type=click.IntRange(1),
+    help="Price a blend too: this many GPUs reserved, the rest on-demand or spot.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(1),
+    help="Table: options shown per strategy (default 1); CSV/JSON: the cheapest "
+    "this many (default every candidate).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(render.FORMATS), default="table", show_default=True
+)
+@click.option(
+    "--chart",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also draw the best option per strategy as a bar chart (PNG).",
+)
+@click.pass_context
+def tco(
+    ctx: click.Context,
+    /,
+    baseline: int | None,
+    limit: int | None,
+    fmt: str,
+    chart: Path | None,
+    **options: Any,
+) -> None:
+    """Total cost of ownership of a GPU need over a horizon, per rental strategy."""
+    need = _need(options)
+    if baseline is not None and baseline > need.gpus:
+        fail(ctx, f"--baseline {baseline}: more than --gpus {need.gpus}", EXIT_USAGE)
+    config = load_config(ctx)
+    try:
+        answer = tco_mod.read(config.store_path, need, baseline=baseline)
+        unknown = [] if answer.rows else _unknown(config.store_path, need.gpu)
+    except StoreError as exc:
+        fail(ctx, str(exc), EXIT_FAILED)
+    if unknown:
+        fail(ctx, "; ".join(unknown), EXIT_USAGE)
+    err = common.err(ctx)
+    if not answer.rows:
+        say(err, tco_table.no_candidate(answer))
+    if fmt == "table":
+        _print_tables(ctx, answer, limit or 1)
+    else:
+        _print_document(ctx, answer, fmt, limit)
+    if chart is not None and answer.rows:
+        from tracker.charts import tco as tco_chart
+
+        tco_chart.save_chart(answer, chart)
+        say(err, f"chart written to {chart}")
+
+
+def _need(options: dict[str, Any]) -> tco_mod.Need:
+    return tco_mod.Need(
+        gpu=options["gpu"],
+        gpus=options["gpus"],
+        months=options["months"],
+        utilization=options["utilization"],
+        memory_gib=options["memory"],
+        providers=tuple(dict.fromkeys(options["providers"])),
+        spot_overhead_pct=options["spot_overhead"],
+        spot_basis=options["spot_basis"],
+        spot_window_s=options["spot_window"],
+        migration_usd=options["migration_cost"],
+        current_provider=options["current"],
+    )
+
+
+def _print_tables(ctx: click.Context, answer: tco_mod.Tco, per_strategy: int) -> None:
+    if not answer.rows:
+        return
+    out = common.out(ctx)
+    out.print(tco_table.strategies(answer, per_strategy))
+    if answer.blends:
+        out.print(tco_table.blends(answer))
+
+
+def _print_document(ctx: click.Context, answer: tco_mod.Tco, fmt: str, limit: int | None) -> None:
+    # With --baseline the question is the blend: the document is the plans.
+    rows = answer.blends if answer.blends else answer.rows
+    shown = rows[:limit] if limit else rows
+    render.print_result(common.out(ctx), tco_table.as_result(shown), fmt)
+    if len(shown) < len(rows):  # a document has no caption: the note goes to stderr
+        say(
+            common.err(ctx),
+            f"showing {len(shown)} of {len(rows)} candidates, "
+            f"{len(rows) - len(shown)} left out (--limit {limit}; raise it to see more)",
+        )
+    for line in tco_table.left_out_lines(answer):
+        say(common.err(ctx), line)
+
+
+def _unknown(store: Path, gpu: str) -> list[str]:
+    from collectors.gpus import GPU_MODELS
+    from storage import latest as latest_mod
+
+    return latest_mod.unknown_values(store, latest_mod.Filters(gpu=gpu), list(GPU_MODELS))

@@ -1,0 +1,205 @@
+"""How `gpu-tracker tco` reads on screen: the best option per strategy with its distance to the
+best, the blended plans, and plain words for what was left out and why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from collectors.common import duration_words, kind_label
+from storage.query import QueryResult
+from storage.reads.tco import Need, Tco
+
+_MONEY_COLUMNS = ("total_usd", "usd_per_gpu_hour", "pflop_per_usd", "price_per_hour_usd")
+
+
+def term_words(months: int) -> str:
+    """36 -> '3y', 1 -> '1mo': a reserved term as people say it."""
+    return f"{months // 12}y" if months % 12 == 0 else f"{months}mo"
+
+
+def strategy(row: dict[str, Any]) -> str:
+    """The rental strategy of a candidate: on-demand, spot, or the reserved term."""
+    if row["price_kind"] == "reserved":
+        return f"reserved {term_words(row['term_months'])}"
+    return kind_label(row["price_kind"])
+
+
+def offer(row: dict[str, Any], prefix: str = "") -> str:
+    """provider region[/zone] instance_type, of a candidate or one part of a plan."""
+    where = "/".join(p for p in (row[f"{prefix}region"], row[f"{prefix}zone"]) if p)
+    return " ".join(
+        p for p in (row[f"{prefix}provider"], where, row[f"{prefix}instance_type"]) if p
+    )
+
+
+def best_per_strategy(answer: Tco, per_strategy: int = 1) -> list[dict[str, Any]]:
+    """The cheapest `per_strategy` candidates of each strategy, cheapest strategy first (the
+    rows come cheapest first, so the first ones seen are the best)."""
+    seen: dict[str, int] = {}
+    best = []
+    for row in answer.rows:
+        name = strategy(row)
+        if seen.get(name, 0) < per_strategy:
+            seen[name] = seen.get(name, 0) + 1
+            best.append(row)
+    return best
+
+
+def strategies(answer: Tco, per_strategy: int) -> Table:
+    """The best option of each strategy (or the best few), with its distance to the best."""
+    need = answer.need
+    table = Table(title=escape(title(answer) + " (USD)"), caption_justify="left")
+    for column in ("strategy", "offer", "GPUs", "instances", "paid"):
+        table.add_column(column, justify="right" if column == "instances" else "left")
+    for column in ("total USD", "USD/GPU-h", "PFLOP/$", "vs best"):
+        table.add_column(column, justify="right")
+    shown = best_per_strategy(answer, per_strategy)
+    cheapest = answer.rows[0]["total_usd"]
+    for row in shown:
+        table.add_row(
+            escape(strategy(row)), escape(offer(row)), _gpus(row), str(row["instances"]),
+            escape(_paid(row, need)), f"{row['total_usd']:,.2f}",
+            f"{row['usd_per_gpu_hour']:.4f}", _pflop(row["pflop_per_usd"]),
+            distance(row["total_usd"], cheapest),
+        )  # fmt: skip
+    notes = _notes(answer, shown)
+    if len(shown) < len(answer.rows):
+        notes.append(f"{len(answer.rows) - len(shown)} other candidates not shown "
+                     "(--limit N per strategy, or --format json for all)")  # fmt: skip
+    table.caption = escape("\n".join(notes)) or None
+    return table
+
+
+def blends(answer: Tco) -> Table:
+    """Per burst kind, the cheapest blended plan, against the best single strategy."""
+    need = answer.need
+    table = Table(title=escape(f"Blended plans: reserved baseline + the rest at "
+                               f"{need.utilization:.0%} utilization (USD)"),
+                  caption_justify="left")  # fmt: skip
+    for column in ("plan", "reserved part", "burst part"):
+        table.add_column(column)
+    for column in ("total USD", "USD/GPU-h", "vs best"):
+        table.add_column(column, justify="right")
+    cheapest = min(answer.rows[0]["total_usd"], answer.blends[0]["total_usd"])
+    for plan in answer.blends:
+        burst = plan["burst_price_kind"]
+        reserved = (f"{term_words(plan['reserved_term_months'])} x{plan['reserved_instances']}: "
+                    f"{offer(plan, 'reserved_')} ({plan['reserved_usd']:,.2f})")  # fmt: skip
+        table.add_row(
+            escape(plan_name(plan)), escape(reserved),
+            escape(f"{kind_label(burst)} x{plan['burst_instances']}: {offer(plan, 'burst_')} "
+                   f"({plan['burst_usd']:,.2f})" if burst else "none (the baseline is the need)"),
+            f"{plan['total_usd']:,.2f}", f"{plan['usd_per_gpu_hour']:.4f}",
+            distance(plan["total_usd"], cheapest),
+        )  # fmt: skip
+    best_single = answer.rows[0]
+    winner = answer.blends[0]
+    if winner["total_usd"] < best_single["total_usd"]:
+        verdict = f"cheapest mix: {plan_name(winner)}"
+    else:
+        verdict = f"no blend beats {strategy(best_single)} alone ({offer(best_single)})"
+    table.caption = escape(verdict)
+    return table
+
+
+def title(answer: Tco) -> str:
+    """The need in words: '8x A100 for 36 months at 100% utilization'."""
+    need = answer.need
+    when = f", as of {answer.as_of:%Y-%m-%d %H:%M} UTC" if answer.as_of else ""
+    return (f"TCO of {need.gpus}x {need.gpu.upper()} for {need.months} months at "
+            f"{need.utilization:.0%} utilization{when}")  # fmt: skip
+
+
+def distance(total: float, best: float) -> str:
+    """How far a total is from the best one: in USD and in percent."""
+    if total <= best:
+        return "best"
+    return f"+{total - best:,.0f} (+{100 * (total - best) / best:.0f}%)"
+
+
+def no_candidate(answer: Tco) -> str:
+    """Why nothing can serve the need, plainly."""
+    need = answer.need
+    filters = "".join(
+        [f" with at least {need.memory_gib:g} GiB" if need.memory_gib else "",
+         f" from {', '.join(need.providers)}" if need.providers else ""])  # fmt: skip
+    if not answer.offers:
+        return f"no candidate: no current offer of {need.gpu}{filters}"
+    reasons = ", ".join(_reason(reason, n, need.gpu) for reason, n in answer.excluded.items())
+    return f"no candidate: {reasons}"
+
+
+def left_out_lines(answer: Tco) -> list[str]:
+    if not answer.rows or not answer.excluded:
+        return []
+    gpu = answer.rows[0]["gpu_model"]
+    reasons = ", ".join(_reason(r, n, gpu) for r, n in answer.excluded.items())
+    return [f"left out: {reasons}"]
+
+
+def as_result(rows: list[dict[str, Any]]) -> QueryResult:
+    """Dict rows as a result the CSV and JSON writers take (columns in the rows' order)."""
+    columns = list(rows[0]) if rows else []
+    types = ["DOUBLE" if c in _MONEY_COLUMNS else "VARCHAR" for c in columns]
+    return QueryResult(columns, types, [tuple(r.values()) for r in rows])
+
+
+def _reason(reason: str, n: int, gpu: str) -> str:
+    offers = f"{n} offer{'s' if n != 1 else ''} of {gpu}"
+    verb = "is" if n == 1 else "are"
+    if reason.startswith("no USD rate for "):
+        return f"{offers} {'has' if n == 1 else 'have'} {reason} (add it to [fx])"
+    return f"{offers} {verb} {reason}"
+
+
+def _paid(row: dict[str, Any], need: Need) -> str:
+    """How the option is paid: per hour used, or whole terms (a term past the horizon said)."""
+    if row["price_kind"] == "on_demand":
+        return "per hour used"
+    if row["price_kind"] == "spot":
+        return f"per hour used +{need.spot_overhead_pct:g}%"
+    option = " ".join(p.replace("_", "-") for p in (row["payment_option"], row["offering_class"])
+                      if p and p != "standard")  # fmt: skip
+    term = row["term_months"]
+    paid = f"{row['terms']} x {term_words(term)}"
+    if term > need.months:
+        paid = f"whole {term_words(term)}, {term - need.months} mo unused"
+    return f"{paid} {option}" if option else paid
+
+
+def _gpus(row: dict[str, Any]) -> str:
+    count = row["gpu_count"]
+    shown = f"{count:g}" if count >= 1 else f"{count:.2f}"
+    return f"{shown}x {row['gpu_model']} {row['gpu_memory_gib']:g}GB"
+
+
+def _pflop(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
+def plan_name(plan: dict[str, Any]) -> str:
+    base = f"{plan['reserved_gpus']} reserved {term_words(plan['reserved_term_months'])}"
+    if not plan["burst_price_kind"]:
+        return base
+    return f"{base} + {plan['burst_gpus']} {kind_label(plan['burst_price_kind'])}"
+
+
+def _notes(answer: Tco, shown: list[dict[str, Any]]) -> list[str]:
+    need = answer.need
+    basis = need.spot_basis if need.spot_basis == "current" else (
+        f"{need.spot_basis} over {duration_words(need.spot_window_s)}")  # fmt: skip
+    notes = [f"spot: {basis} price + {need.spot_overhead_pct:g}% interruption overhead; "
+             "reserved: whole terms, paid whatever the utilization"]  # fmt: skip
+    if need.migration_usd:
+        away = f"away from {need.current_provider}" if need.current_provider else "every option"
+        notes.append(f"migration: {need.migration_usd:,.2f} USD added once to {away}")
+    for row in shown:
+        if row["gpu_count"] < 1:
+            notes.append(f"{row['instance_type']} is a {row['gpu_count']:.2f} share of one "
+                         f"{row['gpu_model']}: {row['instances']} instances make "
+                         f"{need.gpus} GPUs")  # fmt: skip
+    notes.extend(left_out_lines(answer))
+    return notes

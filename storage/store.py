@@ -23,6 +23,8 @@ from storage.merge import merge
 from storage.migrations import migrate
 
 DEFAULT_PATH = Path("prices.duckdb")
+# What gives a write its wait for the store, named when it waits and when the wait runs out.
+WAIT_SETTING = "[storage] write_wait"
 
 _MONEY = pa.decimal128(18, 6)
 _TS = pa.timestamp("us", tz="UTC")
@@ -74,7 +76,7 @@ class Store:
         self,
         path: Path | str = DEFAULT_PATH,
         *,
-        lock_wait_s: float = 30.0,
+        lock_wait_s: float = 120.0,
         fx_rates: Sequence[FxRate] | None = None,
     ) -> None:
         # A reader holds the file too while its query runs: a writer waits longer than a
@@ -85,7 +87,7 @@ class Store:
         self.fx_rates = fx_rates
 
     def migrate(self) -> list[int]:
-        with connect(self.path, read_only=False, wait_s=self.lock_wait_s) as con:
+        with connect(self.path, read_only=False, wait_s=self.lock_wait_s, wait_setting=WAIT_SETTING) as con:
             return migrate(con)
 
     def write_run(
@@ -108,7 +110,7 @@ class Store:
         """
         batch = to_arrow(records)
         params = {"provider": provider, "observed": observed_at}
-        with connect(self.path, read_only=False, wait_s=self.lock_wait_s) as con:
+        with connect(self.path, read_only=False, wait_s=self.lock_wait_s, wait_setting=WAIT_SETTING) as con:
             migrate(con)
             try:
                 with transaction(con):
@@ -139,7 +141,7 @@ class Store:
             return 0
         # Read-write like every other connection of this process: DuckDB refuses two
         # configurations of one file in one process.
-        with connect(self.path, read_only=False, wait_s=self.lock_wait_s) as con:
+        with connect(self.path, read_only=False, wait_s=self.lock_wait_s, wait_setting=WAIT_SETTING) as con:
             migrate(con)
             return int(
                 scalar(
@@ -161,7 +163,7 @@ class Store:
         interval_seconds: int | None = None,
     ) -> int:
         """Record a failed or skipped run (nothing of its prices is stored)."""
-        with connect(self.path, read_only=False, wait_s=self.lock_wait_s) as con:
+        with connect(self.path, read_only=False, wait_s=self.lock_wait_s, wait_setting=WAIT_SETTING) as con:
             migrate(con)
             run_id = int(scalar(con, "SELECT nextval('run_ids')"))
             con.execute(

@@ -1,8 +1,10 @@
-"""Read-only SQL over the store, safe to run while another process collects.
+"""Read-only SQL over the store, safe to run while another process collects, and safe to hand a
+user's SQL to: every query runs in the sandbox (`storage.reads.sandbox`), which reads the store
+and nothing else.
 
-A reader opens the file read-only, runs one statement and closes it. Only queries are accepted:
-DuckDB refuses writes on a read-only connection anyway, but statements that write elsewhere
-(COPY ... TO, ATTACH, EXPORT) are refused here, before they run, with a message that says so.
+A reader opens the file read-only, runs one statement and closes it. Statements that are not
+reads (COPY, ATTACH, SET, INSTALL ...) are refused before they run, with a message that says
+so; what the statement check lets through still meets the sandbox's locked settings.
 """
 
 from __future__ import annotations
@@ -14,13 +16,17 @@ from typing import Any
 import duckdb
 
 from collectors.common import StoreError
-from storage.connection import LOCK_WAIT_S, connect
+from storage.connection import LOCK_WAIT_S
+from storage.reads.sandbox import (
+    QueryRefused,
+    QueryStopped,
+    check_statement,
+    one_line,
+    run,
+    sandboxed,
+)
 
-_READ_ONLY_TYPES = {"SELECT", "EXPLAIN"}
-
-
-class QueryRefused(StoreError):
-    """The statement is not a read-only query (a usage error, not a store failure)."""
+__all__ = ["QueryRefused", "QueryResult", "QueryStopped", "query"]
 
 
 @dataclass(frozen=True)
@@ -30,39 +36,26 @@ class QueryResult:
     rows: list[tuple[Any, ...]]
 
 
-def _check_read_only(con: Any, sql: str) -> None:
-    try:
-        # The store's own connection parses it: duckdb.extract_statements() would start a
-        # second, in-memory database for this alone (a third of a short query's time).
-        statements = con.extract_statements(sql)
-    except duckdb.Error as exc:
-        raise QueryRefused(f"SQL does not parse: {exc}") from exc
-    if len(statements) != 1:
-        raise QueryRefused(f"give exactly one SQL statement (got {len(statements)})")
-    kind = statements[0].type.name
-    if kind not in _READ_ONLY_TYPES:
-        raise QueryRefused(
-            f"refused: `gpu-tracker sql` is read-only and this statement is {kind}; "
-            "only SELECT (and EXPLAIN) queries run here"
-        )
-
-
 def query(
     path: Path | str,
     sql: str,
-    params: list[Any] | None = None,
+    params: list[Any] | dict[str, Any] | None = None,
     *,
     wait_s: float = LOCK_WAIT_S,
+    timeout_s: float | None = None,
 ) -> QueryResult:
-    """Run one read-only statement against the store at `path`."""
-    with connect(path, read_only=True, wait_s=wait_s) as con:
-        _check_read_only(con, sql)
+    """Run one read-only statement (a user's or our own) against the store at `path`.
+
+    Raises `QueryRefused` for anything that is not exactly one read of the store (a file, the
+    network, an extension, a setting: a usage error), `QueryStopped` when `timeout_s` seconds
+    pass first, `StoreDamaged` (from `storage.connection`) for a damaged store file and
+    `StoreError` for any other failure; every message is one line."""
+    with sandboxed(path, wait_s=wait_s) as con:
+        check_statement(con, sql)
         try:
-            cursor = con.execute(sql, params)
-            rows = cursor.fetchall()
+            description, rows = run(con, sql, params, timeout_s=timeout_s)
         except duckdb.Error as exc:
-            raise StoreError(f"query failed: {exc}") from exc
-        description = cursor.description or []
+            raise StoreError(f"query failed: {one_line(exc)}") from exc
         return QueryResult(
             columns=[d[0] for d in description],
             types=[str(d[1]) for d in description],

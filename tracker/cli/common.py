@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from collectors.common import ConfigError
+from collectors.common import ConfigError, StoreError
 from tracker import config as config_mod
 from tracker.cli.options import chosen
 
@@ -45,8 +45,16 @@ def fail(ctx: click.Context, message: str, code: int) -> NoReturn:
     from rich.markup import escape
 
     # Messages quote config keys like [providers.aws]: not markup.
-    err(ctx).print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    err(ctx).print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     sys.exit(code)
+
+
+def store_failed(ctx: click.Context, exc: StoreError) -> NoReturn:
+    """Fail on a store error: exit 2 when the store file itself is unusable (damaged, not a
+    store, unreadable: nothing was written and a retry will not help), else 1."""
+    from storage.connection import StoreDamaged
+
+    fail(ctx, str(exc), EXIT_USAGE if isinstance(exc, StoreDamaged) else EXIT_FAILED)
 
 
 def say(console: Console, text: str) -> None:

@@ -11,11 +11,12 @@ from typing import Any
 
 import click
 
-from collectors.common import StoreError
+from collectors.common import ConfigError, StoreError
 from storage import latest as latest_mod
 from tracker.cli import common, render
-from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
+from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say, store_failed
 from tracker.cli.options import PRICE_KIND, PROVIDER
+from tracker.store_settings import duration
 
 
 @click.command()
@@ -23,18 +24,33 @@ from tracker.cli.options import PRICE_KIND, PROVIDER
 @click.option(
     "--format", "fmt", type=click.Choice(render.FORMATS), default="table", show_default=True
 )
+@click.option(
+    "--timeout",
+    metavar="DURATION",
+    help="Stop the query after this long, e.g. 90s, 5m (default: [storage] query_timeout, 60s).",
+)
 @click.pass_context
-def sql(ctx: click.Context, sql: str, fmt: str) -> None:
-    """Run a read-only SQL query over the store (views: prices, latest_prices, collection_runs)."""
-    from storage.query import QueryRefused, query
+def sql(ctx: click.Context, sql: str, fmt: str, timeout: str | None) -> None:
+    """Run a read-only SQL query over the store (views: prices, latest_prices, collection_runs).
+
+    The query reads the store and nothing else: no other file, no network, no extension, no
+    setting changes."""
+    from storage.query import QueryRefused, QueryStopped, query
 
     config = load_config(ctx)
     try:
-        result = query(config.store_path, sql)
+        limit = config.store.query_timeout_s if timeout is None else duration(timeout, "--timeout")
+    except ConfigError as exc:
+        fail(ctx, str(exc), EXIT_USAGE)
+    try:
+        result = query(config.store_path, sql, timeout_s=limit)
     except QueryRefused as exc:
         fail(ctx, str(exc), EXIT_USAGE)
+    except QueryStopped:
+        message = f"query stopped after {limit} s (sql timeout; raise it with --timeout or "
+        fail(ctx, message + "[storage] query_timeout)", EXIT_FAILED)
     except StoreError as exc:
-        fail(ctx, str(exc), EXIT_FAILED)
+        store_failed(ctx, exc)
     render.print_result(common.out(ctx), result, fmt)
 
 
@@ -102,7 +118,7 @@ def print_latest(
         unrated = latest_mod.unrated(store, filters) if options.get("usd") else {}
         problems = [] if found.result.rows else _unknown(store, filters)
     except StoreError as exc:
-        fail(ctx, str(exc), EXIT_FAILED)
+        store_failed(ctx, exc)
     if problems:
         fail(ctx, "; ".join(problems), EXIT_USAGE)
     if not found.result.rows:

@@ -1,0 +1,126 @@
+"""The sandbox for SQL a user writes: a read-only connection to the store that can read the
+store and nothing else, and a time limit on the query.
+
+DuckDB's own settings make the sandbox: `enable_external_access = false` closes every file
+but the store (read_csv, read_text, glob, COPY ... TO, EXPORT, ATTACH, an https:// path), no
+extension may be installed or loaded, and `lock_configuration` keeps SET, PRAGMA and RESET from
+undoing any of it. They are set after the store is opened (the database file and its WAL are
+then already open) and after the store's own settings (UTC). A statement check in front only
+makes the common refusals read well; the settings are what hold.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from collectors.common import StoreError
+from storage.connection import LOCK_WAIT_S, connect
+
+# In this order: the lock last, so nothing after it can change the others.
+_LOCKDOWN = (
+    "SET enable_external_access = false",
+    "SET autoinstall_known_extensions = false",
+    "SET autoload_known_extensions = false",
+    "SET allow_community_extensions = false",
+    "SET lock_configuration = true",
+)
+# Statement kinds that only read. MULTI is a PIVOT (DuckDB runs it as a few statements of its
+# own); PRAGMA and CALL are the table functions (table_info, storage_info): a PRAGMA that would
+# change a setting meets the locked configuration.
+_READ_KINDS = {"SELECT", "EXPLAIN", "MULTI", "PRAGMA", "CALL"}
+# After the time limit, the interrupt is repeated until the query gives up: one sent in the
+# moment before the query started would otherwise be lost.
+_REPEAT_S = 0.05
+
+
+class QueryRefused(StoreError):
+    """The statement is not a read of the store (a usage error, not a store failure)."""
+
+
+class QueryStopped(StoreError):
+    """The query ran past its time limit and was interrupted."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"query stopped after {seconds:g} s (its time limit)")
+        self.seconds = seconds
+
+
+@contextmanager
+def sandboxed(path: Path | str, *, wait_s: float = LOCK_WAIT_S) -> Iterator[Any]:
+    """A read-only connection to the store at `path` that reaches nothing outside it and
+    whose settings cannot change; closed on exit."""
+    with connect(path, read_only=True, wait_s=wait_s) as con:
+        for statement in _LOCKDOWN:
+            con.execute(statement)
+        yield con
+
+
+def check_statement(con: Any, sql: str) -> None:
+    """Refuse, with one clear line, anything but exactly one statement that reads."""
+    try:
+        # The store's own connection parses it: duckdb.extract_statements() would start a
+        # second, in-memory database for this alone (a third of a short query's time).
+        statements = con.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise QueryRefused(f"SQL does not parse: {one_line(exc)}") from exc
+    if len(statements) != 1:
+        raise QueryRefused(f"give exactly one SQL statement (got {len(statements)})")
+    kind = statements[0].type.name
+    if kind not in _READ_KINDS:
+        raise QueryRefused(
+            f"refused: SQL here is read-only and this statement is {kind}; SELECT, WITH, "
+            "FROM, VALUES, PIVOT, UNPIVOT, DESCRIBE, SUMMARIZE, SHOW and EXPLAIN run"
+        )
+
+
+def run(con: Any, sql: str, params: Any, *, timeout_s: float | None) -> Any:
+    """Execute `sql` on a sandboxed `con` and fetch every row, interrupted after `timeout_s`
+    seconds (None: no limit). Returns the cursor's description and the rows."""
+    done = threading.Event()
+    watchdog = threading.Thread(
+        target=_interrupt_after, args=(con, timeout_s, done), daemon=True, name="sql-timeout"
+    )
+    if timeout_s is not None:
+        watchdog.start()
+    try:
+        cursor = con.execute(sql, params)
+        return cursor.description or [], cursor.fetchall()
+    except duckdb.InterruptException as exc:
+        raise QueryStopped(timeout_s or 0) from exc
+    except duckdb.PermissionException as exc:
+        raise QueryRefused(
+            f"refused: SQL here reads the store and nothing else ({one_line(exc)})"
+        ) from exc
+    except duckdb.InvalidInputException as exc:
+        if "configuration has been locked" not in str(exc):
+            raise
+        raise QueryRefused(f"refused: SQL here cannot change settings ({one_line(exc)})") from exc
+    finally:
+        done.set()
+        if watchdog.is_alive():
+            watchdog.join()
+
+
+def _interrupt_after(con: Any, timeout_s: float, done: threading.Event) -> None:
+    if done.wait(timeout_s):
+        return
+    con.interrupt()
+    while not done.wait(_REPEAT_S):
+        con.interrupt()
+
+
+def one_line(exc: Exception) -> str:
+    """DuckDB's message on one line, without the query echo and caret it draws below it."""
+    lines = []
+    for line in str(exc).strip().splitlines():
+        if line.startswith("LINE "):
+            break
+        if line.strip():
+            lines.append(line.strip())
+    return " ".join(lines) or type(exc).__name__

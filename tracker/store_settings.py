@@ -1,0 +1,52 @@
+"""The `[storage]` table's time keys, validated: how long `gpu-tracker sql` may run a query and
+how long a write waits for the store while a reader holds it.
+
+A reader (a long `sql`, the web dashboard) holds the file for as long as its query runs, and
+DuckDB lets no process write meanwhile. So a writer waits: longer than a query may run, so a
+reader can never cost a collection its fetched prices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from collectors.common import ConfigError, parse_duration
+
+KEYS = {"query_timeout", "write_wait"}
+DEFAULT_QUERY_TIMEOUT = "60s"
+DEFAULT_WRITE_WAIT = "120s"
+# The setting a writer's lock error and log name (storage knows nothing of config keys).
+WRITE_WAIT_SETTING = "[storage] write_wait"
+# A day: beyond it a value is a typo, and a writer waiting that long has missed its schedule.
+_MOST_S = 86400
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    query_timeout_s: int = 60
+    write_wait_s: int = 120
+
+
+def parse_store_settings(raw: Mapping[str, Any]) -> StoreSettings:
+    """[storage] query_timeout and write_wait (durations); the write wait must outlast a
+    query, else a reader could still make a collection fail."""
+    query_timeout = duration(
+        raw.get("query_timeout", DEFAULT_QUERY_TIMEOUT), "storage.query_timeout"
+    )
+    write_wait = duration(raw.get("write_wait", DEFAULT_WRITE_WAIT), "storage.write_wait")
+    if write_wait <= query_timeout:
+        raise ConfigError(
+            f"storage.write_wait: {write_wait} s must be longer than storage.query_timeout "
+            f"({query_timeout} s), so a collection outlasts any reader's query"
+        )
+    return StoreSettings(query_timeout, write_wait)
+
+
+def duration(value: Any, key: str) -> int:
+    """A duration in seconds, at most a day (`--timeout` on the command line too)."""
+    seconds = parse_duration(value, key)
+    if seconds > _MOST_S:
+        raise ConfigError(f"{key}: {value!r} is longer than a day")
+    return seconds

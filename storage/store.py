@@ -87,7 +87,9 @@ class Store:
         self.fx_rates = fx_rates
 
     def migrate(self) -> list[int]:
-        with connect(self.path, read_only=False, wait_s=self.lock_wait_s, wait_setting=WAIT_SETTING) as con:
+        with connect(
+            self.path, read_only=False, wait_s=self.lock_wait_s, wait_setting=WAIT_SETTING
+        ) as con:
             return migrate(con)
 
     def write_run(
@@ -110,7 +112,9 @@ class Store:
         """
         batch = to_arrow(records)
         params = {"provider": provider, "observed": observed_at}
-        with connect(self.path, read_only=False, wait_s=self.lock_wait_s, wait_setting=WAIT_SETTING) as con:
+        with connect(
+            self.path, read_only=False, wait_s=self.lock_wait_s, wait_setting=WAIT_SETTING
+        ) as con:
             migrate(con)
             try:
                 with transaction(con):
@@ -141,7 +145,9 @@ class Store:
             return 0
         # Read-write like every other connection of this process: DuckDB refuses two
         # configurations of one file in one process.
-        with connect(self.path, read_only=False, wait_s=self.lock_wait_s, wait_setting=WAIT_SETTING) as con:
+        with connect(
+            self.path, read_only=False, wait_s=self.lock_wait_s, wait_setting=WAIT_SETTING
+        ) as con:
             migrate(con)
             return int(
                 scalar(
@@ -163,7 +169,9 @@ class Store:
         interval_seconds: int | None = None,
     ) -> int:
         """Record a failed or skipped run (nothing of its prices is stored)."""
-        with connect(self.path, read_only=False, wait_s=self.lock_wait_s, wait_setting=WAIT_SETTING) as con:
+        with connect(
+            self.path, read_only=False, wait_s=self.lock_wait_s, wait_setting=WAIT_SETTING
+        ) as con:
             migrate(con)
             run_id = int(scalar(con, "SELECT nextval('run_ids')"))
             con.execute(

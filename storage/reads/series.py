@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 import duckdb
 
-from collectors.common import StoreError
+from collectors.common import StoreError, kind_label
 from storage.connection import connect
 
 KEY = (
@@ -110,6 +110,17 @@ class OfferKey(NamedTuple):
     term_months: int | None
     payment_option: str | None
     offering_class: str | None
+
+    @property
+    def label(self) -> str:
+        """How a person names the series: `aws/us-east-1/us-east-1a/p4d.24xlarge spot`,
+        `aws/us-east-1/p4d.24xlarge reserved 12mo partial-upfront standard`."""
+        place = (self.provider, self.region, self.zone, self.instance_type)
+        words = [kind_label(self.price_kind)]
+        if self.term_months is not None:
+            words.append(f"{self.term_months}mo")
+        words += [w.replace("_", "-") for w in (self.payment_option, self.offering_class) if w]
+        return "/".join(p for p in place if p) + " " + " ".join(words)
 
 
 class SeriesStats(NamedTuple):
@@ -226,7 +237,7 @@ def statistics_sql(
     params |= {"s_since": window.since, "s_until": window.until}
     below_sql = "NULL"
     if below is not None:
-        below_sql = "round(sum(us) FILTER (WHERE price < $s_below) / sum(us), 6)"
+        below_sql = "round(coalesce(sum(us) FILTER (WHERE price < $s_below), 0) / sum(us), 6)"
         params["s_below"] = below
     sql = _SQL.format(
         key=_KEY,

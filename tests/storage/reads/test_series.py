@@ -69,6 +69,12 @@ def test_cny_series_in_its_own_currency_with_a_usd_mean_at_dated_rates(store: Pa
     assert tencent.changes == 1  # 11-06; the first began at the window's start, not inside it
     assert tencent.current == 120
     assert tencent.below_share is None
+    below = statistics(store, SeriesFilters(provider="tencent"), Window(SINCE, UNTIL), below=110)
+    assert below[0].below_share == 0.5  # 100 CNY for 120 of 240 h; 120 is not below 110
+    none_below = statistics(
+        store, SeriesFilters(provider="tencent"), Window(SINCE, UNTIL), below=100
+    )
+    assert none_below[0].below_share == 0  # strictly below: 100 is not below 100
     # The closed interval ends 11-06: rate of 10-01, 0.14 -> 14 USD; the open one is dated
     # today: rate of 11-07, 0.15 -> 18 USD. (14*120 + 18*120) / 240 = 16.
     assert tencent.mean_usd == 16

@@ -1,0 +1,244 @@
+"""`gpu-tracker history`: time-weighted statistics of price series over a window, and their step
+chart (CONTRACT.md, revision 2: "`history`: exact semantics").
+
+The statistics are computed in SQL by `storage.reads.series`; this module parses the window,
+prints the answer (a table per currency, CSV or one JSON array) and says why an answer is empty.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from collectors.common import ConfigError, StoreError, parse_duration
+from storage.query import QueryResult
+from storage.reads.series import SeriesFilters, SeriesStats, Window
+from tracker.cli import common, render
+from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
+from tracker.cli.options import PRICE_KIND, PROVIDER
+
+if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
+    _WhenType = click.ParamType[datetime | timedelta]
+else:
+    _WhenType = click.ParamType
+
+DEFAULT_SINCE = timedelta(days=30)
+_DECIMALS = 4
+
+
+class When(_WhenType):
+    """A moment: a duration back from now (`30d`), an ISO date (00:00 UTC that day) or an ISO
+    timestamp (UTC unless it says otherwise). A duration stays a timedelta until the command
+    knows `now`, so --since and --until count back from the same moment."""
+
+    name = "when"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> datetime | timedelta:
+        if isinstance(value, datetime | timedelta):
+            return value
+        option = param.opts[0] if param else "the moment"
+        try:
+            return timedelta(seconds=parse_duration(value, option))
+        except ConfigError:
+            pass
+        try:
+            if len(value) == 10:
+                return datetime.combine(date.fromisoformat(value), datetime.min.time(), UTC)
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            self.fail(
+                f"{value!r} is neither a duration back from now (30d, 12h), an ISO date "
+                "(2026-11-01) nor an ISO timestamp (2026-11-01T06:00Z)",
+                param,
+                ctx,
+            )
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+WHEN = When()
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The series to print, and how many the limit left out."""
+
+    rows: list[SeriesStats]
+    left_out: int
+
+
+@click.command()
+@click.option("--gpu", help="GPU model, e.g. H100, A100, L4 (case-insensitive).")
+@click.option(
+    "--provider",
+    type=PROVIDER,
+    help="Provider name, e.g. aws, azure, lambda (any case; aliases accepted).",
+)
+@click.option("--region", help="Provider-native region code, e.g. us-east-1, eastus.")
+@click.option("--zone", help="Zone, where prices are per zone (e.g. us-east-1a).")
+@click.option("--instance-type", help="Provider-native instance type.")
+@click.option(
+    "--kind", type=PRICE_KIND, help="Price kind: on-demand (or on_demand), spot, reserved."
+)
+@click.option("--term", type=click.IntRange(1), help="Reserved term in months (12, 36, ...).")
+@click.option(
+    "--since",
+    type=WHEN,
+    help="Start of the window: a duration back from now (30d), a date or a timestamp "
+    "[default: 30 days before --until].",
+)
+@click.option("--until", type=WHEN, help="End of the window (excluded), same forms [default: now].")
+@click.option(
+    "--below",
+    type=click.FloatRange(min=0),
+    help="A budget per instance-hour in each series' currency: adds the share of time below it.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(1),
+    default=20,
+    show_default=True,
+    help="At most this many series, cheapest mean first; the rest are counted, not shown.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(render.FORMATS), default="table", show_default=True
+)
+@click.option(
+    "--chart",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE.png",
+    help="Also draw the series shown as a step chart (at most 12 lines, one currency).",
+)
+@click.pass_context
+def history(
+    ctx: click.Context,
+    /,
+    since: datetime | timedelta | None,
+    until: datetime | timedelta | None,
+    below: float | None,
+    limit: int,
+    fmt: str,
+    chart: Path | None,
+    **filters: Any,
+) -> None:
+    """Time-weighted statistics of each price series (one offer) over a window: covered hours,
+    min, max, mean, p50, p95, changes, current price, share of time below --below."""
+    from storage.reads import series
+
+    config = load_config(ctx)
+    window = _window(ctx, since, until)
+    chosen = SeriesFilters(**filters)
+    try:
+        found = series.statistics(config.store_path, chosen, window, below=below)
+        matching = 0 if found else series.matching_series(config.store_path, chosen)
+    except StoreError as exc:
+        fail(ctx, str(exc), EXIT_FAILED)
+    shown = Shown(found[:limit], max(0, len(found) - limit))
+    if chart is not None:
+        _check_chart(ctx, shown.rows, chart)
+    if not found:
+        say(common.err(ctx), _empty_words(matching, window))
+    _print(ctx, shown, fmt, window, below, limit)
+    if chart is not None and shown.rows:
+        _draw(ctx, config.store_path, shown, window, chart)
+
+
+def _window(
+    ctx: click.Context, since: datetime | timedelta | None, until: datetime | timedelta | None
+) -> Window:
+    now = datetime.now(UTC)
+    end = now - until if isinstance(until, timedelta) else until or now
+    start = now - since if isinstance(since, timedelta) else since or end - DEFAULT_SINCE
+    if start >= end:
+        fail(
+            ctx,
+            f"--since ({start:%Y-%m-%d %H:%M} UTC) must come before --until "
+            f"({end:%Y-%m-%d %H:%M} UTC)",
+            EXIT_USAGE,
+        )
+    return Window(start, end)
+
+
+def _empty_words(matching: int, window: Window) -> str:
+    if not matching:
+        return "no series matched the filters (check --gpu, --provider, --region ...)"
+    return (
+        f"{matching} series matched, but none has a price covering any time between "
+        f"{window.since:%Y-%m-%d %H:%M} and {window.until:%Y-%m-%d %H:%M} UTC (widen --since)"
+    )
+
+
+def _check_chart(ctx: click.Context, rows: list[SeriesStats], chart: Path) -> None:
+    currencies = sorted({row.currency for row in rows})
+    if len(currencies) > 1:
+        fail(
+            ctx,
+            f"--chart: the series shown are priced in {', '.join(currencies)} and a chart never "
+            "puts two currencies on one axis; narrow the choice (--provider, --region, --gpu)",
+            EXIT_USAGE,
+        )
+    if chart.suffix.lower() != ".png":
+        fail(ctx, f"--chart {chart}: the chart is a PNG file (name it *.png)", EXIT_USAGE)
+
+
+def _print(
+    ctx: click.Context, shown: Shown, fmt: str, window: Window, below: float | None, limit: int
+) -> None:
+    cut = (
+        f"showing {len(shown.rows)} of {len(shown.rows) + shown.left_out} series, "
+        f"{shown.left_out} left out (--limit {limit}; raise it to see more)"
+        if shown.left_out
+        else None
+    )
+    if fmt == "json":
+        out = [_plain(row) for row in shown.rows]
+        common.out(ctx).print(json.dumps(out, indent=2), markup=False, highlight=False)
+    elif fmt == "csv":
+        result = QueryResult(list(SeriesStats._fields), [], [tuple(r) for r in shown.rows])
+        say(common.out(ctx), render.to_csv(result).rstrip("\n"))
+    else:
+        from tracker.cli.history_table import tables
+
+        for table in tables(shown.rows, window, below, cut):
+            common.out(ctx).print(table)
+        return
+    if cut:
+        say(common.err(ctx), cut)
+
+
+def _plain(row: SeriesStats) -> dict[str, Any]:
+    return dict(row._asdict())
+
+
+def _draw(ctx: click.Context, store: Path, shown: Shown, window: Window, chart: Path) -> None:
+    from storage.reads import series
+    from tracker.charts import history as history_chart
+
+    drawn = shown.rows[: history_chart.MAX_SERIES]
+    keys = tuple(row.key for row in drawn)
+    try:
+        steps = series.intervals(store, SeriesFilters(keys=keys), window)
+    except StoreError as exc:
+        fail(ctx, str(exc), EXIT_FAILED)
+    lines = [
+        history_chart.Series(row.key.label, steps.get((row.key, row.currency), [])) for row in drawn
+    ]
+    left_out = shown.left_out + len(shown.rows) - len(drawn)
+    try:
+        history_chart.write(
+            chart,
+            lines,
+            currency=drawn[0].currency,
+            since=window.since,
+            until=window.until,
+            left_out=left_out,
+        )
+    except OSError as exc:
+        fail(ctx, f"--chart {chart}: cannot write it: {exc}", EXIT_FAILED)
+    say(common.err(ctx), f"chart written to {chart} ({len(drawn)} series)")

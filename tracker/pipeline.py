@@ -76,7 +76,8 @@ def collect(
     its earlier snapshots with it."""
     providers = config.enabled(names)
     reporter = reporter or Reporter()
-    store = store or Store(config.store_path, fx_rates=config.fx)
+    wait_s = config.store.write_wait_s  # outlasts any reader's query ([storage] write_wait)
+    store = store or Store(config.store_path, lock_wait_s=wait_s, fx_rates=config.fx)
     # One DuckDB session at a time, even within this process.
     write_lock = write_lock or threading.Lock()
 

@@ -68,7 +68,7 @@ class Daemon:
         self.shared = Shared(
             config=config,
             env=env,
-            store=Store(config.store_path, fx_rates=config.fx),
+            store=Store(config.store_path, lock_wait_s=config.store.write_wait_s, fx_rates=config.fx),
             rules=(*config.alerts.rules, *schedule.stale_rules(config)),
             metrics=metrics,
             state=DaemonState(os.getpid(), datetime.now(UTC)),

@@ -65,10 +65,11 @@ class Daemon:
         self.stopping = threading.Event()
         self.hurry = threading.Event()  # a second signal: do not wait for jobs in flight
         abandon = threading.Event()
+        wait_s = config.store.write_wait_s  # outlasts any reader's query ([storage] write_wait)
         self.shared = Shared(
             config=config,
             env=env,
-            store=Store(config.store_path, lock_wait_s=config.store.write_wait_s, fx_rates=config.fx),
+            store=Store(config.store_path, lock_wait_s=wait_s, fx_rates=config.fx),
             rules=(*config.alerts.rules, *schedule.stale_rules(config)),
             metrics=metrics,
             state=DaemonState(os.getpid(), datetime.now(UTC)),

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
+import urllib.request
 from pathlib import Path
 
 import duckdb
@@ -128,6 +130,30 @@ def test_a_second_daemon_on_the_same_store_is_refused(tmp_path: Path) -> None:
         assert "another gpu-tracker daemon" in second.stderr
         assert "already running" in second.stderr
         assert first.proc.poll() is None  # the first one is untouched
+        assert first.stop(signal.SIGTERM) == 0
+
+
+def test_a_second_daemon_with_metrics_is_refused_for_the_lock_not_the_port(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as probe:  # a free loopback port for the first daemon's metrics
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    metrics = {"metrics": {"listen": f"127.0.0.1:{port}"}}
+    with (
+        replayed(tmp_path, names=("azure",), interval="1h", extra=metrics) as setup,
+        DaemonProcess(setup) as first,
+    ):
+        first.wait_for(lambda lines: _oks(lines) >= 1)
+        second = subprocess.run(
+            gpu_tracker(setup.config_path, "daemon"), capture_output=True, text=True, timeout=60
+        )
+        assert second.returncode == 2
+        assert "another gpu-tracker daemon" in second.stderr
+        assert "cannot listen" not in second.stderr and "metrics.listen" not in second.stderr
+        assert first.proc.poll() is None  # the first one is untouched, its metrics too
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as answer:
+            assert answer.status == 200
         assert first.stop(signal.SIGTERM) == 0
 
 

@@ -36,6 +36,7 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
     """Run in the foreground: collect each provider on its interval, alert, review."""
     from tracker.daemon import logs
     from tracker.daemon.service import Daemon
+    from tracker.daemon.state import DaemonLock
 
     config = load_config(ctx)
     chosen: Any = log_format or config.daemon.log_format
@@ -44,7 +45,11 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
     if not config.enabled():
         fail(ctx, "no provider is enabled: nothing to schedule", EXIT_USAGE)
     metrics, server = None, None
+    lock = DaemonLock(config.store_path)
     try:
+        # The store's lock before anything is bound: a second daemon is refused as such, not
+        # for the metrics port the first one holds.
+        lock.acquire()
         if config.metrics.enabled:
             from tracker.daemon.metrics import Metrics  # prometheus_client only when asked for
 
@@ -53,7 +58,7 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
         daemon = Daemon(
             config, config_mod.environment(), metrics, log_format=chosen, verbose=verbose
         )
-        code = daemon.run()
+        code = daemon.run(lock)
     except ConfigError as exc:
         fail(ctx, str(exc), EXIT_USAGE)
     except StoreError as exc:
@@ -61,6 +66,7 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
     finally:
         if server is not None:
             server.close()
+        lock.release()
     sys.exit(code)
 
 

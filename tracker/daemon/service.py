@@ -132,12 +132,14 @@ class Daemon:
                 misfire_grace_time=int(REVIEW_CATCH_UP.total_seconds()),
             )
 
-    def run(self) -> int:
-        """Hold the store's daemon lock, run until a signal, stop cleanly. Exit status."""
+    def run(self, lock: DaemonLock | None = None) -> int:
+        """Hold the store's daemon lock (`lock`, when the caller took it before binding
+        anything), run until a signal, stop cleanly, release the lock. Exit status."""
         self._install_signals()  # first: a signal while starting still stops cleanly
         memory.limit_arenas()
-        lock = DaemonLock(self.config.store_path)
-        lock.acquire()
+        if lock is None:
+            lock = DaemonLock(self.config.store_path)
+            lock.acquire()
         try:
             self.plan()
             if self.stopping.is_set():

@@ -59,6 +59,7 @@ def test_the_taste_starts_from_the_demo_store() -> None:
     first = BLOCK.findall(TASTE)[0]
     assert first[0] == "sh" and ["demo", "--keep", STORE] in commands(first[1])
     assert len(examples()) >= 2
+    assert any(args[2:3] == ["tco"] for args, _ in examples()), "the taste of tco is missing"
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ import duckdb
 
 from collectors.common import StoreError
 from storage.connection import LOCK_WAIT_S, connect
+from storage.reads import series
 
 HOURS_PER_MONTH = 730
 SPOT_BASES = ("current", "mean", "p95")
@@ -88,7 +89,7 @@ FROM matching GROUP BY ALL ORDER BY reason NULLS FIRST
 
 # One row per candidate and GPU count asked for ($counts: N, and for a blend B and N - B).
 _PRICED = """
-{matching}, candidates AS (
+{spot_stats}{matching}, candidates AS (
     SELECT * FROM matching
     WHERE NOT stale AND coalesce(available, true) AND price_per_hour_usd IS NOT NULL
       AND (price_kind <> 'reserved' OR term_months > 0)
@@ -204,11 +205,13 @@ def tco(con: Any, need: Need, *, as_of: datetime | None = None, baseline: int | 
     offers left out), or as the prices stood at `as_of` (the intervals in force then, staleness
     judged then: see the module docstring). With `baseline` (0 < B <= N), the cheapest blended
     plan per burst kind too."""
-    params = _params(need, as_of, baseline)
+    stats, stats_params = _spot_stats(need, as_of)
+    params = _params(need, as_of, baseline) | stats_params
+    priced = _priced(need, as_of, stats)
     try:
         counted = _run(con, _EXCLUDED.format(matching=_matching(as_of)), params).fetchall()
-        rows = _dicts(_run(con, _candidates_sql(need, as_of), params))
-        blends = _dicts(_run(con, _blends_sql(need, as_of), params)) if baseline else []
+        rows = _dicts(_run(con, _candidates_sql(priced), params))
+        blends = _dicts(_run(con, _blends_sql(priced), params)) if baseline else []
     except duckdb.Error as exc:
         raise StoreError(f"tco: could not read the store: {exc}") from exc
     reasons = {str(reason): int(n) for reason, n in counted if reason is not None}
@@ -236,27 +239,46 @@ def _matching(as_of: datetime | None) -> str:
     return _MATCHING.format(source=_AS_OF if as_of else _NOW)
 
 
-def _priced(need: Need, as_of: datetime | None) -> str:
+def _spot_stats(need: Need, as_of: datetime | None) -> tuple[str, dict[str, Any]]:
+    """The spot series' statistics over the window ending at `as_of` (now), in USD."""
+    if need.spot_basis == "current":
+        return "", {}
+    until = as_of or datetime.now(UTC)
+    window = series.Window(until - timedelta(seconds=need.spot_window_s), until)
+    filters = series.SeriesFilters(gpu=need.gpu, kind="spot")
+    return series.statistics_sql(filters, window, price="price_per_hour_usd")
+
+
+def _priced(need: Need, as_of: datetime | None, stats: str) -> str:
+    if need.spot_basis == "current":
+        spot_stats, spot_price, spot_join = "", "price_per_hour_usd", ""
+    else:  # the series statistic; a series with no covered time keeps its current price
+        spot_stats = f"spot_stats AS ({stats}),"
+        spot_price = (f"CASE WHEN c.price_kind = 'spot' THEN coalesce(s.{need.spot_basis}, "
+                      "c.price_per_hour_usd) ELSE c.price_per_hour_usd END")  # fmt: skip
+        same = " AND ".join(f"s.{k} IS NOT DISTINCT FROM c.{k}" for k in OFFER_KEY)
+        spot_join = f"LEFT JOIN spot_stats s ON c.price_kind = 'spot' AND {same}"
     return _PRICED.format(
+        spot_stats=spot_stats,
         matching=_matching(as_of),
-        spot_price="price_per_hour_usd",
-        spot_join="",
+        spot_price=spot_price,
+        spot_join=spot_join,
         hours_per_month=HOURS_PER_MONTH,
     )
 
 
-def _candidates_sql(need: Need, as_of: datetime | None) -> str:
+def _candidates_sql(priced: str) -> str:
     return _CANDIDATES.format(
-        priced=_priced(need, as_of),
+        priced=priced,
         key=", ".join(OFFER_KEY),
         tflops="CAST(NULL AS DOUBLE)",
         ties=_TIES,
     )
 
 
-def _blends_sql(need: Need, as_of: datetime | None) -> str:
+def _blends_sql(priced: str) -> str:
     return _BLENDS.format(
-        priced=_priced(need, as_of),
+        priced=priced,
         r_key=", r.".join(f"{k} AS reserved_{k}" for k in OFFER_KEY),
         b_key=", b.".join(f"{k} AS burst_{k}" for k in OFFER_KEY),
         hours_per_month=HOURS_PER_MONTH,

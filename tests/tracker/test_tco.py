@@ -1,0 +1,193 @@
+"""`gpu-tracker tco` through the real CLI on a store the demo built with the real pipeline from
+the recorded AWS answers: the worked example of docs/decide.md, checked by hand-computed
+values from the API's own numbers, and the command's options and edge cases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tracker.cli import cli
+
+# The AWS recording (tracker/demo_data/aws, us-east-1, 2025-11-30 prices): p4d.24xlarge, 8x A100.
+ON_DEMAND = 21.957642  # USD/h, Price List OnDemand pricePerUnit
+RI_1Y_ALL = 113819 / 8760  # Upfront Fee of the 1yr standard All Upfront term over its hours
+RI_3Y_ALL = 214420 / 26280  # the same for 3yr
+SPOT_AZ6 = 8.0468  # DescribeSpotPriceHistory, us-east-1, use1-az6
+HOURS = 730 * 36  # 26280
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("tco") / "demo.duckdb"
+    result = CliRunner().invoke(cli, ["demo", "--keep", str(path)])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def run(store: Path, *args: str) -> Any:
+    result = CliRunner().invoke(cli, ["--db", str(store), "tco", *args])
+    return result
+
+
+def candidates(store: Path, *args: str) -> list[dict[str, Any]]:
+    result = run(store, "--format", "json", *args)
+    assert result.exit_code == 0, result.output
+    rows: list[dict[str, Any]] = json.loads(result.stdout)
+    return rows
+
+
+def p4d(rows: list[dict[str, Any]], kind: str, **key: Any) -> dict[str, Any]:
+    found = [
+        r for r in rows
+        if r["instance_type"] == "p4d.24xlarge" and r["region"] == "us-east-1"
+        and r["price_kind"] == kind and all(r[k] == v for k, v in key.items())
+    ]  # fmt: skip
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_the_worked_example_of_the_docs(store: Path) -> None:
+    rows = candidates(store, "--gpu", "A100", "--provider", "aws")
+    # 8 GPUs on an 8-GPU instance: 1 instance; 36 months = 26280 h.
+    on_demand = p4d(rows, "on_demand")
+    assert on_demand["instances"] == 1 and on_demand["hours"] == 26280
+    assert on_demand["total_usd"] == 577046.83  # 21.957642 x 26280 = 577,046.83176
+    assert on_demand["total_usd"] == round(ON_DEMAND * HOURS, 2)
+    assert on_demand["usd_per_gpu_hour"] == 2.744705  # 577,046.83176 / (8 x 26280)
+    spot = p4d(rows, "spot", zone="use1-az6")
+    assert spot["total_usd"] == 232616.89  # 8.0468 x 26280 x 1.10 = 232,616.8944
+    assert spot["total_usd"] == round(SPOT_AZ6 * HOURS * 1.1, 2)
+    one_year = p4d(rows, "reserved", term_months=12, payment_option="all_upfront")
+    # Three 1-year terms: 3 x 12.993037 (the stored effective rate) x 8760 = 341,457.01236.
+    assert one_year["terms"] == 3 and one_year["total_usd"] == 341457.01
+    assert abs(one_year["total_usd"] - 3 * RI_1Y_ALL * 8760) < 0.02  # the upfront fee, 3 times
+    three_year = p4d(rows, "reserved", term_months=36, payment_option="all_upfront")
+    assert three_year["terms"] == 1 and three_year["total_usd"] == 214419.99  # 8.159056 x 26280
+    assert abs(three_year["total_usd"] - RI_3Y_ALL * HOURS) < 0.02
+    # Cheapest first: at AWS the 3-year term (214,419.99) beats spot with its overhead.
+    totals = [r["total_usd"] for r in rows]
+    assert totals == sorted(totals)
+
+
+def test_utilization_scales_hours_used_but_not_reserved_terms(store: Path) -> None:
+    rows = candidates(store, "--gpu", "A100", "--provider", "aws", "--utilization", "0.5")
+    assert p4d(rows, "on_demand")["total_usd"] == 288523.42  # 577,046.83176 / 2
+    assert p4d(rows, "spot", zone="use1-az6")["total_usd"] == 116308.45  # 232,616.8944 / 2
+    three_year = p4d(rows, "reserved", term_months=36, payment_option="all_upfront")
+    assert three_year["total_usd"] == 214419.99  # paid whatever the utilization
+    # per GPU-hour of work: 214,419.99168 / (8 x 26280 x 0.5) = 2.039764
+    assert three_year["usd_per_gpu_hour"] == 2.039764
+
+
+def test_a_term_longer_than_the_horizon_is_paid_whole(store: Path) -> None:
+    rows = candidates(store, "--gpu", "A100", "--provider", "aws", "--months", "6")
+    three_year = p4d(rows, "reserved", term_months=36, payment_option="all_upfront")
+    assert three_year["terms"] == 1 and three_year["total_usd"] == 214419.99
+    one_year = p4d(rows, "reserved", term_months=12, payment_option="all_upfront")
+    assert one_year["total_usd"] == 113819.0  # 12.993037 x 8760 = 113,819.00412
+    assert p4d(rows, "on_demand")["total_usd"] == round(ON_DEMAND * 730 * 6, 2)
+    table = run(store, "--gpu", "A100", "--provider", "aws", "--months", "6")
+    assert "whole 3y, 30 mo unused" in table.stdout
+
+
+def test_eighteen_months_take_two_one_year_terms(store: Path) -> None:
+    rows = candidates(store, "--gpu", "A100", "--provider", "aws", "--months", "18")
+    one_year = p4d(rows, "reserved", term_months=12, payment_option="all_upfront")
+    assert one_year["terms"] == 2 and one_year["total_usd"] == 227638.01  # 2 x 113,819.00412
+
+
+def test_spot_overhead_and_migration_cost(store: Path) -> None:
+    args = ["--gpu", "A100", "--spot-overhead", "25", "--current", "gcp"]
+    rows = candidates(store, *args, "--migration-cost", "5000")
+    # 8.0468 x 26280 x 1.25 = 264,337.38 plus 5,000 for leaving gcp
+    assert p4d(rows, "spot", zone="use1-az6")["total_usd"] == 269337.38
+    assert p4d(rows, "spot", zone="use1-az6")["migration_usd"] == 5000
+    gcp = [r for r in rows if r["provider"] == "gcp"]
+    assert gcp and all(r["migration_usd"] == 0 for r in gcp)
+
+
+def test_fractional_gpus_take_whole_instances(store: Path) -> None:
+    # Azure NV6ads A10 v5 is a sixth of an A10 (gpu_count 1/6): 8 GPUs need 48 instances.
+    rows = candidates(store, "--gpu", "A10", "--provider", "azure", "--months", "1")
+    share = [r for r in rows if r["instance_type"] == "Standard_NV6ads_A10_v5"
+             and r["price_kind"] == "on_demand"]  # fmt: skip
+    assert share[0]["instances"] == 48
+    assert share[0]["total_usd"] == 15908.16  # 48 x 0.454 x 730
+    table = run(store, "--gpu", "A10", "--provider", "azure", "--months", "1", "--limit", "9")
+    assert "Standard_NV6ads_A10_v5 is a 0.17 share of one A10: 48 instances make 8" in (
+        table.stdout.replace("\n", " ")
+    )
+
+
+def test_the_table_shows_the_best_per_strategy_and_the_distance(store: Path) -> None:
+    result = run(store, "--gpu", "A100", "--provider", "aws")
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stdout.splitlines() if "p4d.24xlarge" in line]
+    strategies = [line.split("│")[1].strip() for line in lines]
+    assert strategies == ["reserved 3y", "spot", "reserved 1y", "on-demand"]
+    # the best: 3y at 214,419.99; spot 232,616.89 is 18,196.90 (8 %) above it.
+    assert "best" in lines[0] and "+18,197 (+8%)" in lines[1]
+    assert "other candidates not shown" in result.stdout
+
+
+def test_blend_prices_the_baseline_reserved_and_the_rest_burst(store: Path) -> None:
+    rows = candidates(store, "--gpu", "A100", "--provider", "aws", "--baseline", "4")
+    spot, on_demand = rows  # one plan per burst kind, cheapest first
+    # 4 reserved GPUs still take one whole p4d (8 GPUs): its 3-year term, 214,419.99168;
+    # the other 4 on one p4d at spot: 232,616.8944. Sum 447,036.88608.
+    assert spot["burst_kind"] == "spot" and spot["reserved_instances"] == 1
+    assert spot["reserved_usd"] == 214419.99 and spot["burst_usd"] == 232616.89
+    assert spot["total_usd"] == 447036.89
+    assert on_demand["total_usd"] == 791466.82  # 214,419.99168 + 577,046.83176
+    table = run(store, "--gpu", "A100", "--provider", "aws", "--baseline", "4")
+    assert "no blend beats reserved 3y alone" in table.stdout
+
+
+def test_the_whole_need_as_baseline_is_the_reserved_plan(store: Path) -> None:
+    rows = candidates(store, "--gpu", "A100", "--provider", "aws", "--baseline", "8")
+    assert len(rows) == 1 and rows[0]["burst_kind"] is None
+    assert rows[0]["total_usd"] == 214419.99
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--utilization", "0"], "--utilization"),
+        (["--utilization", "1.5"], "--utilization"),
+        (["--gpus", "0"], "--gpus"),
+        (["--months", "0"], "--months"),
+        (["--spot-window", "soon"], "--spot-window"),
+        (["--baseline", "9"], "--baseline"),
+        (["--provider", "nimbus"], "--provider"),
+        (["--spot-basis", "median"], "--spot-basis"),
+    ],
+)
+def test_bad_values_are_usage_errors_naming_the_option(
+    store: Path, args: list[str], named: str
+) -> None:
+    result = run(store, "--gpu", "A100", *args)
+    assert result.exit_code == 2
+    assert named in result.output
+
+
+def test_an_unknown_gpu_is_a_usage_error(store: Path) -> None:
+    result = run(store, "--gpu", "A1000")
+    assert result.exit_code == 2 and "--gpu A1000" in result.output
+
+
+def test_no_candidate_says_why(store: Path) -> None:
+    result = run(store, "--gpu", "A100", "--provider", "paperspace")
+    assert result.exit_code == 0
+    assert "no candidate: no current offer of A100 from paperspace" in result.output
+
+
+def test_the_chart_is_written(store: Path, tmp_path: Path) -> None:
+    chart = tmp_path / "tco.png"
+    result = run(store, "--gpu", "A100", "--chart", str(chart))
+    assert result.exit_code == 0, result.output
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -133,6 +133,21 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             """,
         ],
     ),
+    (
+        4,
+        "prices skipped by the store's validation, per run and reason",
+        [
+            # A table of its own rather than columns of `runs`: the reasons are a list.
+            """
+            CREATE TABLE run_skips (
+                run_id BIGINT NOT NULL,
+                reason VARCHAR NOT NULL,
+                rows INTEGER NOT NULL CHECK (rows > 0),
+                PRIMARY KEY (run_id, reason)
+            )
+            """,
+        ],
+    ),
 ]
 
 _VERSIONS = [version for version, _, _ in MIGRATIONS]

@@ -5,8 +5,9 @@ runs recorded, the [fx] rates kept. How a collection merges into the change-only
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter
 from pathlib import Path
@@ -16,11 +17,12 @@ import duckdb
 import pyarrow as pa
 
 from collectors.base import PriceRecord
-from collectors.common import StoreError
+from collectors.common import PayloadShapeError, StoreError
 from storage.connection import connect, scalar, transaction
 from storage.fx import FxRate, replace_rates
 from storage.merge import merge
 from storage.migrations import migrate
+from storage.writes.validate import PriceLimits, Screened, screen
 
 DEFAULT_PATH = Path("prices.duckdb")
 # What gives a write its wait for the store, named when it waits and when the wait runs out.
@@ -59,6 +61,8 @@ class RunResult:
     run_id: int
     records: int
     changed: int  # intervals opened plus offers withdrawn
+    # Prices the validation refused, by reason ("zero after rounding": 2); none of them stored.
+    skipped: Counter[str] = field(default_factory=Counter)
 
 
 def to_arrow(records: Sequence[PriceRecord]) -> pa.Table:
@@ -78,6 +82,7 @@ class Store:
         *,
         lock_wait_s: float = 120.0,
         fx_rates: Sequence[FxRate] | None = None,
+        limits: PriceLimits | None = None,
     ) -> None:
         # A reader holds the file too while its query runs: a writer waits longer than a
         # reader would, so a slow `gpu-tracker sql` does not cost a collection.
@@ -85,6 +90,10 @@ class Store:
         self.lock_wait_s = lock_wait_s
         # The [fx] rates to keep in the store, synced with every write (None: leave them be).
         self.fx_rates = fx_rates
+        # What a storable price is (storage.writes.validate); the [fx] rates set the ceiling
+        # of a currency they name.
+        newest = {r.currency: r.usd_per_unit for r in sorted(fx_rates or (), key=_as_of)}
+        self.limits = (limits or PriceLimits()).with_rates(newest)
 
     def migrate(self) -> list[int]:
         with connect(
@@ -109,7 +118,16 @@ class Store:
         offer is closed as withdrawn only where the collection looked for it. Offers of the
         instance types in `keep_open` (a row of theirs could not be read) are never closed as
         withdrawn: unconfirmed, they show as stale until a collection reads them again.
+
+        Every record is validated first (`storage.writes.validate`): an invalid one is skipped,
+        counted in the result and in `collection_runs`, and its offer kept open like an
+        unreadable row's. A collection none of whose prices is valid stores nothing.
         """
+        screened = screen(records, self.limits, observed_at=observed_at)
+        if records and not screened.records:
+            raise PayloadShapeError(provider, f"no valid price in the answer: {screened.summary()}")
+        keep_open = set(keep_open) | screened.unreadable
+        records = screened.records
         batch = to_arrow(records)
         params = {"provider": provider, "observed": observed_at}
         with connect(
@@ -135,9 +153,10 @@ class Store:
                             observed_at,
                         ],
                     )
+                    _record_skips(con, run_id, screened)
             except (duckdb.Error, StoreError) as exc:
                 raise StoreError(f"{provider}: could not store the collection: {exc}") from exc
-        return RunResult(run_id, len(records), changed)
+        return RunResult(run_id, len(records), changed, screened.skipped)
 
     def open_offers(self, provider: str, regions: Sequence[str] | None) -> int:
         """How many offers of `provider` are current in `regions` (None: anywhere)."""
@@ -179,6 +198,18 @@ class Store:
                 [run_id, provider, started_at, status, records, error, interval_seconds],
             )
         return run_id
+
+
+def _record_skips(con: Any, run_id: int, screened: Screened) -> None:
+    if screened.skipped:
+        con.executemany(
+            "INSERT INTO run_skips VALUES (?, ?, ?)",
+            [[run_id, reason, rows] for reason, rows in sorted(screened.skipped.items())],
+        )
+
+
+def _as_of(rate: FxRate) -> Any:
+    return rate.as_of
 
 
 def _refuse_out_of_order(con: Any, provider: str, observed_at: datetime) -> None:

@@ -61,8 +61,14 @@ LEFT JOIN intervals i USING (provider)
 WHERE p.valid_to IS NULL
 """
 
+# Prices the store's validation skipped: how many, and why ("2 zero after rounding, 1 above
+# the ceiling"), most frequent reason first.
 COLLECTION_RUNS = """
-SELECT run_id, provider, started_at, finished_at, status, records, changed, error
+SELECT run_id, provider, started_at, finished_at, status, records, changed, error,
+       coalesce((SELECT CAST(sum(s.rows) AS INTEGER) FROM run_skips s
+                 WHERE s.run_id = runs.run_id), 0) AS prices_skipped,
+       (SELECT string_agg(s.rows || ' ' || s.reason, ', ' ORDER BY s.rows DESC, s.reason)
+        FROM run_skips s WHERE s.run_id = runs.run_id) AS skip_reasons
 FROM runs
 """
 

@@ -23,6 +23,7 @@ from collectors import REGISTRY, ProviderInfo
 from collectors.common import ConfigError, env_variable_name, no_unknown, parse_duration, text
 from collectors.gpus import GPU_MODELS
 from storage.fx import RATE_PLACES, FxRate
+from storage.writes.validate import PriceLimits, parse_limits
 from tracker import store_settings
 from tracker.daemon.settings import (
     DaemonSettings,
@@ -40,7 +41,7 @@ DEFAULT_CONFIG = Path("config.toml")
 DEFAULT_STORE = "prices.duckdb"
 # The store a command uses when neither --db nor [storage] path says (CONTRACT.md, revision 2).
 STORE_ENV = "GPU_TRACKER_DB"
-_TOP_KEYS = {"storage", "providers", "alerts", "fx", "daemon", "review", "metrics"}
+_TOP_KEYS = {"storage", "providers", "alerts", "fx", "daemon", "review", "metrics", "collect"}
 _STORAGE_KEYS = {"path"} | store_settings.KEYS
 _COMMON_KEYS = {"enabled", "endpoint", "regions", "interval", "timeout"}
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
@@ -88,6 +89,7 @@ class Config:
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
     review: ReviewSettings = field(default_factory=ReviewSettings)
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
+    limits: PriceLimits = field(default_factory=PriceLimits)  # [collect]: what a storable price is
     store: store_settings.StoreSettings = field(default_factory=store_settings.StoreSettings)
 
     def enabled(self, names: tuple[str, ...] = ()) -> list[ProviderConfig]:
@@ -155,6 +157,7 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
         daemon=parse_daemon(_table(data, "daemon")),
         review=parse_review(_table(data, "review"), set(alerts.channels)),
         metrics=parse_metrics(_table(data, "metrics")),
+        limits=parse_limits(_table(data, "collect")),
         store=store_settings.parse_store_settings(storage),
     )
 

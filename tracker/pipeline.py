@@ -19,6 +19,7 @@ from collectors import collector_class
 from collectors.base import ParseResult, ProviderSettings
 from collectors.common import CollectorError, MissingCredentials, StoreError
 from storage.store import Store
+from storage.writes.validate import summary
 from tracker.config import Config, ProviderConfig
 from tracker.daemon.isolation import Abandoned, Fetched
 from tracker.failure import one_line
@@ -43,6 +44,12 @@ class Outcome:
     detail: str | None = None  # the whole error, where the line shortens it (-v, the store)
     unknown_instance_types: set[str] = field(default_factory=set)
     skipped_rows: int = 0
+    # Prices the store's validation refused, by reason; none of them stored.
+    invalid: dict[str, int] = field(default_factory=dict)
+
+    def invalid_summary(self) -> str:
+        """'3 prices skipped: 2 zero after rounding, 1 above the ceiling'; '' when none."""
+        return summary(self.invalid)
 
 
 class Reporter:
@@ -77,7 +84,9 @@ def collect(
     providers = config.enabled(names)
     reporter = reporter or Reporter()
     wait_s = config.store.write_wait_s  # outlasts any reader's query ([storage] write_wait)
-    store = store or Store(config.store_path, lock_wait_s=wait_s, fx_rates=config.fx)
+    store = store or Store(
+        config.store_path, lock_wait_s=wait_s, fx_rates=config.fx, limits=config.limits
+    )
     # One DuckDB session at a time, even within this process.
     write_lock = write_lock or threading.Lock()
 
@@ -176,6 +185,9 @@ def _store(
             interval_seconds=provider.interval_s,
         )
     outcome.records, outcome.changed = result.records, result.changed
+    outcome.invalid = dict(result.skipped)
+    if result.skipped:
+        log.warning("%s: %s", provider.name, outcome.invalid_summary())
 
 
 def _refuse_empty(

@@ -128,4 +128,6 @@ def _notes(o: Outcome) -> str:
         notes.append(f"unknown GPU instance types, not stored: {shown}")
     if o.skipped_rows:
         notes.append(f"{o.skipped_rows} rows skipped (non-Linux, zero, duplicate ...)")
+    if o.invalid:
+        notes.append(o.invalid_summary() + " (not stored)")
     return "; ".join(notes)

@@ -69,7 +69,9 @@ class Daemon:
         self.shared = Shared(
             config=config,
             env=env,
-            store=Store(config.store_path, lock_wait_s=wait_s, fx_rates=config.fx),
+            store=Store(
+                config.store_path, lock_wait_s=wait_s, fx_rates=config.fx, limits=config.limits
+            ),
             rules=(*config.alerts.rules, *schedule.stale_rules(config)),
             metrics=metrics,
             state=DaemonState(os.getpid(), datetime.now(UTC)),

@@ -1,0 +1,222 @@
+"""The one check every price passes before it is stored, whichever collector parsed it.
+
+`Store.write_run` screens each record here: a record that is not a price a user could rent at
+(zero after the store's rounding to six decimals, not finite, absurdly high, a text field no
+API would send) is skipped and counted by reason, never stored, and never costs its provider
+the other rows. The rule is documented in docs/configuration.md ([collect]).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from collectors.base import MONEY_PLACES, PriceRecord, hours_in_term
+from collectors.common import ConfigError, no_unknown
+
+# DECIMAL(18, 6): twelve digits before the point.
+MONEY_LIMIT = Decimal(10) ** 12
+DEFAULT_MAX_PER_GPU_HOUR_USD = Decimal(1000)
+# Longer than any region, zone, instance type or GPU name any provider uses (the longest
+# today, Azure's instance names, are under 40 characters).
+MAX_TEXT = 200
+# A provider's own "took effect at" a little ahead of our clock is skew; further is a bad row.
+MAX_CLOCK_SKEW = timedelta(days=1)
+# Units of a currency per US dollar, for the ceiling only, where [fx] gives no rate: rounded UP
+# so that the ceiling is never stricter than the USD one (CNY trades near 7.0-7.3 per USD).
+UNITS_PER_USD: dict[str, Decimal] = {
+    "USD": Decimal(1),
+    "EUR": Decimal(1),
+    "GBP": Decimal(1),
+    "CHF": Decimal(1),
+    "CAD": Decimal("1.5"),
+    "AUD": Decimal("1.7"),
+    "SGD": Decimal("1.5"),
+    "CNY": Decimal(8),
+    "HKD": Decimal(8),
+    "JPY": Decimal(170),
+    "KRW": Decimal(1600),
+    "INR": Decimal(95),
+    "BRL": Decimal(7),
+}
+_CURRENCY = re.compile(r"^[A-Z]{3}$")
+# C0 and C1 control characters (NUL, escape sequences, newlines a log line would split on).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_TEXT_FIELDS = (
+    "provider",
+    "region",
+    "zone",
+    "instance_type",
+    "price_kind",
+    "payment_option",
+    "offering_class",
+    "currency",
+    "gpu_model",
+)
+_REQUIRED = ("provider", "instance_type", "price_kind", "currency")
+_SIZES = ("gpu_memory_gib", "vcpus", "memory_gib")
+
+
+@dataclass(frozen=True)
+class PriceLimits:
+    """The ceiling per GPU-hour, in US dollars, and per currency how many units make a dollar
+    ([fx] rates first, then UNITS_PER_USD). A currency in neither has no known ceiling."""
+
+    max_per_gpu_hour_usd: Decimal = DEFAULT_MAX_PER_GPU_HOUR_USD
+    units_per_usd: Mapping[str, Decimal] = field(default_factory=lambda: dict(UNITS_PER_USD))
+
+    def with_rates(self, usd_per_unit: Mapping[str, Decimal]) -> PriceLimits:
+        """These limits with the configured rates (USD per unit) in place of the built-in ones."""
+        rates = {c: Decimal(1) / r for c, r in usd_per_unit.items() if r > 0}
+        return replace(self, units_per_usd={**self.units_per_usd, **rates})
+
+    def ceiling(self, currency: str) -> Decimal | None:
+        """The highest price per GPU-hour accepted in `currency`; None when its rate is unknown."""
+        units = self.units_per_usd.get(currency)
+        return None if units is None else self.max_per_gpu_hour_usd * units
+
+
+@dataclass
+class Screened:
+    """The records fit to store (prices rounded as the store keeps them) and what was not."""
+
+    records: list[PriceRecord] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)  # reason -> rows
+    # Instance types with a skipped row: their offers are not closed as withdrawn.
+    unreadable: set[str] = field(default_factory=set)
+
+    def summary(self) -> str:
+        """'3 prices skipped: 2 zero after rounding, 1 above the ceiling'; '' when none."""
+        return summary(self.skipped)
+
+
+def summary(skipped: Mapping[str, int]) -> str:
+    total = sum(skipped.values())
+    if not total:
+        return ""
+    reasons = ", ".join(f"{n} {why}" for why, n in sorted(skipped.items(), key=_most_first))
+    return f"{total} price{'s' if total != 1 else ''} skipped: {reasons}"
+
+
+def screen(
+    records: Sequence[PriceRecord], limits: PriceLimits, *, observed_at: datetime
+) -> Screened:
+    """Every record checked; the good ones kept with their money rounded to six places."""
+    result = Screened()
+    for record in records:
+        checked = check(record, limits, observed_at=observed_at)
+        if isinstance(checked, str):
+            result.skipped[checked] += 1
+            if isinstance(record.instance_type, str):
+                result.unreadable.add(record.instance_type)
+        else:
+            result.records.append(checked)
+    return result
+
+
+def check(record: PriceRecord, limits: PriceLimits, *, observed_at: datetime) -> PriceRecord | str:
+    """The record as the store will keep it, or why it cannot be stored (a short reason)."""
+    why = _text_problem(record) or _size_problem(record)
+    if why:
+        return why
+    price = _rounded(record.price_per_hour)
+    upfront = None if record.upfront_total is None else _rounded(record.upfront_total)
+    if price is None or (record.upfront_total is not None and upfront is None):
+        return "not a finite number"
+    if price <= 0:
+        return "zero after rounding" if record.price_per_hour >= 0 else "negative"
+    ceiling = limits.ceiling(record.currency)
+    if ceiling is None:
+        return "currency without a rate"
+    if price / Decimal(repr(record.gpu_count)) > ceiling:
+        return "above the ceiling"
+    if upfront is not None and not _sane_upfront(upfront, record, ceiling):
+        return "upfront total not sane"
+    if record.effective_at is not None and record.effective_at > observed_at + MAX_CLOCK_SKEW:
+        return "effective in the future"
+    if price == record.price_per_hour and upfront == record.upfront_total:
+        return record
+    return replace(record, price_per_hour=price, upfront_total=upfront)
+
+
+def _rounded(value: object) -> Decimal | None:
+    """The amount as DECIMAL(18, 6) keeps it, or None when it cannot be kept."""
+    if not isinstance(value, Decimal | int) or isinstance(value, bool):
+        return None
+    amount = Decimal(value)
+    if not amount.is_finite() or abs(amount) >= MONEY_LIMIT:
+        return None
+    try:
+        return amount.quantize(MONEY_PLACES)
+    except InvalidOperation:
+        return None
+
+
+def _sane_upfront(upfront: Decimal, record: PriceRecord, ceiling: Decimal) -> bool:
+    """Zero or more, and no more than the term's hours at the ceiling: the upfront part of an
+    effective price is upfront / hours, so a sane total never exceeds that."""
+    if upfront <= 0:
+        return upfront == 0
+    if not record.term_months:
+        return False
+    return upfront <= ceiling * Decimal(repr(record.gpu_count)) * hours_in_term(record.term_months)
+
+
+def _text_problem(record: PriceRecord) -> str | None:
+    for name in _TEXT_FIELDS:
+        value = getattr(record, name)
+        if value is None and name not in _REQUIRED:
+            continue
+        if not isinstance(value, str) or (name in _REQUIRED and not value.strip()):
+            return "text missing"
+        if len(value) > MAX_TEXT:
+            return "text too long"
+        if _CONTROL.search(value):
+            return "control character in text"
+    if not _CURRENCY.match(record.currency):
+        return "currency not an ISO code"
+    return None
+
+
+def _size_problem(record: PriceRecord) -> str | None:
+    if not _positive(record.gpu_count) or record.gpu_count > 1024:
+        return "GPU count not sane"
+    if record.term_months is not None and not 0 < record.term_months <= 120:
+        return "term not sane"
+    for name in _SIZES:
+        value = getattr(record, name)
+        if value is not None and not _positive(value):
+            return "host or GPU size not a positive number"
+    return None
+
+
+def _positive(value: object) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    )
+
+
+def _most_first(item: tuple[str, int]) -> tuple[int, str]:
+    return (-item[1], item[0])
+
+
+def parse_limits(raw: Mapping[str, Any], prefix: str = "collect.") -> PriceLimits:
+    """config.toml's [collect] table: `max_price_per_gpu_hour` (US dollars, > 0)."""
+    no_unknown(raw, {"max_price_per_gpu_hour"}, prefix)
+    value = raw.get("max_price_per_gpu_hour", DEFAULT_MAX_PER_GPU_HOUR_USD)
+    key = f"{prefix}max_price_per_gpu_hour"
+    number = None
+    if isinstance(value, int | float | Decimal) and not isinstance(value, bool):
+        number = Decimal(str(value))
+    if number is None or not number.is_finite() or not 0 < number < MONEY_LIMIT:
+        raise ConfigError(f"{key}: expected US dollars per GPU-hour > 0, got {repr(value)[:60]}")
+    return PriceLimits(max_per_gpu_hour_usd=number)

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from collectors import collector_class
 from collectors.base import ParseResult, ProviderSettings
 from collectors.common import CollectorError, MissingCredentials, StoreError
+from storage.connection import StoreDamaged
 from storage.store import Store
 from storage.writes.validate import summary
 from tracker.config import Config, ProviderConfig
@@ -117,8 +118,8 @@ def _collect_one(
     try:
         fetched = _fetch(provider, env, reporter, outcome, started_at, fetcher)
         _store(provider, fetched, store, write_lock, outcome, started_at)
-    except Abandoned:  # the daemon is stopping: no run happened, nothing to record
-        raise
+    except (Abandoned, StoreDamaged):  # the daemon is stopping; or the store file is unusable
+        raise  # (StoreDamaged: not a provider's failure, and no run can be recorded in it)
     except MissingCredentials as exc:
         outcome.status, outcome.error = "skipped", str(exc)
     except (CollectorError, StoreError) as exc:
@@ -225,6 +226,8 @@ def _record_unsuccessful(
                 error=outcome.detail or outcome.error,
                 interval_seconds=interval,
             )
+    except StoreDamaged:  # the whole command fails on it (exit 2), not this provider
+        raise
     except StoreError as exc:
         outcome.status = "failed"
         outcome.error = f"{outcome.error}; and the run could not be recorded: {exc}"

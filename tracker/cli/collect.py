@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from collectors.common import ConfigError, StoreError
+from storage.connection import probe
 from tracker import config as config_mod
 from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config
@@ -45,6 +46,7 @@ def collect(ctx: click.Context, providers: tuple[str, ...]) -> None:
     providers = tuple(dict.fromkeys(providers))  # `aws AWS` is one provider, collected once
     try:
         config.enabled(providers)
+        probe(config.store_path)  # a damaged store file fails before any fetch, too (exit 2)
         outcomes = run_collection(common.err(ctx), config, providers, env)
     except ConfigError as exc:
         fail(ctx, str(exc), EXIT_USAGE)

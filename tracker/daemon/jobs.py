@@ -18,6 +18,7 @@ from typing import Any, TextIO, cast
 
 from alerts.rules import Rule
 from collectors.common import CollectorError, StoreError, duration_words
+from storage.connection import StoreDamaged
 from storage.store import Store
 from tracker import alerting, pipeline
 from tracker.config import Config, ProviderConfig
@@ -146,6 +147,9 @@ class ProviderJob:
             try:
                 outcome = self._collect()
             except Abandoned:  # the daemon is stopping and says so
+                return
+            except StoreDamaged as exc:  # one line: the operator's to fix, not a bug
+                log.error("%s: %s", name, exc)
                 return
             except Exception:  # never into the scheduler: the next run must happen
                 log.exception("%s: the job broke", name)

@@ -170,6 +170,22 @@ def connect(
         con.close()
 
 
+def probe(path: Path | str) -> None:
+    """Raise StoreDamaged now when the store at `path` exists but is not a usable store, so a
+    collection fails before it fetches anything; a missing or busy store passes (the write
+    creates it, or waits for it)."""
+    path = Path(path)
+    if not path.is_file():
+        return
+    try:
+        with connect(path, read_only=True, wait_s=0):
+            pass
+    except StoreDamaged:
+        raise
+    except StoreError:  # locked by a writer: the write itself will wait for it
+        return
+
+
 @contextmanager
 def transaction(con: Any, *, commit: bool = True) -> Iterator[Any]:
     """One transaction on `con`: committed when the block ends, rolled back when it raises

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from collectors.common import ConfigError, StoreError
+from collectors.common import ConfigError
 from tracker import config as config_mod
 from tracker.cli.options import chosen
 
@@ -42,19 +42,19 @@ def err(ctx: click.Context) -> Console:
 
 
 def fail(ctx: click.Context, message: str, code: int) -> NoReturn:
+    """Print `message` as one error line and exit with `code`; exit 2 whatever `code` when the
+    error being handled is a store file that cannot be used at all (damaged, not a store,
+    unreadable): nothing was written and only the user can fix it, whichever command met it."""
     from rich.markup import escape
+
+    if sys.exc_info()[1] is not None:
+        from storage.connection import StoreDamaged
+
+        code = EXIT_USAGE if isinstance(sys.exc_info()[1], StoreDamaged) else code
 
     # Messages quote config keys like [providers.aws]: not markup.
     err(ctx).print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     sys.exit(code)
-
-
-def store_failed(ctx: click.Context, exc: StoreError) -> NoReturn:
-    """Fail on a store error: exit 2 when the store file itself is unusable (damaged, not a
-    store, unreadable: nothing was written and a retry will not help), else 1."""
-    from storage.connection import StoreDamaged
-
-    fail(ctx, str(exc), EXIT_USAGE if isinstance(exc, StoreDamaged) else EXIT_FAILED)
 
 
 def say(console: Console, text: str) -> None:

@@ -14,7 +14,7 @@ import click
 from collectors.common import ConfigError, StoreError
 from storage import latest as latest_mod
 from tracker.cli import common, render
-from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say, store_failed
+from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
 from tracker.cli.options import PRICE_KIND, PROVIDER
 from tracker.store_settings import duration
 
@@ -50,7 +50,7 @@ def sql(ctx: click.Context, sql: str, fmt: str, timeout: str | None) -> None:
         message = f"query stopped after {limit} s (sql timeout; raise it with --timeout or "
         fail(ctx, message + "[storage] query_timeout)", EXIT_FAILED)
     except StoreError as exc:
-        store_failed(ctx, exc)
+        fail(ctx, str(exc), EXIT_FAILED)
     render.print_result(common.out(ctx), result, fmt)
 
 
@@ -118,7 +118,7 @@ def print_latest(
         unrated = latest_mod.unrated(store, filters) if options.get("usd") else {}
         problems = [] if found.result.rows else _unknown(store, filters)
     except StoreError as exc:
-        store_failed(ctx, exc)
+        fail(ctx, str(exc), EXIT_FAILED)
     if problems:
         fail(ctx, "; ".join(problems), EXIT_USAGE)
     if not found.result.rows:

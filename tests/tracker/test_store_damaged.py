@@ -1,0 +1,116 @@
+"""A store file that cannot be used (truncated, garbage, a checksum error, empty, a directory,
+unreadable) is one clear line naming the file and what to do, exit 2, in every command that
+opens it; the file's bytes stay as they were."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from collectors.base import PriceRecord
+from storage.store import Store
+from tracker.cli import cli
+
+T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+# Every command that opens the store. collect's only provider points at a closed loopback port:
+# were the damage missed, it would fail there, never reach the network.
+COMMANDS = {
+    "sql": ["sql", "SELECT count(*) FROM prices"],
+    "status": ["status"],
+    "latest": ["latest"],
+    "collect": ["collect", "--provider", "azure"],
+    "review": ["review"],
+    "alerts": ["alerts", "list"],
+    "alerts check": ["alerts", "check"],
+}
+_FIRST_BLOCK = 12288  # DuckDB's two headers and the main header come first
+
+
+def _healthy(path: Path) -> bytes:
+    record = PriceRecord(
+        provider="aws", region="us-east-1", zone=None, instance_type="p5.48xlarge",
+        price_kind="on_demand", term_months=None, payment_option=None, offering_class=None,
+        currency="USD", price_per_hour=Decimal("55.04"), upfront_total=None, gpu_model="H100",
+        gpu_count=8.0, gpu_memory_gib=80.0,
+    )  # fmt: skip
+    Store(path).write_run("aws", [record], started_at=T0, observed_at=T0, regions=None)
+    return path.read_bytes()
+
+
+def _truncated(path: Path) -> None:
+    path.write_bytes(_healthy(path)[:20000])
+
+
+def _garbage(path: Path) -> None:
+    size = len(_healthy(path))
+    path.write_bytes(bytes((i * 131 + 7) % 256 for i in range(size)))
+
+
+def _checksum(path: Path) -> None:
+    data = bytearray(_healthy(path))
+    data[_FIRST_BLOCK + 100] ^= 0xFF  # one flipped bit pattern in the first block
+    path.write_bytes(bytes(data))
+
+
+def _empty(path: Path) -> None:
+    path.write_bytes(b"")
+
+
+def _directory(path: Path) -> None:
+    path.mkdir()
+
+
+def _unreadable(path: Path) -> None:
+    _healthy(path)
+    path.chmod(0)
+
+
+DAMAGE: dict[str, Callable[[Path], None]] = {
+    "truncated": _truncated,
+    "garbage": _garbage,
+    "checksum": _checksum,
+    "empty": _empty,
+    "directory": _directory,
+    "unreadable": _unreadable,
+}
+
+
+def _fingerprint(path: Path) -> str:
+    if path.is_dir():
+        return "dir:" + ",".join(sorted(p.name for p in path.iterdir()))
+    path.chmod(0o600)  # to read it here; the command ran before
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("kind", DAMAGE)
+def test_a_damaged_store_is_one_line_and_exit_2(tmp_path: Path, kind: str, command: str) -> None:
+    if kind == "unreadable" and os.geteuid() == 0:
+        pytest.skip("root reads a file without read permission")
+    store = tmp_path / "prices.duckdb"
+    DAMAGE[kind](store)
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[storage]\npath = "{store}"\n\n[providers.azure]\nendpoint = "http://127.0.0.1:9"\n'
+    )
+    if not store.is_dir():
+        store.chmod(0o600)
+        before = _fingerprint(store)
+        if kind == "unreadable":
+            store.chmod(0)
+    else:
+        before = _fingerprint(store)
+    result = CliRunner().invoke(cli, ["--config", str(config), *COMMANDS[command]])
+    assert result.exit_code == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and str(store) in errors[0], result.stderr
+    assert "Traceback" not in result.stderr
+    assert _fingerprint(store) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml", "prices.duckdb"]

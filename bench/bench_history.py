@@ -1,0 +1,150 @@
+"""`gpu-tracker history`'s statistics over a long history, against the same statistics written by
+hand in DuckDB on a flat table of the same rows, measured in the same run.
+
+The store comes from `big_store.py` (25 million change-rows by default; its `flat_prices` table
+holds the rows of the `prices` view computed once). Per case and run, alternately: the hand
+query on `flat_prices` (a fresh read-only connection, every row fetched) and
+`storage.reads.series.statistics` on the `prices` view (the same). Each figure is the median over
+the runs of the ratio to the baseline measured just before it, in wall-clock and CPU time.
+Target: within 2x. The two answers are compared too, so the baseline answers the same question.
+
+    python bench/bench_history.py [--rows 25000000] [--runs 5] [--store PATH [--reuse]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import big_store
+
+from storage.connection import connect
+from storage.reads.series import SeriesFilters, Window
+from storage.reads.series import statistics as series_statistics
+
+KEY = (
+    "provider, region, zone, instance_type, price_kind, term_months, payment_option, offering_class"
+)
+
+# What a person would write against a flat table: clip each interval to the window, sum the time
+# per series and price, walk the prices in order for the quantiles (partitioned by a hash of the
+# key, as storage.reads.series does: partitioning by the nine key columns takes twice as long).
+HAND = f"""
+WITH c AS (
+    SELECT {KEY}, currency, price_per_hour AS p, price_per_hour_usd AS u, valid_from, valid_to,
+           epoch_us(least(coalesce(valid_to, $until), $until))
+               - epoch_us(greatest(valid_from, $since)) AS us
+    FROM flat_prices
+    WHERE valid_from < $until AND coalesce(valid_to, $until) > $since {{where}}
+), per_price AS (
+    SELECT {KEY}, currency, p, sum(us) AS us, sum(u * us) AS uu,
+           count(*) FILTER (WHERE u IS NULL) AS nu,
+           count(*) FILTER (WHERE valid_from > $since) AS ch,
+           bool_or(valid_to IS NULL) AS open
+    FROM c GROUP BY ALL
+), walked AS (
+    SELECT *, sum(us) OVER (PARTITION BY h ORDER BY p) AS upto,
+              sum(us) OVER (PARTITION BY h) AS total
+    FROM (SELECT *, hash({KEY}, currency) AS h FROM per_price)
+)
+SELECT {KEY}, currency,
+       round(sum(us) / 3600e6, 6), min(p), max(p), round(sum(p * us) / sum(us), 6),
+       min(p) FILTER (WHERE 2 * upto >= total), min(p) FILTER (WHERE 20 * upto >= 19 * total),
+       sum(ch), any_value(p) FILTER (WHERE open),
+       CASE WHEN sum(nu) = 0 THEN round(sum(uu) / sum(us), 6) END
+FROM walked GROUP BY ALL
+"""
+
+CASES: dict[str, tuple[timedelta, SeriesFilters, str]] = {
+    "30 days, every series (the default window)": (timedelta(days=30), SeriesFilters(), ""),
+    "2 years, every series (the whole history)": (timedelta(days=740), SeriesFilters(), ""),
+    "90 days, H100 spot": (
+        timedelta(days=90),
+        SeriesFilters(gpu="H100", kind="spot"),
+        "AND lower(gpu_model) = 'h100' AND price_kind = 'spot'",
+    ),
+}
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    return time.perf_counter() - wall, time.process_time() - cpu, result
+
+
+def _hand(path: Path, window: Window, where: str) -> list[tuple[Any, ...]]:
+    with connect(path, read_only=True) as con:
+        params = {"since": window.since, "until": window.until}
+        return list(con.execute(HAND.format(where=where), params).fetchall())
+
+
+def _same(ours: list[Any], hand: list[tuple[Any, ...]]) -> bool:
+    """The two answers agree series by series (below_share is not asked)."""
+
+    def plain(row: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(round(v, 4) if isinstance(v, float) else v for v in row)
+
+    def key(row: tuple[Any, ...]) -> str:
+        return repr(row[:9])
+
+    mine = sorted((plain((*r[:17], r[18])) for r in ours), key=key)
+    theirs = sorted((plain(r) for r in hand), key=key)
+    return len(mine) == len(theirs) and all(
+        a == b or (isinstance(a, float) and math.isclose(a, b, rel_tol=1e-6))
+        for x, y in zip(mine, theirs, strict=True)
+        for a, b in zip(x, y, strict=True)
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=big_store.DEFAULT_ROWS)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--store", type=Path, help="where to build the store (default: a temp dir)")
+    parser.add_argument("--reuse", action="store_true", help="use --store as it is")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-history-") as tmp:
+        path = args.store or Path(tmp) / "history.duckdb"
+        if not (args.reuse and path.exists()):
+            began = time.perf_counter()
+            big_store.build(path, args.rows)
+            print(f"store: {args.rows:,} rows built in {time.perf_counter() - began:.0f} s")
+        _measure(path, args.runs)
+
+
+def _measure(path: Path, runs: int) -> None:
+    now = datetime.now(UTC)
+    print("case: median s (hand on flat_prices / history on prices); ratio wall (min-max); CPU")
+    for label, (span, filters, where) in CASES.items():
+        window = Window(now - span, now)
+        walls, cpus, seconds = [], [], []
+        agree, series = True, 0
+        for _ in range(runs):
+            base_wall, base_cpu, hand = _timed(lambda w=window, x=where: _hand(path, w, x))
+            wall, cpu, ours = _timed(lambda w=window, f=filters: series_statistics(path, f, w))
+            walls.append(wall / base_wall)
+            cpus.append(cpu / base_cpu)
+            seconds.append((base_wall, wall))
+            agree = agree and _same(ours, hand)
+            series = len(ours)
+        hand_s = statistics.median(s[0] for s in seconds)
+        ours_s = statistics.median(s[1] for s in seconds)
+        print(
+            f"  {label}: {series:,} series; {hand_s:.3f} s / {ours_s:.3f} s; "
+            f"{statistics.median(walls):.2f}x ({min(walls):.2f}-{max(walls):.2f}); "
+            f"CPU {statistics.median(cpus):.2f}x; answers {'agree' if agree else 'DIFFER'}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -185,6 +185,7 @@ class Tco:
     excluded: dict[str, int]  # reason ('stale', 'sold out', 'no USD rate for CNY') -> offers
     offers: int  # offers of the GPU matching the filters, before the exclusions
     blends: list[dict[str, Any]] = field(default_factory=list)
+    baseline: int | None = None  # the GPUs reserved in the blends asked for
 
 
 def read(
@@ -215,7 +216,7 @@ def tco(con: Any, need: Need, *, as_of: datetime | None = None, baseline: int | 
     except duckdb.Error as exc:
         raise StoreError(f"tco: could not read the store: {exc}") from exc
     reasons = {str(reason): int(n) for reason, n in counted if reason is not None}
-    return Tco(need, as_of, rows, reasons, sum(int(n) for _, n in counted), blends)
+    return Tco(need, as_of, rows, reasons, sum(int(n) for _, n in counted), blends, baseline)
 
 
 def _params(need: Need, as_of: datetime | None, baseline: int | None) -> dict[str, Any]:

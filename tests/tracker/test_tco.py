@@ -156,6 +156,14 @@ def test_the_whole_need_as_baseline_is_the_reserved_plan(store: Path) -> None:
     assert rows[0]["total_usd"] == 214419.99
 
 
+def test_a_baseline_without_a_reserved_offer_says_so(store: Path) -> None:
+    # Lambda sells the B200 on demand only: nothing can hold a reserved baseline.
+    result = run(store, "--gpu", "B200", "--baseline", "4")
+    assert result.exit_code == 0
+    assert "no blend: no reserved offer of B200 can hold the baseline" in result.output
+    assert candidates(store, "--gpu", "B200", "--baseline", "4") == []
+
+
 @pytest.mark.parametrize(
     ("args", "named"),
     [

@@ -18,7 +18,6 @@ from tracker.cli import common, render, tco_table
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
 from tracker.cli.options import PROVIDER
 
-
 if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
     _IntType = click.ParamType[int]
 else:
@@ -179,11 +178,14 @@ def _print_tables(ctx: click.Context, answer: tco_mod.Tco, per_strategy: int) ->
     out.print(tco_table.strategies(answer, per_strategy))
     if answer.blends:
         out.print(tco_table.blends(answer))
+    elif answer.baseline:
+        gpu = answer.rows[0]["gpu_model"]
+        say(common.err(ctx), f"no blend: no reserved offer of {gpu} can hold the baseline")
 
 
 def _print_document(ctx: click.Context, answer: tco_mod.Tco, fmt: str, limit: int | None) -> None:
     # With --baseline the question is the blend: the document is the plans.
-    rows = answer.blends if answer.blends else answer.rows
+    rows = answer.blends if answer.baseline else answer.rows
     shown = rows[:limit] if limit else rows
     render.print_result(common.out(ctx), tco_table.as_result(shown), fmt)
     if len(shown) < len(rows):  # a document has no caption: the note goes to stderr

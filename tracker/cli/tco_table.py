@@ -67,7 +67,8 @@ def strategies(answer: Tco, per_strategy: int) -> Table:
         )  # fmt: skip
     notes = _notes(answer, shown)
     if len(shown) < len(answer.rows):
-        notes.append(f"{len(answer.rows) - len(shown)} other candidates not shown "
+        more = len(answer.rows) - len(shown)
+        notes.append(f"{more} other candidate{'s' if more > 1 else ''} not shown "
                      "(--limit N per strategy, or --format json for all)")  # fmt: skip
     table.caption = escape("\n".join(notes)) or None
     return table

@@ -20,11 +20,18 @@ from urllib.parse import urlsplit
 
 from alerts.settings import AlertSettings, parse_settings
 from collectors import REGISTRY, ProviderInfo
-from collectors.common import ConfigError, env_variable_name, no_unknown, parse_duration, text
+from collectors.common import (
+    ConfigError,
+    env_variable_name,
+    no_unknown,
+    parse_duration,
+    shown,
+    text,
+)
 from collectors.gpus import GPU_MODELS
 from storage.fx import RATE_PLACES, FxRate
-from storage.writes.validate import PriceLimits, parse_limits
 from tracker import store_settings
+from storage.writes.validate import PriceLimits, parse_limits
 from tracker.daemon.settings import (
     DaemonSettings,
     MetricsSettings,
@@ -41,9 +48,28 @@ DEFAULT_CONFIG = Path("config.toml")
 DEFAULT_STORE = "prices.duckdb"
 # The store a command uses when neither --db nor [storage] path says (CONTRACT.md, revision 2).
 STORE_ENV = "GPU_TRACKER_DB"
-_TOP_KEYS = {"storage", "providers", "alerts", "fx", "daemon", "review", "metrics", "collect"}
+_TOP_KEYS = {
+    "storage",
+    "providers",
+    "alerts",
+    "fx",
+    "daemon",
+    "review",
+    "metrics",
+    "collect",
+}
 _STORAGE_KEYS = {"path"} | store_settings.KEYS
-_COMMON_KEYS = {"enabled", "endpoint", "regions", "interval", "timeout"}
+_COMMON_KEYS = {"enabled", "endpoint", "regions", "interval", "timeout", "deadline"}
+# Bounds (docs/configuration.md): a read timeout of up to 10 minutes; a whole collection of a
+# provider within 1 s to 24 h (default 15 minutes); a schedule from 1 s to a year, so every
+# duration fits DuckDB's INTEGER seconds and the scheduler's dates with room to spare.
+TIMEOUT_RANGE_S = (0.1, 600.0)
+DEFAULT_DEADLINE = "15m"
+DEADLINE_MAX_S = 86400
+INTERVAL_MAX_S = 365 * 86400
+# Text a config gives a host, a region or a path: no control characters (a NUL cuts a path
+# short in the C library below, so the store would silently land elsewhere).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 _FX_KEYS = {"units_per_usd", "usd_per_unit", "date", "source"}
 
@@ -56,6 +82,7 @@ class ProviderConfig:
     regions: tuple[str, ...] = ()
     interval_s: int = 3600
     timeout: float = 30.0
+    deadline_s: int = 900
     options: dict[str, Any] = field(default_factory=dict)
     credential_vars: dict[str, str] = field(default_factory=dict)  # name -> env variable
     optional_credential_vars: dict[str, str] = field(default_factory=dict)
@@ -73,6 +100,7 @@ class ProviderConfig:
             credentials=credentials,
             options=dict(self.options),
             timeout=self.timeout,
+            deadline_s=self.deadline_s,
             # One interval back, plus slack for a late run: every change since the last one.
             history_window_s=self.interval_s + self.interval_s // 2,
         )
@@ -89,8 +117,10 @@ class Config:
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
     review: ReviewSettings = field(default_factory=ReviewSettings)
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
-    limits: PriceLimits = field(default_factory=PriceLimits)  # [collect]: what a storable price is
     store: store_settings.StoreSettings = field(default_factory=store_settings.StoreSettings)
+    limits: PriceLimits = field(default_factory=PriceLimits)  # [collect]: what a storable price is
+    # What chose the store, for messages about it: `storage.path`, `--db` or the variable.
+    store_key: str = "storage.path"
 
     def enabled(self, names: tuple[str, ...] = ()) -> list[ProviderConfig]:
         """The providers to collect: the named ones (even if disabled), else every enabled one."""
@@ -114,8 +144,14 @@ def load(
     [storage] path, else prices.duckdb: the command line beats the environment beats the file.
     """
     config = _read(path)
-    chosen = store or (os.environ if env is None else env).get(STORE_ENV)
-    return replace(config, store_path=Path(chosen)) if chosen else config
+    if store:
+        key = "--db"
+        chosen: Path | str | None = store
+    else:
+        key, chosen = STORE_ENV, (os.environ if env is None else env).get(STORE_ENV)
+    if not chosen:
+        return config
+    return replace(config, store_path=_store_path(str(chosen), key), store_key=key)
 
 
 def _read(path: Path | str | None) -> Config:
@@ -128,16 +164,28 @@ def _read(path: Path | str | None) -> Config:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ConfigError(f"--config {path}: no such file") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
+            "TOML files are UTF-8"
+        ) from exc
+    except OSError as exc:  # a directory, no permission, an I/O error
+        raise ConfigError(f"--config {path}: cannot be read ({exc.strerror or exc})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    return from_dict(data, source=path)
+    try:
+        return from_dict(data, source=path)
+    except ConfigError as exc:  # every message names the file as well as the key
+        raise ConfigError(f"{path}: {exc}") from exc
 
 
 def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
     no_unknown(data, _TOP_KEYS, "")
     storage = _table(data, "storage")
     no_unknown(storage, _STORAGE_KEYS, "storage.")
-    store_path = Path(text(storage.get("path", DEFAULT_STORE), "storage.path"))
+    store_path = _store_path(
+        text(storage.get("path", DEFAULT_STORE), "storage.path"), "storage.path"
+    )
     if not store_path.is_absolute() and source is not None:
         # A daemon's working directory is rarely the config's: resolve beside the file.
         store_path = source.parent / store_path
@@ -157,8 +205,8 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
         daemon=parse_daemon(_table(data, "daemon")),
         review=parse_review(_table(data, "review"), set(alerts.channels)),
         metrics=parse_metrics(_table(data, "metrics")),
-        limits=parse_limits(_table(data, "collect")),
         store=store_settings.parse_store_settings(storage),
+        limits=parse_limits(_table(data, "collect")),
     )
 
 
@@ -188,18 +236,21 @@ def _provider(name: str, info: ProviderInfo, raw: Mapping[str, Any]) -> Provider
     enabled = raw.get("enabled", True)
     if not isinstance(enabled, bool):
         raise ConfigError(f"{prefix}enabled: expected true or false, got {enabled!r}")
-    timeout = raw.get("timeout", 30)
-    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
-        raise ConfigError(f"{prefix}timeout: expected a number of seconds > 0, got {timeout!r}")
     return ProviderConfig(
         name=name,
         enabled=enabled,
         endpoint=endpoint,
-        regions=tuple(_str_list(raw.get("regions", []), prefix + "regions")),
+        regions=tuple(_str_list(raw["regions"], prefix + "regions")) if "regions" in raw else (),
         interval_s=parse_duration(
-            raw.get("interval", info.default_interval), prefix + "interval", noun="an interval"
+            raw.get("interval", info.default_interval),
+            prefix + "interval",
+            noun="an interval",
+            most=INTERVAL_MAX_S,
         ),
-        timeout=float(timeout),
+        timeout=_timeout(raw.get("timeout", 30), prefix + "timeout"),
+        deadline_s=parse_duration(
+            raw.get("deadline", DEFAULT_DEADLINE), prefix + "deadline", most=DEADLINE_MAX_S
+        ),
         options=options,
         credential_vars={
             k: env_variable_name(raw.get(f"{k}_env", v), f"{prefix}{k}_env")
@@ -289,9 +340,48 @@ def _table(data: Mapping[str, Any], key: str, prefix: str = "") -> Mapping[str, 
 
 
 def _str_list(value: Any, key: str) -> list[str]:
+    """A non-empty list of names without control characters. An empty list is refused: read
+    as "none" it would collect nothing, read as "all" it would silently ignore the user; leaving
+    the key out is how to say "the provider's own"."""
     if not isinstance(value, list):
-        raise ConfigError(f"{key}: expected a list of strings, got {value!r}")
-    return [text(v, f"{key}[{i}]") for i, v in enumerate(value)]
+        raise ConfigError(f"{key}: expected a list of strings, got {shown(value)}")
+    if not value:
+        raise ConfigError(f"{key}: an empty list; leave the key out for the default")
+    names = [text(v, f"{key}[{i}]") for i, v in enumerate(value)]
+    for i, name in enumerate(names):
+        if _CONTROL.search(name) or len(name) > 200 or name != name.strip():
+            raise ConfigError(
+                f"{key}[{i}]: {shown(name)} is not a name (spaces around it, control "
+                "characters or over 200 characters)"
+            )
+    return names
+
+
+def _timeout(value: Any, key: str) -> float:
+    low, high = TIMEOUT_RANGE_S
+    if (
+        not isinstance(value, int | float)
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or not low <= value <= high
+    ):
+        raise ConfigError(
+            f"{key}: expected a number of seconds from {low:g} to {high:g}, got {shown(value)}"
+        )
+    return float(value)
+
+
+def _store_path(value: str, key: str) -> Path:
+    if "\x00" in value:
+        raise ConfigError(f"{key}: the path holds a NUL character; the store would land elsewhere")
+    if _CONTROL.search(value):
+        raise ConfigError(f"{key}: {shown(value, 400)} holds control characters")
+    if os.sep == "/" and "\\" in value:  # DuckDB reads it as a separator: a/b, not a\b
+        raise ConfigError(
+            f"{key}: {shown(value, 400)} holds a backslash, which DuckDB takes for a directory "
+            "separator (the store would land elsewhere)"
+        )
+    return Path(value)
 
 
 def _typed(value: Any, kind: Any, key: str) -> Any:
@@ -307,6 +397,22 @@ def _typed(value: Any, kind: Any, key: str) -> Any:
 
 
 def _url(value: str, key: str) -> None:
+    """An http(s) URL with a host, a valid port, and nothing a client would quietly re-encode
+    or cut (spaces, control characters)."""
     parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(f"{key}: {value!r} is not an http(s) URL with a host")
+    try:
+        port = parts.port  # ValueError when out of 0-65535 or not a number
+    except ValueError:
+        port = -1
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or port == -1
+        or port == 0
+        or any(c.isspace() for c in value)
+        or _CONTROL.search(value)
+    ):
+        raise ConfigError(
+            f"{key}: {shown(value)} is not an http(s) URL with a host (and a port from 1 to "
+            "65535, no spaces)"
+        )

@@ -117,11 +117,9 @@ def replay_providers(
         stack.callback(server.stop)
         servers[name] = server
         meta = _meta(folder)
-        providers[name] = {
-            "endpoint": server.url + meta.get("endpoint_path", ""),
-            "regions": meta.get("regions", []),
-            "timeout": 10,
-        }
+        providers[name] = {"endpoint": server.url + meta.get("endpoint_path", ""), "timeout": 10}
+        if meta.get("regions"):  # none listed: the provider's own (an empty list is refused)
+            providers[name]["regions"] = meta["regions"]
         env.update(meta.get("env", {}))
     return servers, providers, env
 

@@ -23,6 +23,7 @@ from storage.store import Store
 from storage.writes.validate import summary
 from tracker.config import Config, ProviderConfig
 from tracker.daemon.isolation import Abandoned, Fetched
+from tracker.deadline import within
 from tracker.failure import one_line
 
 # Fetches and parses one provider: (name, settings with credentials, observed_at).
@@ -155,11 +156,15 @@ def _fetch(
         outcome.pages = pages
         reporter.progress(provider.name, pages, items)
 
-    collector = collector_class(provider.name)(settings, progress)
-    collector.check_credentials()
-    parsed = collector.parse(collector.fetch(), observed_at=started_at)
-    # The configured regions, else the provider's own.
-    return Fetched(parsed, collector.regions or None)
+    def work() -> Fetched:
+        collector = collector_class(provider.name)(settings, progress)
+        collector.check_credentials()
+        parsed = collector.parse(collector.fetch(), observed_at=started_at)
+        # The configured regions, else the provider's own.
+        return Fetched(parsed, collector.regions or None)
+
+    # The child process of the daemon's fetcher is killed at the deadline; here, given up.
+    return within(provider.name, settings.deadline_s, work)
 
 
 def _store(

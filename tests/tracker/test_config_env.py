@@ -25,7 +25,7 @@ def test_a_pasted_secret_is_refused_and_not_repeated(
     with pytest.raises(ConfigError) as err:
         config_mod.load(path)
     message = str(err.value)
-    assert message.startswith(f"providers.{section}.{key}: expected the NAME")
+    assert message.startswith(f"{path}: providers.{section}.{key}: expected the NAME")
     assert SECRET not in message
 
 

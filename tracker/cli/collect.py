@@ -19,6 +19,7 @@ from tracker import config as config_mod
 from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config
 from tracker.cli.options import PROVIDER
+from tracker.preflight import check_store_path
 
 # What the demo suggests running on the store it kept.
 _DEMO_SQL = "SELECT provider, count(*) AS offers FROM latest_prices GROUP BY ALL ORDER BY 1"
@@ -46,6 +47,8 @@ def collect(ctx: click.Context, providers: tuple[str, ...]) -> None:
     providers = tuple(dict.fromkeys(providers))  # `aws AWS` is one provider, collected once
     try:
         config.enabled(providers)
+        # Before any fetch: a store that cannot be written would throw every answer away.
+        check_store_path(config.store_path, config.store_key, config.source)
         probe(config.store_path)  # a damaged store file fails before any fetch, too (exit 2)
         outcomes = run_collection(common.err(ctx), config, providers, env)
     except ConfigError as exc:

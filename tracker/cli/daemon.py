@@ -17,6 +17,7 @@ from tracker import config as config_mod
 from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config
 from tracker.daemon.settings import LOG_FORMATS
+from tracker.preflight import check_store_path
 
 if TYPE_CHECKING:  # the scheduler and the store's status queries load when a command runs
     from tracker.daemon import status
@@ -47,6 +48,7 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
     metrics, server = None, None
     lock = DaemonLock(config.store_path)
     try:
+        check_store_path(config.store_path, config.store_key, config.source)
         # The store's lock before anything is bound: a second daemon is refused as such, not
         # for the metrics port the first one holds.
         lock.acquire()

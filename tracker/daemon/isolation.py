@@ -36,6 +36,7 @@ from collectors import collector_class
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import CollectorError, MissingCredentials
 from tracker.daemon import logs
+from tracker.deadline import DeadlinePassed
 
 _POLL_S = 0.2
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -96,7 +97,7 @@ class Isolated:
         )
         try:
             _send(child, request)
-            output = self._communicate(child, name)
+            output = self._communicate(child, name, settings.deadline_s)
         finally:
             _kill_group(child)
             child.wait()
@@ -104,9 +105,18 @@ class Isolated:
             child.stdout.close()
         return _answer(name, output, child.returncode)
 
-    def _communicate(self, child: subprocess.Popen[bytes], name: str) -> bytes:
-        """The child's whole answer, read while watching the clock and the stop flag."""
+    def _communicate(
+        self, child: subprocess.Popen[bytes], name: str, deadline_s: float | None
+    ) -> bytes:
+        """The child's whole answer, read while watching the clock and the stop flag: the
+        provider's deadline or the daemon's job time limit, whichever comes first."""
         limit = self.timeouts.get(name, 3600.0)
+        late: CollectorError = CollectorError(
+            name,
+            f"the collection took longer than {limit:.0f} s and was stopped (daemon.job_timeout)",
+        )
+        if deadline_s is not None and deadline_s < limit:
+            limit, late = deadline_s, DeadlinePassed(name, deadline_s)
         deadline = time.monotonic() + limit
         assert child.stdout is not None
         stdout = child.stdout
@@ -121,11 +131,7 @@ class Isolated:
                 if self.abandon.is_set():
                     raise Abandoned(name)
                 if time.monotonic() > deadline:
-                    raise CollectorError(
-                        name,
-                        f"the collection took longer than {limit:.0f} s and was stopped "
-                        "(daemon.job_timeout)",
-                    )
+                    raise late
         finally:
             if reader.is_alive():  # given up: end it, so its pipe can be closed
                 _kill_group(child)

@@ -29,7 +29,7 @@ def _table(
     rows: list[SeriesStats], currency: str, window: Window, below: float | None, cut: str | None
 ) -> Table:
     title = (
-        f"Price history, {currency} per instance-hour, time-weighted: "
+        f"Price history ({currency} per instance-hour): "
         f"{window.since:%Y-%m-%d %H:%M} to {window.until:%Y-%m-%d %H:%M} UTC"
     )
     table = Table(title=escape(title), caption_justify="left")

@@ -77,6 +77,14 @@ def test_a_duration_window_counts_back_from_the_same_now(db: Path) -> None:
     assert [s["changes"] for s in found] == [0, 0]
 
 
+def test_a_window_reaching_past_now_ends_now(db: Path) -> None:
+    code, out, err = run(db, "--since", "1h", "--until", "2999-01-01", "--format", "json")
+    assert code == 0
+    assert "--until is later than now: the window ends now" in err
+    # Both series are open: each covers the last hour, never hours to come.
+    assert [s["covered_hours"] for s in json.loads(out)] == [1.0, 1.0]
+
+
 def test_table_names_each_series_and_says_what_the_limit_left_out(db: Path) -> None:
     code, out, _ = run(db, *WINDOW, "--limit", "1", "--below", "11")
     assert code == 0
@@ -120,6 +128,8 @@ def test_empty_answers_say_why(db: Path) -> None:
     code, out, err = run(db, "--since", "2026-11-03", "--until", "2026-11-04", "--provider", "aws")
     assert code == 0
     assert "1 series matched, but none has a price covering any time between" in err
+    code, _, err = run(db, *WINDOW, "--gpu", "H100", "--chart", "none.png")
+    assert code == 0 and "no chart written to none.png: no series to draw" in err
 
 
 def test_chart_draws_the_series_as_a_png(db: Path, tmp_path: Path) -> None:

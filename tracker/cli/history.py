@@ -147,6 +147,8 @@ def history(
     _print(ctx, shown, fmt, window, below, limit)
     if chart is not None and shown.rows:
         _draw(ctx, config.store_path, shown, window, chart)
+    elif chart is not None:
+        say(common.err(ctx), f"no chart written to {chart}: no series to draw")
 
 
 def _window(
@@ -154,6 +156,9 @@ def _window(
 ) -> Window:
     now = datetime.now(UTC)
     end = now - until if isinstance(until, timedelta) else until or now
+    if end > now:  # an open interval would count hours not lived yet
+        say(common.err(ctx), "--until is later than now: the window ends now")
+        end = now
     start = now - since if isinstance(since, timedelta) else since or end - DEFAULT_SINCE
     if start >= end:
         fail(
@@ -198,7 +203,8 @@ def _print(
     )
     if fmt == "json":
         out = [_plain(row) for row in shown.rows]
-        common.out(ctx).print(json.dumps(out, indent=2), markup=False, highlight=False)
+        text = json.dumps(out, indent=2)
+        common.out(ctx).print(text, markup=False, highlight=False, soft_wrap=True)
     elif fmt == "csv":
         result = QueryResult(list(SeriesStats._fields), [], [tuple(r) for r in shown.rows])
         say(common.out(ctx), render.to_csv(result).rstrip("\n"))

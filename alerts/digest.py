@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from alerts import digest_compute
 from alerts.message import amount
 from alerts.notify import AlertEvent
 from collectors.common import kind_label
@@ -120,12 +121,29 @@ def rows(model: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
 
 def model_table(model: dict[str, Any]) -> list[str]:
     """One GPU model as aligned lines: per kind then, now, move; then where each one is."""
-    lines = rows(model)
-    table = [(model["gpu_model"], "then", "now", "move"), *(r[:4] for r in lines)]
-    widths = [max(len(r[i]) for r in table) for i in range(4)]
+    return table(model["gpu_model"], "move", rows(model))
+
+
+def compute_rows(facts: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+    """Per GPU model its PFLOP-per-dollar and 3-year-cost rows (`alerts.digest_compute`)."""
+    return [row for m in facts["models"] for row in digest_compute.rows(m, offer_words)]
+
+
+def compute_block(facts: dict[str, Any]) -> list[str]:
+    """What compute costs then and now, as aligned lines (none for a review from before it)."""
+    lines = compute_rows(facts)
+    if not lines:
+        return []
+    return [*digest_compute.intro(facts), "", *table(digest_compute.TITLE, "change", lines)]
+
+
+def table(title: str, move: str, lines: list[tuple[str, str, str, str, str, str]]) -> list[str]:
+    """Rows as aligned lines: label, then, now, `move`; then where each one is."""
+    head = [(title, "then", "now", move), *(r[:4] for r in lines)]
+    widths = [max(len(r[i]) for r in head) for i in range(4)]
     text = [
         "  ".join([r[0].ljust(widths[0]), *(c.rjust(widths[i + 1]) for i, c in enumerate(r[1:]))])
-        for r in table
+        for r in head
     ]
     width = max((len(r[0]) for r in lines), default=0)
     for label, *_, now, then in lines:
@@ -169,6 +187,8 @@ def plain_text(facts: dict[str, Any]) -> str:
     if not facts["models"]:
         blocks.append(["No prices to show, now or then."])
     blocks.extend(model_table(m) for m in facts["models"])
+    if compute := compute_block(facts):
+        blocks.append(compute)
     blocks.append(alert_lines(facts))
     return "\n\n".join("\n".join(b) for b in blocks) + "\n"
 

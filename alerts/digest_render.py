@@ -11,18 +11,19 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from alerts.digest import alert_lines, intro, model_table, rows, title
+from alerts import digest_compute
+from alerts.digest import alert_lines, compute_rows, intro, model_table, rows, table, title
 
 MAX_BLOCKS = 50
 MAX_TEXT = 3000
-_FIXED_BLOCKS = 4  # header, intro, alerts, footer
+_FIXED_BLOCKS = 4  # header, intro, alerts, footer; and what compute costs where there is any
 _CUT = "\n… (cut here: gpu-tracker review shows all)"
 
 
 def slack_message(facts: dict[str, Any]) -> dict[str, Any]:
     """The Block Kit payload of one review."""
-    models = facts["models"]
-    room = MAX_BLOCKS - _FIXED_BLOCKS
+    models, compute = facts["models"], compute_rows(facts)
+    room = MAX_BLOCKS - _FIXED_BLOCKS - (1 if compute else 0)
     shown, more = models[:room], len(models) - room
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": title(facts)[:150]}},
@@ -33,6 +34,10 @@ def slack_message(facts: dict[str, Any]) -> dict[str, Any]:
         blocks.append(_section(f"*{_escape(model['gpu_model'])}*", code="\n".join(lines)))
     if not models:
         blocks.append(_section("No prices to show, now or then."))
+    if compute:
+        words = "\n".join(_escape(line) for line in digest_compute.intro(facts))
+        code = "\n".join(table(digest_compute.TITLE, "change", compute))
+        blocks.append(_section(words, code=code))
     blocks.append(_section("\n".join(_escape(line) for line in alert_lines(facts))))
     footer = f"gpu-tracker review, against {facts['since']} ago"
     if more > 0:
@@ -41,14 +46,25 @@ def slack_message(facts: dict[str, Any]) -> dict[str, Any]:
     return {"text": title(facts), "blocks": blocks}
 
 
-def html_body(facts: dict[str, Any]) -> str:
-    """The HTML part of the email: the same content as the plain text, as tables."""
+def html_body(facts: dict[str, Any], pictures: Sequence[tuple[str, str]] = ()) -> str:
+    """The HTML part of the email: the same content as the plain text, as tables; `pictures`
+    (content id, alt text) shown after what compute costs, as `cid:` images."""
     parts = [f"<h2>{html.escape(title(facts))}</h2>"]
     parts.extend(f"<p>{html.escape(line)}</p>" for line in intro(facts))
     for model in facts["models"]:
         parts.append(f"<h3>{html.escape(model['gpu_model'])}</h3>")
         parts.append(_html_table(["", "then", "now", "move", "cheapest now", "cheapest then"],
                                  rows(model)))  # fmt: skip
+    if lines := compute_rows(facts):
+        words = digest_compute.intro(facts)
+        parts.append(f"<h3>{html.escape(words[0])}</h3>")
+        parts.extend(f"<p>{html.escape(line)}</p>" for line in words[1:])
+        parts.append(_html_table(["", "then", "now", "change", "best now", "best then"], lines))
+    parts.extend(
+        f"<p><img src='cid:{html.escape(cid)}' alt='{html.escape(alt)}' "
+        "style='max-width: 100%'></p>"
+        for cid, alt in pictures
+    )
     alerts = alert_lines(facts)
     parts.append(f"<h3>{html.escape(alerts[0])}</h3>")
     if len(alerts) > 1:

@@ -1,5 +1,7 @@
 """Email: one message per batch through SMTP (STARTTLS, implicit TLS or plain), with a
-plain-text part and an HTML part saying the same.
+plain-text part and an HTML part saying the same. A review's HTML part can carry pictures
+(charts) inline, drawn from its digest by a function the notifier is given: the plain part
+says everything without them, and a picture that cannot be drawn is left out, not a failed send.
 
 The password never leaves `smtplib.login`: SMTP errors quote the server's reply, never what the
 client sent, and every error text is redacted anyway before it is raised. Once the server has
@@ -13,9 +15,11 @@ import html
 import logging
 import smtplib
 import ssl
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
+from typing import Any
 
 from alerts import digest
 from alerts.digest_render import html_body
@@ -28,6 +32,20 @@ _SUBJECT_PREFIX = "[gpu-tracker] "
 # and points to `gpu-tracker alerts list` for the rest (all of them count as delivered).
 MAX_ALERTS_SHOWN = 100
 _FIELDS = (("offer", "Offer"), ("value_text", "Value"), ("threshold_text", "Threshold"))
+
+
+@dataclass(frozen=True)
+class Image:
+    """A PNG shown inline in a review's HTML part; `alt` stands in for it where images are off."""
+
+    filename: str
+    png: bytes
+    alt: str
+
+
+# Draws a review's pictures from its digest (the facts stored with its events), so a retry
+# shows what was true when the review was made.
+ReviewImages = Callable[[Mapping[str, Any]], Sequence[Image]]
 
 
 class EmailNotifier:
@@ -45,6 +63,7 @@ class EmailNotifier:
         password: str | None = None,
         timeout: float = 30.0,
         ssl_context: ssl.SSLContext | None = None,
+        review_images: ReviewImages | None = None,
     ) -> None:
         self.host, self.port, self.security = host, port, security
         self.sender, self.recipients = sender, tuple(recipients)
@@ -52,9 +71,11 @@ class EmailNotifier:
         self.timeout = timeout
         self.ssl_context = ssl_context or ssl.create_default_context()
         self._redact = Redactor(password)
+        self._review_images = review_images
 
     def send(self, events: Sequence[AlertEvent]) -> None:
-        mail = message(events, sender=self.sender, recipients=self.recipients)
+        images = self._images(events)
+        mail = message(events, sender=self.sender, recipients=self.recipients, images=images)
         try:
             smtp = self._connect()
             try:
@@ -75,6 +96,16 @@ class EmailNotifier:
                 len(self.recipients),
                 "; ".join(f"{to} ({_reply(reply)})" for to, reply in sorted(refused.items())),
             )
+
+    def _images(self, events: Sequence[AlertEvent]) -> Sequence[Image]:
+        if self._review_images is None or not digest.is_review(events):
+            return ()
+        try:
+            return self._review_images(events[0].facts)
+        except Exception as exc:  # a chart is a courtesy: the plain part says it all
+            log.warning("alerts: email: the review's chart could not be drawn, sent without it: "
+                        "%s: %s", type(exc).__name__, exc)  # fmt: skip
+            return ()
 
     def _submit(self, smtp: smtplib.SMTP, mail: EmailMessage) -> dict[str, tuple[int, bytes]]:
         """Send `mail` on an open connection; the recipients the server refused one by one."""
@@ -117,10 +148,14 @@ def _reply(reply: tuple[int, bytes]) -> str:
 
 
 def message(
-    events: Sequence[AlertEvent], *, sender: str, recipients: Sequence[str]
+    events: Sequence[AlertEvent],
+    *,
+    sender: str,
+    recipients: Sequence[str],
+    images: Sequence[Image] = (),
 ) -> EmailMessage:
     """The mail: subject naming the rules, a plain-text body and the same as HTML (a review:
-    its digest)."""
+    its digest, with `images` inline in the HTML part: multipart/related, `cid:` references)."""
     mail = EmailMessage()
     review = digest.is_review(events)
     subject = digest.title(events[0].facts) if review else subject_line(events)
@@ -128,16 +163,33 @@ def message(
     mail["From"] = sender
     mail["To"] = ", ".join(recipients)
     mail["Date"] = formatdate(localtime=False)
-    mail["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2] or None)
+    mail["Message-ID"] = make_msgid(domain=_domain(sender))
     if review:
         mail.set_content(digest.plain_text(events[0].facts))
-        mail.add_alternative(html_body(events[0].facts), subtype="html")
+        cids = [make_msgid("chart", domain=_domain(sender)) for _ in images]
+        pictures = [(cid[1:-1], image.alt) for cid, image in zip(cids, images, strict=True)]
+        mail.add_alternative(html_body(events[0].facts, pictures), subtype="html")
+        _attach_related(mail, cids, images)
         return mail
     shown, more = events[:MAX_ALERTS_SHOWN], len(events) - MAX_ALERTS_SHOWN
     rest = f"+{more} more: gpu-tracker alerts list\n" if more > 0 else ""
     mail.set_content(plain_text(shown) + (f"\n{rest}" if rest else ""))
     mail.add_alternative(_html(events, shown, rest), subtype="html")
     return mail
+
+
+def _domain(sender: str) -> str | None:
+    return sender.rpartition("@")[2] or None
+
+
+def _attach_related(mail: EmailMessage, cids: Sequence[str], images: Sequence[Image]) -> None:
+    """The images beside the HTML part that names them (it becomes multipart/related)."""
+    html_part = mail.get_body(("html",))
+    if html_part is None or not images:
+        return
+    for cid, image in zip(cids, images, strict=True):
+        html_part.add_related(image.png, "image", "png", cid=cid, filename=image.filename,
+                              disposition="inline")  # fmt: skip
 
 
 def _html(events: Sequence[AlertEvent], shown: Sequence[AlertEvent], rest: str) -> str:

@@ -23,6 +23,7 @@ from alerts.settings import AlertSettings, EmailSettings
 from alerts.slack import SlackNotifier
 from collectors.common import ConfigError
 from tracker.config import Config
+from tracker.review import chart as review_chart
 
 
 def channels(
@@ -108,4 +109,5 @@ def _email(email: EmailSettings, env: Mapping[str, str]) -> Notifier:
         username=username,
         password=password,
         timeout=email.timeout,
+        review_images=review_chart.images,  # the review's chart, inline in its email
     )

@@ -77,6 +77,10 @@ matching AS (
       AND (len($providers) = 0 OR list_contains($providers, provider))
 )"""
 
+# The matching rows, read once per answer and registered on the connection under this name.
+_MATCHED = "tco_matching_offers"
+_REUSED = f"matching AS (SELECT * FROM {_MATCHED})"
+
 # Why an offer of the GPU is not a candidate: the first reason that applies.
 _EXCLUDED = """
 WITH {matching}
@@ -208,11 +212,18 @@ def tco(con: Any, need: Need, *, as_of: datetime | None = None, baseline: int | 
     plan per burst kind too."""
     stats, stats_params = _spot_stats(need, as_of)
     params = _params(need, as_of, baseline) | stats_params
-    priced = _priced(need, as_of, stats)
+    priced = _priced(need, stats)
     try:
-        counted = _run(con, _EXCLUDED.format(matching=_matching(as_of)), params).fetchall()
-        rows = _dicts(_run(con, _candidates_sql(priced), params))
-        blends = _dicts(_run(con, _blends_sql(priced), params)) if baseline else []
+        # The offers of the GPU are read from the views once; what follows runs on those rows.
+        read_once = f"WITH {_matching(as_of)} SELECT * FROM matching"
+        found = con.sql(read_once, params=_used(read_once, params)).to_arrow_table()
+        con.register(_MATCHED, found)
+        try:
+            counted = _run(con, _EXCLUDED.format(matching=_REUSED), params).fetchall()
+            rows = _dicts(_run(con, _candidates_sql(priced), params))
+            blends = _dicts(_run(con, _blends_sql(priced), params)) if baseline else []
+        finally:
+            con.unregister(_MATCHED)
     except duckdb.Error as exc:
         raise StoreError(f"tco: could not read the store: {exc}") from exc
     reasons = {str(reason): int(n) for reason, n in counted if reason is not None}
@@ -231,9 +242,13 @@ def _params(need: Need, as_of: datetime | None, baseline: int | None) -> dict[st
 
 
 def _run(con: Any, sql: str, params: dict[str, Any]) -> Any:
+    return con.execute(sql, _used(sql, params))
+
+
+def _used(sql: str, params: dict[str, Any]) -> dict[str, Any]:
     # DuckDB refuses a named parameter the statement does not use.
     used = set(_PARAMETER.findall(sql))
-    return con.execute(sql, {k: v for k, v in params.items() if k in used})
+    return {k: v for k, v in params.items() if k in used}
 
 
 def _matching(as_of: datetime | None) -> str:
@@ -250,7 +265,7 @@ def _spot_stats(need: Need, as_of: datetime | None) -> tuple[str, dict[str, Any]
     return series.statistics_sql(filters, window, price="price_per_hour_usd")
 
 
-def _priced(need: Need, as_of: datetime | None, stats: str) -> str:
+def _priced(need: Need, stats: str) -> str:
     if need.spot_basis == "current":
         spot_stats, spot_price, spot_join = "", "price_per_hour_usd", ""
     else:  # the series statistic; a series with no covered time keeps its current price
@@ -261,7 +276,7 @@ def _priced(need: Need, as_of: datetime | None, stats: str) -> str:
         spot_join = f"LEFT JOIN spot_stats s ON c.price_kind = 'spot' AND {same}"
     return _PRICED.format(
         spot_stats=spot_stats,
-        matching=_matching(as_of),
+        matching=_REUSED,
         spot_price=spot_price,
         spot_join=spot_join,
         hours_per_month=HOURS_PER_MONTH,

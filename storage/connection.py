@@ -57,7 +57,8 @@ def holder(exc: Exception) -> str:
     pid = found["pid"]
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        command = " ".join(a.decode(errors="replace") for a in argv if a)
+        # Arguments may span lines (a query, a script): one line of words in a log or message.
+        command = " ".join(" ".join(a.decode(errors="replace").split()) for a in argv if a)
     except OSError:
         command = found["exe"]
     command = command if len(command) <= 80 else command[:77] + "..."
@@ -111,7 +112,7 @@ def _connect(path: Path, read_only: bool, wait_s: float, wait_setting: str | Non
                 raise StoreError(_gave_up(path, exc, wait_s, wait_setting)) from exc
             if wait_setting and not said:  # a writer's wait is long enough to be worth a line
                 log.warning(
-                    "the store %s is held by %s; waiting up to %.0f s for it (%s)",
+                    "the store %s is held by %s; waiting up to %g s for it (%s)",
                     path,
                     holder(exc),
                     wait_s,

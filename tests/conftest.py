@@ -43,10 +43,15 @@ def _leave_out_daemon_tests(config: pytest.Config, items: list[pytest.Item]) -> 
     run that names its tests (a file, a node id) or gives any `-m` gets what it asked for."""
     if config.option.markexpr or config.args_source == pytest.Config.ArgsSource.ARGS:
         return
-    daemon = [item for item in items if item.get_closest_marker("daemon") is not None]
+    daemon = [item for item in items if _own_run(item)]
     if daemon:
         config.hook.pytest_deselected(items=daemon)
-        items[:] = [item for item in items if item.get_closest_marker("daemon") is None]
+        items[:] = [item for item in items if not _own_run(item)]
+
+
+def _own_run(item: pytest.Item) -> bool:
+    """Tests CI runs on their own: real daemons (`-m daemon`), Spark's JVM (`-m spark`)."""
+    return any(item.get_closest_marker(name) is not None for name in ("daemon", "spark"))
 
 
 @pytest.fixture

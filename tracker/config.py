@@ -32,6 +32,7 @@ from collectors.gpus import GPU_MODELS
 from storage.fx import RATE_PLACES, FxRate
 from tracker import store_settings
 from storage.writes.validate import PriceLimits, parse_limits
+from tracker.daemon.export import ExportSettings, parse_export
 from tracker.daemon.settings import (
     DaemonSettings,
     MetricsSettings,
@@ -57,6 +58,7 @@ _TOP_KEYS = {
     "review",
     "metrics",
     "collect",
+    "export",
 }
 _STORAGE_KEYS = {"path"} | store_settings.KEYS
 _COMMON_KEYS = {"enabled", "endpoint", "regions", "interval", "timeout", "deadline"}
@@ -117,6 +119,7 @@ class Config:
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
     review: ReviewSettings = field(default_factory=ReviewSettings)
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
+    export: ExportSettings = field(default_factory=ExportSettings)
     store: store_settings.StoreSettings = field(default_factory=store_settings.StoreSettings)
     limits: PriceLimits = field(default_factory=PriceLimits)  # [collect]: what a storable price is
     # What chose the store, for messages about it: `storage.path`, `--db` or the variable.
@@ -205,6 +208,7 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
         daemon=parse_daemon(_table(data, "daemon")),
         review=parse_review(_table(data, "review"), set(alerts.channels)),
         metrics=parse_metrics(_table(data, "metrics")),
+        export=parse_export(_table(data, "export")),
         store=store_settings.parse_store_settings(storage),
         limits=parse_limits(_table(data, "collect")),
     )

@@ -32,10 +32,11 @@ SCHEMES = ("s3", "gs", "az", "abfs", "abfss")
 class Target:
     """An export's root: a filesystem and the path of the root in it."""
 
-    def __init__(self, fs: pafs.FileSystem, root: str) -> None:
+    def __init__(self, fs: pafs.FileSystem, root: str, *, local: bool | None = None) -> None:
         self.fs = fs
         self.root = root.rstrip("/")
-        self.local = isinstance(fs, pafs.LocalFileSystem)
+        # A local root is staged on the same disk and renamed into place (no second copy).
+        self.local = isinstance(fs, pafs.LocalFileSystem) if local is None else local
 
     def path(self, relative: str) -> str:
         return f"{self.root}/{relative}"

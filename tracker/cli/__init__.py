@@ -14,6 +14,7 @@ import click
 from tracker.cli import alerts as cli_alerts
 from tracker.cli import collect as cli_collect
 from tracker.cli import daemon as cli_daemon
+from tracker.cli import export as cli_export
 from tracker.cli import history as cli_history
 from tracker.cli import query as cli_query
 from tracker.cli import review as cli_review
@@ -43,6 +44,7 @@ for _command in (
     cli_daemon.daemon,
     cli_daemon.status_command,
     cli_review.review,
+    cli_export.export,
     cli_history.history,
     cli_tco.tco,
 ):

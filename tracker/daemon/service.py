@@ -36,6 +36,8 @@ from storage import runs
 from storage.store import Store
 from tracker.config import Config
 from tracker.daemon import memory, schedule
+from tracker.daemon.export import JOB_ID as EXPORT_JOB
+from tracker.daemon.export import ExportJob
 from tracker.daemon.isolation import Isolated
 from tracker.daemon.jobs import ProviderJob, ReviewJob, Shared
 from tracker.daemon.state import DaemonLock, DaemonState, ProviderSchedule, write_state
@@ -132,6 +134,15 @@ class Daemon:
                 id=REVIEW_JOB,
                 name="half-yearly review",
                 misfire_grace_time=int(REVIEW_CATCH_UP.total_seconds()),
+            )
+        # The export runs at start (cheap when nothing changed), then every interval.
+        if self.config.export.enabled:
+            self.scheduler.add_job(
+                ExportJob(self.shared),
+                IntervalTrigger(seconds=self.config.export.interval_s),
+                id=EXPORT_JOB,
+                name=f"export to {self.config.export.to}",
+                next_run_time=now,
             )
 
     def run(self, lock: DaemonLock | None = None) -> int:

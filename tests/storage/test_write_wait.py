@@ -141,3 +141,28 @@ def test_when_the_wait_runs_out_the_error_names_the_setting(tmp_path: Path) -> N
     assert f"process {pid}" in message and "[storage] write_wait" in message
     assert "\n" not in message
     assert query(store.path, "SELECT count(*) FROM collection_runs").rows == [(1,)]
+
+
+def test_a_collection_waits_as_long_as_the_config_says(tmp_path: Path, said: Said) -> None:
+    """The wiring: [storage] write_wait reaches the collection's writes."""
+    from collectors.base import ParseResult
+    from tracker import pipeline
+    from tracker.config import from_dict
+    from tracker.daemon.isolation import Fetched
+
+    path = tmp_path / "prices.duckdb"
+    Store(path).write_run("azure", offers(1, "98.32"), started_at=T0, observed_at=T0, regions=None)
+    raw = {"storage": {"path": str(path), "write_wait": "17m"}}
+    config = from_dict(raw, source=None)
+
+    def fetched(name: str, settings: object, observed_at: datetime) -> Fetched:
+        return Fetched(ParseResult(records=offers(5, "90.5")), None)
+
+    with reader(path) as (pid, end), ThreadPoolExecutor(1) as pool:
+        done = pool.submit(pipeline.collect, config, ("azure",), env={}, fetcher=fetched)
+        assert said.event.wait(60), "the collection never said it was waiting"
+        assert f"process {pid}" in said.lines[-1] and "up to 1020 s" in said.lines[-1]
+        end()
+        (outcome,) = done.result(timeout=120)
+    assert (outcome.status, outcome.records) == ("ok", 5)
+    assert query(path, "SELECT count(*) FROM latest_prices").rows == [(5,)]

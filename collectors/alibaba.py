@@ -225,7 +225,8 @@ class AlibabaCollector(Collector):
     ) -> dict[str, Any]:
         """One SDK call (the SDK retries) -> the answer as the API spelled it."""
         try:
-            body: dict[str, Any] = method(request, RuntimeOptions()).body.to_map()
+            answer = method(request, RuntimeOptions()).body
+            body: Any = answer.to_map() if answer is not None else None
         except AlibabaCloudException as exc:
             data = {k: v for k, v in (exc.data or {}).items() if k != "statusCode"}
             if exc.code in accept:  # an answer the caller reads, not a failure
@@ -233,6 +234,8 @@ class AlibabaCollector(Collector):
             raise self._api_error(what, exc, data) from exc
         except (TeaException, ValidateException) as exc:
             raise FetchError(self.name, f"{what}: {type(exc).__name__}: {exc}") from exc
+        if not isinstance(body, dict):
+            raise PayloadShapeError(self.name, f"{what}: the answer is not an object")
         return body
 
     def _api_error(self, what: str, exc: AlibabaCloudException, data: dict[str, Any]) -> FetchError:

@@ -134,7 +134,7 @@ def _price_record(
         raise PayloadShapeError(PROVIDER, f"{key}: unknown price term {term!r}")
     if not isinstance(body, dict):
         raise PayloadShapeError(PROVIDER, f"{key}: the answer is not an object")
-    if body.get("Code") in NOT_OFFERED_CODES:
+    if str(body.get("Code")) in NOT_OFFERED_CODES:
         return None
     info = body.get("PriceInfo")
     price = info.get("Price") if isinstance(info, dict) else None

@@ -162,30 +162,31 @@ class AwsCollector(Collector):
         hosts: dict[str, Host],
         result: ParseResult,
     ) -> list[PriceRecord]:
-        attrs = product.get("product", {}).get("attributes", {})
-        if not aws_terms.is_plain_linux_box(attrs) or attrs.get("regionCode") not in regions:
+        attrs = kit.obj(kit.obj(product.get("product")).get("attributes"))
+        if not aws_terms.is_plain_linux_box(attrs) or str(attrs.get("regionCode")) not in regions:
             return []
         instance_type, host = attrs["instanceType"], aws_terms.host_size(attrs)
         hosts[instance_type] = host
         place = self._place(instance_type, attrs["regionCode"], None, host, result)
         if place is None:
             return []
-        terms = product.get("terms", {})
-        offers = [aws_terms.on_demand_offer(t) for t in terms.get("OnDemand", {}).values()]
-        offers += [aws_terms.reserved_offer(t) for t in terms.get("Reserved", {}).values()]
+        terms = kit.obj(product.get("terms"))
+        offers = [aws_terms.on_demand_offer(t) for t in kit.obj(terms.get("OnDemand")).values()]
+        offers += [aws_terms.reserved_offer(t) for t in kit.obj(terms.get("Reserved")).values()]
         return [aws_terms.record(place, o) for o in offers if self._usable(o, place, result)]
 
     def _spot_records(
         self,
         region: str,
-        item: dict[str, Any],
+        item: Any,
         hosts: dict[str, Host],
         result: ParseResult,
     ) -> list[PriceRecord]:
-        if item.get("ProductDescription") != SPOT_PRODUCT:
+        if not isinstance(item, dict) or item.get("ProductDescription") != SPOT_PRODUCT:
             return []
         # AZ names (us-east-1a) are shuffled per account; AZ IDs (use1-az1) are stable.
         zone = item.get("AvailabilityZoneId") or item.get("AvailabilityZone")
+        zone = zone if isinstance(zone, str) else None
         instance_type = str(item.get("InstanceType", ""))
         host = hosts.get(instance_type, (None, None))
         place = self._place(instance_type, region, zone, host, result)
@@ -249,11 +250,20 @@ class _Pages:
                 page = next(pages, None)
             except BOTO_ERRORS as exc:
                 raise FetchError("aws", f"{api} {subject} page {number}: {exc}") from exc
+            except (RecursionError, AttributeError, TypeError) as exc:
+                # botocore's parser and paginator meet an answer of another shape (a list,
+                # null, JSON nested too deeply) with these, not with an error of their own.
+                raise PayloadShapeError(
+                    "aws", f"{api} {subject} page {number}: the answer is not in the API's shape"
+                ) from exc
             if page is None:
                 return
+            if not isinstance(page, dict):
+                raise PayloadShapeError("aws", f"{api} {subject} page {number}: not an object")
             page.pop("ResponseMetadata", None)
             self.payloads[f"{prefix}/page-{number}"] = _jsonable(page)
-            self.items += len(page.get(result_key) or [])
+            found = page.get(result_key)
+            self.items += len(found) if isinstance(found, list) else 0
             self._progress(len(self.payloads), self.items)
 
 

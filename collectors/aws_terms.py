@@ -88,7 +88,7 @@ def price_list(key: str, page: Any) -> Iterator[dict[str, Any]]:
 
 def is_plain_linux_box(attrs: dict[str, Any]) -> bool:
     # The free-tier pseudo product (location "Any", regionCode "") has no instanceType.
-    if not attrs.get("instanceType"):
+    if not attrs.get("instanceType") or not isinstance(attrs["instanceType"], str):
         return False
     for name, want in PRODUCT_FILTERS.items():
         have = attrs.get(name)
@@ -112,9 +112,9 @@ def on_demand_offer(term: Any) -> Offer | None:
 
 
 def reserved_offer(term: Any) -> Offer | None:
-    attrs = term.get("termAttributes", {}) if isinstance(term, dict) else {}
-    months = LEASE_MONTHS.get(attrs.get("LeaseContractLength", ""))
-    payment = PURCHASE_OPTIONS.get(attrs.get("PurchaseOption", ""))
+    attrs = kit.obj(kit.obj(term).get("termAttributes"))
+    months = LEASE_MONTHS.get(str(attrs.get("LeaseContractLength")))
+    payment = PURCHASE_OPTIONS.get(str(attrs.get("PurchaseOption")))
     offering = attrs.get("OfferingClass")
     dims = _dimensions(term)
     if months is None or payment is None or offering not in OFFERING_CLASSES or "Hrs" not in dims:
@@ -132,13 +132,12 @@ def reserved_offer(term: Any) -> Offer | None:
 def _dimensions(term: Any) -> dict[str, tuple[str, Decimal]]:
     """unit -> (currency, amount) of a term's price dimensions; {} when not understood."""
     found: dict[str, tuple[str, Decimal]] = {}
-    dims = term.get("priceDimensions") if isinstance(term, dict) else None
-    for dim in (dims or {}).values():
-        prices = dim.get("pricePerUnit") or {}
+    for dim in kit.obj(kit.obj(term).get("priceDimensions")).values():
+        prices, unit = kit.obj(kit.obj(dim).get("pricePerUnit")), kit.obj(dim).get("unit")
         amount = kit.exact(next(iter(prices.values()), None), kit.TEXT)
-        if len(prices) != 1 or amount is None or dim.get("unit") in found:
+        if len(prices) != 1 or amount is None or not isinstance(unit, str) or unit in found:
             return {}
-        found[dim.get("unit")] = next(iter(prices)), amount
+        found[unit] = next(iter(prices)), amount
     return found
 
 

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any, ClassVar
 
 from collectors.common import PriceKind
@@ -35,8 +35,14 @@ Progress = Callable[[int, int], None]
 
 
 def money(value: Decimal | str | int) -> Decimal:
-    """An exact amount, rounded once to the store's six decimal places."""
-    return Decimal(value).quantize(MONEY_PLACES, rounding=ROUND_HALF_EVEN)
+    """An exact amount, rounded once to the store's six decimal places. An amount too large to
+    round within Decimal's precision is returned as it is, never an exception out of a parser:
+    the store's validation refuses it as no price a user can rent at."""
+    amount = Decimal(value)
+    try:
+        return amount.quantize(MONEY_PLACES, rounding=ROUND_HALF_EVEN)
+    except InvalidOperation:
+        return amount
 
 
 def hours_in_term(term_months: int) -> int:

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from collectors import kit
 from collectors.base import HOURS_PER_MONTH
 from collectors.common import PriceKind
 
@@ -168,6 +169,8 @@ def _component(description: str) -> tuple[str, str, bool, int | None] | None:
 
 
 def _offer(usage: Any, spot_words: bool, years: int | None) -> Offer | Skip:
+    if not isinstance(usage, str):
+        return Skip(f"usageType {str(usage)[:40]!r}", oddity=True)
     if usage in COMMITMENTS:
         offer = COMMITMENTS[usage]
         if years is None or spot_words:
@@ -196,7 +199,11 @@ def _check_category(category: dict[str, Any], part: str) -> Skip | None:
 
 def _regions(sku: dict[str, Any]) -> tuple[str, ...] | Skip:
     regions = sku.get("serviceRegions")
-    if not regions or not all(isinstance(r, str) and r for r in regions):
+    if (
+        not regions
+        or not isinstance(regions, list)
+        or not all(isinstance(r, str) and r for r in regions)
+    ):
         return Skip("no serviceRegions", oddity=True)
     return tuple(regions)
 
@@ -208,7 +215,7 @@ def _rate(sku: dict[str, Any], part: str) -> tuple[Decimal, str] | Skip:
         return Skip("no pricingInfo", oddity=True)
     # With startTime/endTime the catalog gives a history: the latest entry is in force.
     info = max(infos, key=lambda i: _when(i.get("effectiveTime")))
-    expression = info.get("pricingExpression") or {}
+    expression = kit.obj(info.get("pricingExpression"))
     unit = expression.get("usageUnit")
     hours = PARTS[part][2].get(unit) if isinstance(unit, str) else None
     if hours is None:
@@ -216,7 +223,8 @@ def _rate(sku: dict[str, Any], part: str) -> tuple[Decimal, str] | Skip:
     # Tiers are by usage in the month; the tier from 0 is the list price of the first hour.
     # A later tier is a volume discount, and a 0 price in the first tier a free allowance:
     # neither is the price of this part.
-    tiers = [t for t in expression.get("tieredRates") or [] if _start(t) == 0]
+    rates = expression.get("tieredRates")
+    tiers = [t for t in rates if _start(t) == 0] if isinstance(rates, list) else []
     if len(tiers) != 1:
         return Skip(f"{len(tiers)} tiers start at 0", oddity=True)
     amount = _money(tiers[0].get("unitPrice"))

@@ -304,5 +304,6 @@ def contradiction(
 
 
 def canonical_model(provider: str, name: str) -> str | None:
-    """The canonical model for a provider's own GPU name ("Tesla V100", "nvidia_h100"), or None."""
-    return GPU_NAMES.get(provider, {}).get(name)
+    """The canonical model for a provider's own GPU name ("Tesla V100", "nvidia_h100"), or None
+    (also for a name that is not a string: an answer may carry anything there)."""
+    return GPU_NAMES.get(provider, {}).get(name) if isinstance(name, str) else None

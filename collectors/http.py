@@ -16,7 +16,7 @@ from urllib3.exceptions import MaxRetryError
 from urllib3.response import BaseHTTPResponse
 from urllib3.util.retry import Retry
 
-from collectors.common import FetchError
+from collectors.common import FetchError, PayloadShapeError
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 AUTH_STATUSES = (401, 403)  # the key is wrong or lacks the rights: never retried
@@ -105,3 +105,5 @@ def get_json(
         return response.json()
     except ValueError as exc:
         raise FetchError(provider, f"{what}: answer is not JSON: {response.text[:200]!r}") from exc
+    except RecursionError as exc:  # a hostile or broken answer: arrays in arrays in arrays ...
+        raise PayloadShapeError(provider, f"{what}: the answer is JSON nested too deeply") from exc

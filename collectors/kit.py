@@ -20,6 +20,9 @@ from collectors.gpus import InstanceGpu
 NUMBERS: tuple[type, ...] = (int, float, Decimal)
 NUMBERS_OR_TEXT: tuple[type, ...] = (int, float, Decimal, str)
 TEXT: tuple[type, ...] = (str,)
+# No price, size or count an API sends comes near this; a number beyond it (1e308, a 30-digit
+# integer) is a broken row, refused here before arithmetic on it overflows.
+HUGE = Decimal(10) ** 15
 
 Host = tuple[float | None, float | None]  # (vCPUs, memory GiB) where the API says them
 
@@ -74,17 +77,25 @@ def record(
     )
 
 
+def obj(value: Any) -> dict[str, Any]:
+    """An answer's object, or {} where it holds something else: `.get` chains over a hostile
+    answer then find nothing instead of raising."""
+    return value if isinstance(value, dict) else {}
+
+
 def exact(value: Any, accept: tuple[type, ...] = NUMBERS) -> Decimal | None:
     """An API number exactly as written, or None. str() of a float is its shortest repr, not
     its binary expansion, so 27.197 stays 27.197. Booleans (JSON true is an int in Python),
-    types the API does not send numbers as, and nan/inf are refused."""
+    types the API does not send numbers as, nan/inf and absurd magnitudes are refused."""
     if isinstance(value, bool) or not isinstance(value, accept):
+        return None
+    if isinstance(value, str) and len(value) > 64:  # no number is written with more
         return None
     try:
         number = Decimal(str(value))
-    except InvalidOperation:
+    except (InvalidOperation, ValueError):
         return None
-    return number if number.is_finite() else None
+    return number if number.is_finite() and abs(number) < HUGE else None
 
 
 def size(value: Any, accept: tuple[type, ...] = NUMBERS) -> float | None:

@@ -188,6 +188,8 @@ def _call(client: Any, params: dict[str, Any]) -> Any:
         raise _ApiError(str(exc.code), _text(exc.message), exc.requestId) from exc
     except ValueError as exc:  # the body is not JSON (a proxy's error page)
         raise _ApiError("InvalidAnswer", f"the answer is not JSON: {exc}", None) from exc
+    except RecursionError as exc:  # arrays in arrays ...: no answer of this API
+        raise _ApiError("InvalidAnswer", "the answer is JSON nested too deeply", None) from exc
     except (KeyError, TypeError) as exc:  # the SDK's own error check found no Response
         raise _ApiError("InvalidAnswer", "the answer has no Response object", None) from exc
     # The SDK sees `Response.Error` only when Content-Type is exactly "application/json"; with

@@ -128,7 +128,7 @@ def check(record: PriceRecord, limits: PriceLimits, *, observed_at: datetime) ->
     price = _rounded(record.price_per_hour)
     upfront = None if record.upfront_total is None else _rounded(record.upfront_total)
     if price is None or (record.upfront_total is not None and upfront is None):
-        return "not a finite number"
+        return "not a number the store can keep"
     if price <= 0:
         return "zero after rounding" if record.price_per_hour >= 0 else "negative"
     ceiling = limits.ceiling(record.currency)

@@ -1,0 +1,203 @@
+"""Fuzzing every parser in the registry: its demo recording (fetched through its real client from
+loopback) with hostile values put in where the API puts its own.
+
+The property, per provider: `parse` either raises the provider's own CollectorError (a changed
+whole answer) or returns records; those the store's validation keeps are sane by a check
+written here apart from it (finite, positive, under the ceiling, clean text) and go into an
+Arrow batch of the store's schema; the others are skipped and counted. Nothing else ever
+comes out of a parser.
+
+The default run is small and derandomized, so it never fails by chance. A longer fuzz:
+`FUZZ_EXAMPLES=5000 python -m pytest -p no:xdist tests/collectors/test_fuzz.py` (random
+examples; hypothesis prints the failing one and how to reproduce it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from collectors import REGISTRY, collector_class
+from collectors.base import Collector, Payloads
+from collectors.common import CollectorError
+from storage.store import to_arrow
+from storage.writes.validate import MAX_TEXT, PriceLimits, screen
+from tracker.demo import demo_setup
+
+NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0"))
+FUZZ = settings(
+    max_examples=EXAMPLES or 25,
+    derandomize=not EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+LIMITS = PriceLimits()
+
+Path = tuple[Any, ...]  # keys and indexes from the answer's root; "json" = a JSON-in-a-string
+_JSON = "json"
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+HOSTILE = st.sampled_from(
+    [
+        math.nan,
+        math.inf,
+        -math.inf,
+        -1,
+        -0.01,
+        0,
+        0.0,
+        1e-12,
+        1e-9,
+        1e-7,
+        1e308,
+        -1e308,
+        10**30,
+        99999999999999,
+        "1e308",
+        "NaN",
+        "Infinity",
+        "-5",
+        "0.0000001",
+        "abc",
+        "",
+        " ",
+        "x" * 100_000,
+        "us-east-1\x00",
+        "\x1b[31mred",
+        "line\nbreak",
+        None,
+        True,
+        {},
+        [],
+        {"nested": {"deeper": [None]}},
+        {"error": "bad"},
+        {"error": {"code": 500, "message": "bad"}},
+        _nested(200),
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def answers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Collector, Payloads]]:
+    """Each provider's collector and its demo recording as its own fetch returns it."""
+    fetched = {}
+    with demo_setup(tmp_path_factory.mktemp("fuzz") / "s.duckdb") as setup:
+        for name in setup.servers:
+            provider_settings, _ = setup.config.providers[name].settings(setup.env)
+            collector = collector_class(name)(provider_settings)
+            fetched[name] = (collector, collector.fetch())
+    return fetched
+
+
+def test_every_registered_provider_is_fuzzed(answers: dict[str, Any]) -> None:
+    assert set(answers) == set(REGISTRY)
+
+
+@pytest.mark.parametrize("provider", sorted(REGISTRY))
+def test_hostile_values_never_break_a_parser(
+    provider: str, answers: dict[str, tuple[Collector, Payloads]]
+) -> None:
+    collector, payloads = answers[provider]
+    paths = sorted(_paths(payloads), key=repr)
+    assert paths, f"{provider}: nothing to fuzz in the recording"
+    mutation = st.tuples(st.sampled_from(paths), HOSTILE | st.just(_DELETE))
+
+    @FUZZ
+    @given(st.lists(mutation, min_size=1, max_size=4))
+    def check(mutations: list[tuple[Path, Any]]) -> None:
+        answer: Any = payloads
+        for path, value in mutations:
+            answer = _put(answer, path, value)
+        _assert_parsed_soundly(collector, answer)
+
+    check()
+
+
+def _assert_parsed_soundly(collector: Collector, answer: Payloads) -> None:
+    provider = collector.name
+    try:
+        parsed = collector.parse(answer, observed_at=NOW)
+    except CollectorError as exc:
+        assert exc.provider == provider
+        assert str(exc).startswith(f"{provider}: ") and "\n" not in str(exc).strip()
+        return
+    screened = screen(parsed.records, LIMITS, observed_at=NOW)
+    assert len(screened.records) + sum(screened.skipped.values()) == len(parsed.records)
+    for record in screened.records:
+        _assert_sane(record)
+    to_arrow(screened.records)  # what the store writes: the batch must build
+
+
+def _assert_sane(record: Any) -> None:
+    """The rule of docs/configuration.md, written apart from the validation it checks."""
+    price = record.price_per_hour
+    assert isinstance(price, Decimal) and price.is_finite() and price > 0
+    assert price == price.quantize(Decimal("0.000001"))
+    assert price / Decimal(str(record.gpu_count)) <= 1000 * 8  # CNY is the dearest unit here
+    if record.upfront_total is not None:
+        assert record.upfront_total.is_finite() and record.upfront_total >= 0
+    assert 0 < record.gpu_count <= 1024
+    for name in ("provider", "region", "zone", "instance_type", "currency", "gpu_model"):
+        value = getattr(record, name)
+        if value is not None:
+            assert isinstance(value, str) and len(value) <= MAX_TEXT
+            assert not any(ord(c) < 32 or 127 <= ord(c) < 160 for c in value)
+
+
+_DELETE = object()  # a mutation that drops the key (or the list item) instead
+
+
+def _paths(node: Any, path: Path = ()) -> Iterator[Path]:
+    """Every value in the answer, JSON documents inside strings (AWS's price list) included."""
+    if path:
+        yield path
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _paths(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node[:50]):  # enough of a long list to find every shape
+            yield from _paths(value, (*path, index))
+    elif isinstance(node, str) and node.startswith("{"):
+        try:
+            inner = json.loads(node)
+        except ValueError:
+            return
+        yield from _paths(inner, (*path, _JSON))
+
+
+def _put(node: Any, path: Path, value: Any) -> Any:
+    """A copy of `node` with `value` at `path` (copied only along the path)."""
+    key, rest = path[0], path[1:]
+    if key == _JSON:
+        return json.dumps(_put(json.loads(node), rest, value)) if rest else node
+    if isinstance(node, dict) and key in node:
+        copy: Any = dict(node)
+    elif isinstance(node, list) and isinstance(key, int) and key < len(node):
+        copy = list(node)
+    else:  # an earlier mutation replaced or removed what this one reaches into
+        return node
+    if rest:
+        copy[key] = _put(copy[key], rest, value)
+    elif value is _DELETE:
+        del copy[key]
+    else:
+        copy[key] = value
+    return copy

@@ -1,0 +1,74 @@
+"""Whole answers no parser can use, through every provider's real client from loopback: JSON
+nested deeper than any decoder recurses, and a 200 that is an error object. Each ends as the
+provider's CollectorError in one line naming it (the collection fails cleanly and the other
+providers go on), never a RecursionError or an AttributeError out of the collector.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collectors import REGISTRY
+from collectors.common import CollectorError
+from tests.collectors.test_fetch_errors import make
+from tracker.replay import Recording, ReplayServer
+
+NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+DEPTH = 100_000  # far past Python's recursion limit (1000)
+
+
+@pytest.fixture
+def answering(tmp_path: Path) -> Iterator[Callable[..., ReplayServer]]:
+    """A loopback server that gives every request the same 200 answer."""
+    servers: list[ReplayServer] = []
+
+    def start(body: str) -> ReplayServer:
+        exchange = {"match": {}, "content_type": "application/json", "body": body}
+        (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [exchange]}))
+        server = ReplayServer(Recording.load(tmp_path)).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def _collect(provider: str, server: ReplayServer) -> Any:
+    collector = make(provider, server.url, timeout=5.0)
+    return collector.parse(collector.fetch(), observed_at=NOW)
+
+
+@pytest.mark.parametrize("provider", sorted(REGISTRY))
+def test_json_nested_too_deeply_fails_naming_the_provider(
+    provider: str, answering: Callable[[str], ReplayServer]
+) -> None:
+    server = answering("[" * DEPTH + "]" * DEPTH)
+    with pytest.raises(CollectorError, match=rf"^{provider}: ") as caught:
+        _collect(provider, server)
+    assert caught.value.provider == provider
+    assert "\n" not in str(caught.value) and len(str(caught.value)) < 500
+
+
+@pytest.mark.parametrize("provider", sorted(REGISTRY))
+@pytest.mark.parametrize(
+    "body",
+    [{"error": "bad"}, {"error": {"code": 500}}, [], "a string", 42, None],
+    ids=["error-string", "error-object", "list", "string", "number", "null"],
+)
+def test_an_answer_of_the_wrong_shape_fails_naming_the_provider(
+    provider: str, body: Any, answering: Callable[[str], ReplayServer]
+) -> None:
+    server = answering(json.dumps(body))
+    try:
+        parsed = _collect(provider, server)
+    except CollectorError as exc:
+        assert exc.provider == provider and str(exc).startswith(f"{provider}: ")
+    else:  # an SDK that reads it as an empty answer: the collection then fails for lack of prices
+        assert parsed.records == []

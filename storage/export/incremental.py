@@ -15,7 +15,7 @@ moves happen after it is closed, so a daemon's next collection is not kept waiti
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,8 +58,11 @@ def export(
     old = _groups(target.read_manifest())
     present = target.existing()
     report = Report()
-    with target.staging() as folder:
-        with _open(store, lock, wait_s) as con, transaction(con, commit=False):
+    with ExitStack() as stack:
+        reading = stack.enter_context(ExitStack())
+        con = reading.enter_context(_open(store, lock, wait_s))  # first: no store, no folder
+        folder = stack.enter_context(target.staging())
+        with transaction(con, commit=False):
             now = fingerprints(con)
             changed = sorted(
                 group
@@ -67,6 +70,7 @@ def export(
                 if _stale(old.get(group.key), print_, present)
             )
             staged = stage(con, changed, folder) if changed else {}
+        reading.close()  # the store is closed before anything is uploaded
         manifest = {key: entry for key, entry in old.items() if key in _keys(now)}
         # Closed intervals before open ones: while an export runs, a price closed since the
         # last one may show twice (closed, and still open), never not at all.

@@ -94,10 +94,11 @@ def stamps(root: Path) -> dict[str, tuple[int, int]]:
 
 
 class Recording(pafs.FileSystemHandler):  # type: ignore[misc]
-    """A local filesystem that records every write, move and delete done through it."""
+    """A filesystem (local unless given) that records every write, move and delete done
+    through it."""
 
-    def __init__(self) -> None:
-        self.fs = pafs.LocalFileSystem()
+    def __init__(self, fs: pafs.FileSystem | None = None) -> None:
+        self.fs = fs or pafs.LocalFileSystem()
         self.ops: list[tuple[str, ...]] = []
 
     def get_type_name(self) -> str:

@@ -70,7 +70,7 @@ class EmailNotifier:
         self._username, self._password = username, password
         self.timeout = timeout
         self.ssl_context = ssl_context or ssl.create_default_context()
-        self._redact = Redactor(password)
+        self._redact = Redactor(password, username)  # a server may quote the user back
         self._review_images = review_images
 
     def send(self, events: Sequence[AlertEvent]) -> None:

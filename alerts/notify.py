@@ -13,12 +13,12 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Protocol
-from urllib.parse import urlsplit
 
+from collectors.common import MASK as MASK  # the one redaction, shared with the collections
 from collectors.common import NotifyError
+from collectors.common import Redactor as Redactor
 from storage.alerts.log import AlertEvent as AlertEvent  # the stored row is what is sent
 
-MASK = "***"
 _URLLIB3_LOGGERS = ("urllib3.connectionpool", "urllib3.util.retry", "urllib3.connection")
 
 
@@ -47,28 +47,6 @@ class Unavailable:
 
     def send(self, events: Sequence[AlertEvent]) -> None:
         raise ChannelError(self.reason)
-
-
-class Redactor:
-    """Replaces secrets in text with ***."""
-
-    def __init__(self, *secrets: str | None) -> None:
-        pieces: set[str] = set()
-        for secret in secrets:
-            if not secret:
-                continue
-            pieces.add(secret)
-            parts = urlsplit(secret)
-            if parts.scheme and parts.netloc:  # a URL: its path and query are the secret part
-                path = parts.path + (f"?{parts.query}" if parts.query else "")
-                pieces.update(p for p in (path, parts.path, parts.query) if len(p) > 1)
-        # Longest first, so a URL goes whole rather than leaving its host beside ***.
-        self.pieces = sorted(pieces, key=len, reverse=True)
-
-    def __call__(self, text: str) -> str:
-        for piece in self.pieces:
-            text = text.replace(piece, MASK)
-        return text
 
 
 class _RedactingFilter(logging.Filter):

@@ -6,9 +6,12 @@ lean on it without an arrow pointing back up (DESIGN.md, "The house").
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 from collections.abc import Mapping
 from typing import Any, Literal
+from urllib.parse import quote, quote_plus, urlsplit
 
 PriceKind = Literal["on_demand", "spot", "reserved"]
 PRICE_KINDS: tuple[PriceKind, ...] = ("on_demand", "spot", "reserved")
@@ -28,6 +31,46 @@ MAX_DURATION_S = 3650 * 86400
 # refused: a pasted key must never be taken for a name (and echoed in "set <name>").
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,63}$")
 _KEY_PREFIXES = ("AKIA", "ASIA", "AKID", "LTAI", "DOP_V1_")
+
+
+# What a secret becomes in every error text, log line and stored error.
+MASK = "***"
+
+
+class Redactor:
+    """Replaces secrets in text with ***: each as given and in the forms HTTP carries it in
+    (percent-encoded, JSON-escaped, inside a Basic-auth header), so an API that echoes the
+    request back in its error gives nothing away. Of a URL (a Slack webhook), its path and
+    query go too: urllib3 logs them without the host. Values shorter than `min_length` are left
+    alone: the tracker holds every credential variable it finds, and masking a stand-in such as
+    "test" would mangle every path holding the word."""
+
+    def __init__(self, *secrets: str | None, min_length: int = 1) -> None:
+        pieces: set[str] = set()
+        self.secrets = tuple(s for s in secrets if s and len(s) >= max(min_length, 1))
+        for secret in self.secrets:
+            pieces.update(_forms(secret))
+            parts = urlsplit(secret)
+            if parts.scheme and parts.netloc:
+                path = parts.path + (f"?{parts.query}" if parts.query else "")
+                pieces.update(p for p in (path, parts.path, parts.query) if len(p) > 1)
+        # Longest first, so a URL goes whole rather than leaving its host beside ***.
+        self.pieces = sorted(pieces, key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for piece in self.pieces:
+            text = text.replace(piece, MASK)
+        return text
+
+
+def _forms(secret: str) -> set[str]:
+    raw = secret.encode()
+    escaped = json.dumps(secret)[1:-1]
+    forms = {secret, quote(secret, safe=""), quote_plus(secret), escaped}
+    forms.add(escaped.replace("/", "\\/"))  # JSON encoders that escape slashes (PHP, Go's)
+    # Basic auth: base64 of "user:password", the key as either half.
+    forms |= {base64.b64encode(b).decode() for b in (raw, raw + b":", b":" + raw)}
+    return {f for f in forms if f}
 
 
 class TrackerError(Exception):

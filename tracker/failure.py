@@ -1,4 +1,14 @@
-"""One readable line for a provider that could not be reached, found in the exception chain.
+"""Error text as people and the store get it: one readable line for a provider that could not
+be reached, and no credential anywhere in it.
+
+Redaction: every credential the tracker holds (key IDs and session tokens too, not only the
+secret halves) is masked in every error text before it is printed, logged or stored, whatever
+echoed it (an API whose 401 body quotes the Authorization header, an SDK that puts the URL with
+its `?key=` in the exception). `hold` takes the values; `redact` masks text; from the first
+`hold` on, every log record of the process is masked as it is made, so no handler (the CLI's,
+the daemon's text or JSON log, a test's capture) ever sees a secret.
+
+The one line:
 
 A refused connection reaches the pipeline wrapped three or four times (socket error ->
 urllib3's NewConnectionError -> MaxRetryError -> requests' ConnectionError -> FetchError, or
@@ -10,10 +20,21 @@ tries. The full text stays for `-v` and the store's `collection_runs.error`.
 from __future__ import annotations
 
 import errno
+import logging
 import socket
 import ssl
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+from collectors.common import Redactor
+
+if TYPE_CHECKING:
+    from tracker.config import Config
+
+# No real key is shorter; a stand-in such as "test" or "demo" is not masked (see Redactor).
+MIN_SECRET_LENGTH = 8
 
 # Checked in order: the first cause in the chain that is one of these names the failure.
 _REASONS: tuple[tuple[type[BaseException], str], ...] = (
@@ -28,6 +49,71 @@ _ERRNO_WORDS = {
     errno.ENETUNREACH: "network unreachable",
     errno.EHOSTUNREACH: "host unreachable",
 }
+
+
+class _Held:
+    """The credentials this process holds, and the log-record factory that masks them."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.redactor = Redactor()
+        self.factory_installed = False
+
+
+_HELD = _Held()
+
+
+def secrets_of(config: Config, env: Mapping[str, str]) -> list[str]:
+    """The value of every credential variable `config` names (every provider's, enabled or
+    not, the optional ones too, and the alert channels'), where `env` sets it."""
+    names: list[str] = []
+    for provider in config.providers.values():
+        names += [*provider.credential_vars.values(), *provider.optional_credential_vars.values()]
+    slack, email = config.alerts.slack, config.alerts.email
+    if slack is not None:
+        names.append(slack.webhook_url_env)
+    if email is not None:
+        names += [email.username_env, email.password_env]
+    return [env[name] for name in names if env.get(name)]
+
+
+def hold(secrets: Iterable[str]) -> None:
+    """Mask `secrets` (with those held already) in `redact` and in every log record made from
+    now on in this process."""
+    with _HELD.lock:
+        _HELD.redactor = Redactor(*_HELD.redactor.secrets, *secrets, min_length=MIN_SECRET_LENGTH)
+        if not _HELD.factory_installed:
+            logging.setLogRecordFactory(_masking_factory(logging.getLogRecordFactory()))
+            _HELD.factory_installed = True
+
+
+def redact(text: str) -> str:
+    """`text` with every held credential masked."""
+    return _HELD.redactor(text)
+
+
+def _masking_factory(make: Any) -> Any:
+    """A log-record factory that masks the message, its arguments and the traceback."""
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record: logging.LogRecord = make(*args, **kwargs)
+        if not _HELD.redactor.pieces:
+            return record
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string: logging reports it when the record is emitted
+            return record
+        clean = redact(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info:  # formatted now, masked, and kept as the text every formatter uses
+            text = redact(logging.Formatter().formatException(record.exc_info))
+            record.exc_info, record.exc_text = None, text
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        return record
+
+    return factory
 
 
 def one_line(provider: str, exc: BaseException) -> str | None:

@@ -24,7 +24,7 @@ from storage.writes.validate import summary
 from tracker.config import Config, ProviderConfig
 from tracker.daemon.isolation import Abandoned, Fetched
 from tracker.deadline import within
-from tracker.failure import one_line
+from tracker.failure import hold, one_line, redact, secrets_of
 
 # Fetches and parses one provider: (name, settings with credentials, observed_at).
 Fetcher = Callable[[str, ProviderSettings, datetime], Fetched]
@@ -84,6 +84,8 @@ def collect(
     here, with progress reported. `now` dates the collection (default: the clock); the demo dates
     its earlier snapshots with it."""
     providers = config.enabled(names)
+    # Before anything is asked: an error text that echoes a credential is masked everywhere.
+    hold(secrets_of(config, env))
     reporter = reporter or Reporter()
     wait_s = config.store.write_wait_s  # outlasts any reader's query ([storage] write_wait)
     store = store or Store(
@@ -132,6 +134,10 @@ def _collect_one(
         log.exception("%s: unexpected error", provider.name)
         outcome.status, outcome.error = "failed", f"{provider.name}: {type(exc).__name__}: {exc}"
     outcome.seconds = time.monotonic() - clock
+    # What an API echoed back (its 401 quoting the Authorization header) is never printed or
+    # stored; the log lines above were masked as they were made.
+    outcome.error = redact(outcome.error) if outcome.error else outcome.error
+    outcome.detail = redact(outcome.detail) if outcome.detail else outcome.detail
     if outcome.status != "ok":
         _record_unsuccessful(store, write_lock, outcome, started_at, provider.interval_s)
     reporter.finished(outcome)
@@ -235,7 +241,7 @@ def _record_unsuccessful(
         raise
     except StoreError as exc:
         outcome.status = "failed"
-        outcome.error = f"{outcome.error}; and the run could not be recorded: {exc}"
+        outcome.error = redact(f"{outcome.error}; and the run could not be recorded: {exc}")
 
 
 def exit_code(outcomes: list[Outcome]) -> int:

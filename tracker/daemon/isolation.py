@@ -37,6 +37,7 @@ from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import CollectorError, MissingCredentials
 from tracker.daemon import logs
 from tracker.deadline import DeadlinePassed
+from tracker.failure import hold, redact
 
 _POLL_S = 0.2
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -201,12 +202,12 @@ def _collect(
         collector.check_credentials()
         parsed = collector.parse(collector.fetch(), observed_at=started_at)
     except MissingCredentials as exc:
-        return ("skipped", str(exc))
-    except CollectorError as exc:
-        return ("failed", str(exc))
+        return ("skipped", redact(str(exc)))
+    except CollectorError as exc:  # masked here too: the daemon stores and logs it
+        return ("failed", redact(str(exc)))
     except Exception as exc:  # a bug in one collector: reported like any failure
         logging.getLogger("tracker.pipeline").exception("%s: unexpected error", name)
-        return ("failed", f"{name}: {type(exc).__name__}: {exc}")
+        return ("failed", redact(f"{name}: {type(exc).__name__}: {exc}"))
     rows = [tuple(getattr(r, f) for f in wanted) for r in parsed.records]
     extra = (parsed.unknown_instance_types, parsed.skipped_rows, parsed.sold_out)
     return ("ok", rows, *extra, parsed.unreadable, collector.regions or None)
@@ -234,6 +235,7 @@ def main() -> None:
     answer = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     name, settings, started_at, log_format, verbose, wanted = pickle.loads(request)
+    hold(settings.credentials.values())  # before any log line: the child logs to the daemon's
     logs.setup(log_format, verbose=verbose)
     with contextlib.suppress(OSError):  # the daemon is gone: nobody to tell
         answer.write(pickle.dumps(_collect(name, settings, started_at, tuple(wanted))))

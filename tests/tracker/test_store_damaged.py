@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
+import duckdb
 import pytest
 from click.testing import CliRunner
 
@@ -31,6 +32,7 @@ COMMANDS = {
     "alerts check": ["alerts", "check"],
 }
 _FIRST_BLOCK = 12288  # DuckDB's two headers and the main header come first
+_BLOCK = 262144  # DuckDB's block size
 
 
 def _healthy(path: Path) -> bytes:
@@ -87,6 +89,71 @@ def _fingerprint(path: Path) -> str:
         return "dir:" + ",".join(sorted(p.name for p in path.iterdir()))
     path.chmod(0o600)  # to read it here; the command ran before
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _damaged_inside(store: Path) -> None:
+    """A store that opens, with a checksum error in a block only a full read reaches: the
+    first such block of a few thousand offers, found by trying each."""
+    records = [
+        PriceRecord(
+            provider="aws",
+            region=f"region-{i % 40}",
+            zone=None,
+            instance_type=f"type-{i}",
+            price_kind="on_demand",
+            term_months=None,
+            payment_option=None,
+            offering_class=None,
+            currency="USD",
+            price_per_hour=Decimal(i + 1),
+            upfront_total=None,
+            gpu_model="H100",
+            gpu_count=8.0,
+            gpu_memory_gib=80.0,
+        )
+        for i in range(20000)
+    ]
+    Store(store).write_run("aws", records, started_at=T0, observed_at=T0, regions=None)
+    healthy = store.read_bytes()
+    for block in range(_FIRST_BLOCK, len(healthy), _BLOCK):
+        damaged = bytearray(healthy)
+        damaged[block + 100] ^= 0xFF
+        store.write_bytes(bytes(damaged))
+        if _opens(store) and not _reads(store):
+            return
+    raise AssertionError("no block of the store is read only by a full scan")
+
+
+def _opens(store: Path) -> bool:
+    try:
+        duckdb.connect(str(store), read_only=True).close()
+    except duckdb.Error:
+        return False
+    return True
+
+
+def _reads(store: Path) -> bool:
+    with duckdb.connect(str(store), read_only=True) as con:
+        try:
+            con.execute("SELECT * FROM price_intervals").fetchall()
+        except duckdb.Error as exc:
+            assert "checksum" in str(exc)
+            return False
+    return True
+
+
+@pytest.mark.parametrize("command", [["sql", "SELECT * FROM prices"], ["latest"]])
+def test_damage_found_while_reading_is_one_line_and_exit_2(
+    tmp_path: Path, command: list[str]
+) -> None:
+    store = tmp_path / "prices.duckdb"
+    _damaged_inside(store)
+    before = store.read_bytes()
+    result = CliRunner().invoke(cli, ["--db", str(store), *command])
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.startswith(f"error: the store {store} is damaged (")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert store.read_bytes() == before
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -5,6 +5,8 @@ its time limit is stopped with a message that says how to raise it."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -204,3 +206,22 @@ def test_csv_prints_decimals_exactly(setup: tuple[Path, Path, Path, Path]) -> No
     code, out, _ = run(setup[0], "sql", sql, "--format", "csv")
     assert code == 0
     assert out == "big,tiny,whole,stored\n123456789012345678.123456,0.0000001,100,55.040000\n"
+
+
+def test_a_store_with_a_write_ahead_log_is_read_whole(
+    setup: tuple[Path, Path, Path, Path],
+) -> None:
+    """The sandbox closes files only after the store and its WAL are open: the changes a killed
+    writer left in the WAL are read."""
+    config, store, _, _ = setup
+    killed_writer = (
+        "import duckdb, os, sys\n"
+        "con = duckdb.connect(sys.argv[1])\n"
+        "con.execute(\"SET wal_autocheckpoint = '1GB'\")\n"
+        "con.execute('UPDATE price_intervals SET price_per_hour = 60.5')\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", killed_writer, str(store)], check=True, timeout=60)
+    assert Path(f"{store}.wal").exists()
+    code, out, err = run(config, "sql", "SELECT price_per_hour FROM prices", "--format", "csv")
+    assert (code, out) == (0, "price_per_hour\n60.5\n"), err

@@ -82,6 +82,11 @@ KINDS: dict[str, KindSpec] = {
 }
 
 
+# Bounds (docs/configuration.md): thresholds and hysteresis, and reserved terms in months.
+_NUMBER_MAX = 1_000_000_000
+_TERM_MAX = 120
+
+
 @dataclass(frozen=True)
 class Filters:
     """Offer filters; an empty tuple matches everything."""
@@ -178,8 +183,10 @@ def _filters(
     for option in _strings(raw, "payment_option", k, str):
         choice(option, PAYMENT_OPTIONS, f"{k}payment_option")
     terms = _strings(raw, "term_months", k, int)
-    if any(t <= 0 for t in terms):
-        raise ConfigError(f"{k}term_months: expected months > 0, got {raw['term_months']!r}")
+    if any(not 0 < t <= _TERM_MAX for t in terms):
+        raise ConfigError(
+            f"{k}term_months: expected months > 0 and at most {_TERM_MAX}, got {raw['term_months']!r}"
+        )
     return Filters(
         gpu_model=models,
         provider=_strings(raw, "provider", k, str),
@@ -236,6 +243,10 @@ def _number(value: Any, key: str, *, minimum: int) -> Decimal:
     # TOML has inf and nan: nan compares false with everything, so such a rule never fires.
     if not math.isfinite(value):
         raise ConfigError(f"{key}: expected a finite number, got {value!r}")
+    # Compared in the store's DECIMAL(18,6), which ends below 10^12; no price or percent a
+    # rule means comes near.
+    if value > _NUMBER_MAX:
+        raise ConfigError(f"{key}: {value!r} is out of range (at most {_NUMBER_MAX:,})")
     # Through str: the TOML float 2.35 is meant as 2.35, not as its binary neighbour.
     return Decimal(str(value))
 

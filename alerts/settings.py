@@ -114,11 +114,13 @@ def parse_settings(
 
 def _retry(raw: Mapping[str, Any]) -> RetryPolicy:
     default = RetryPolicy()
-    base = parse_duration(raw["retry_base"], "alerts.retry_base") if "retry_base" in raw else None
-    cap = parse_duration(raw["retry_max"], "alerts.retry_max") if "retry_max" in raw else None
+    base = _duration(raw, "retry_base")
+    cap = _duration(raw, "retry_max")
     attempts = raw.get("max_attempts", default.max_attempts)
-    if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts < 1:
-        raise ConfigError(f"alerts.max_attempts: expected a whole number >= 1, got {attempts!r}")
+    if not isinstance(attempts, int) or isinstance(attempts, bool) or not 1 <= attempts <= 1000:
+        raise ConfigError(
+            f"alerts.max_attempts: expected a whole number from 1 to 1000, got {attempts!r}"
+        )
     policy = RetryPolicy(base or default.base_s, cap or default.max_s, attempts)
     if policy.max_s < policy.base_s:
         raise ConfigError("alerts.retry_max: shorter than alerts.retry_base")
@@ -172,10 +174,16 @@ def _address(value: Any, key: str) -> str:
     return value
 
 
+def _duration(raw: Mapping[str, Any], key: str) -> int | None:
+    # Beyond 30 days a retry is no longer news worth delivering.
+    return parse_duration(raw[key], f"alerts.{key}", most=30 * 86400) if key in raw else None
+
+
 def _seconds(value: Any, key: str) -> float:
+    """A send's timeout: up to 10 minutes (a socket refuses far larger ones with an error)."""
     number = isinstance(value, int | float) and not isinstance(value, bool)
-    if not number or not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"{key}: expected a number of seconds > 0, got {value!r}")
+    if not number or not math.isfinite(value) or not 0 < value <= 600:
+        raise ConfigError(f"{key}: expected a number of seconds > 0 and <= 600, got {value!r}")
     return float(value)
 
 

@@ -128,6 +128,15 @@ CASES: list[tuple[str, str]] = [
     (RULE.replace("2.5", "inf"), r"alerts.rules\[0\].threshold"),
     (RULE.replace("spot_price_below", "price_change") + "window = '25000d'\n", "window"),
     ("[alerts.slack]\ntimeout = inf\n", "alerts.slack.timeout"),
+    ("[alerts.slack]\ntimeout = 1e300\n", "alerts.slack.timeout"),
+    (RULE.replace("2.5", "1e15"), r"alerts.rules\[0\].threshold"),
+    (RULE + "hysteresis = 1e13\n", r"alerts.rules\[0\].hysteresis"),
+    (
+        RULE.replace("spot_price_below", "reserved_discount_above") + "term_months = 1000000\n",
+        "term",
+    ),
+    ("[alerts]\nmax_attempts = 1000000000\n", "alerts.max_attempts"),
+    ("[alerts]\nretry_max = '25000d'\n", "alerts.retry_max"),
     (EMAIL + "smtp_port = 99999\n", "alerts.email.smtp_port"),
     # exchange rates
     ("[fx.CNY]\nunits_per_usd = nan\ndate = 2026-01-08\n", "fx.CNY.units_per_usd"),

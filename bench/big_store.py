@@ -28,9 +28,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from collectors.gpus import INSTANCE_GPUS
+from collectors.gpus import GPU_MODELS, INSTANCE_GPUS
 from storage.connection import connect, transaction
-from storage.fx import FxRate, replace_rates
+from storage.fx import FxRate, GpuFact, replace_gpu_facts, replace_rates
 from storage.migrations import migrate
 
 DEFAULT_ROWS = 25_000_000
@@ -115,6 +115,7 @@ def build(path: Path | str, rows: int = DEFAULT_ROWS, seed: int = 7) -> Path:
         migrate(con)
         with transaction(con):
             replace_rates(con, _cny_rates(start.date(), observed.date(), seed))
+            replace_gpu_facts(con, [GpuFact(m.name, m.fp16_tflops) for m in GPU_MODELS.values()])
             con.register("offers", offers)
             con.execute(_INTERVALS, params)
             con.execute(_RUNS, {"observed": observed, "interval": RUN_INTERVAL_S})

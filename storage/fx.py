@@ -1,4 +1,5 @@
-"""Dated exchange rates: what config.toml's [fx] says, kept in the store for the USD columns.
+"""Facts the tracker hands the store for its views, config being the truth: the dated exchange
+rates of [fx] (the USD columns) and the GPU table's throughput (the FLOPs-per-dollar columns).
 
 The store never fetches rates. A rate is USD per one unit of a currency on a date, with where
 it came from; the views convert an interval with the newest rate dated on or before its end.
@@ -13,6 +14,14 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 RATE_PLACES = Decimal("0.000000001")  # DECIMAL(18, 9) in fx_rates
+
+
+@dataclass(frozen=True)
+class GpuFact:
+    """What the views know of one GPU model: dense FP16/BF16 tensor TFLOPS of ONE GPU."""
+
+    gpu_model: str
+    fp16_tflops: float | None
 
 
 @dataclass(frozen=True)
@@ -44,4 +53,16 @@ def replace_rates(con: Any, rates: Sequence[FxRate]) -> bool:
             "INSERT INTO fx_rates VALUES (?, ?, ?, ?)",
             [(currency, as_of, usd, source) for currency, as_of, usd, source in sorted(wanted)],
         )
+    return True
+
+
+def replace_gpu_facts(con: Any, facts: Sequence[GpuFact]) -> bool:
+    """Make gpu_facts hold exactly `facts` (the tracker's GPU table, later with the user's
+    overrides); True when anything changed. Runs inside the caller's transaction."""
+    wanted = {(f.gpu_model, f.fp16_tflops) for f in facts}
+    if set(con.execute("SELECT gpu_model, fp16_tflops FROM gpu_facts").fetchall()) == wanted:
+        return False
+    con.execute("DELETE FROM gpu_facts")
+    if wanted:
+        con.executemany("INSERT INTO gpu_facts VALUES (?, ?)", sorted(wanted, key=str))
     return True

@@ -148,6 +148,20 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             """,
         ],
     ),
+    (
+        5,
+        "GPU throughput for the FLOPs-per-dollar columns",
+        [
+            # Replaced from the tracker's GPU table on every write, like fx_rates from [fx]:
+            # the store keeps what it was told, the views join it by model.
+            """
+            CREATE TABLE gpu_facts (
+                gpu_model VARCHAR PRIMARY KEY,
+                fp16_tflops DOUBLE CHECK (fp16_tflops > 0)
+            )
+            """,
+        ],
+    ),
 ]
 
 _VERSIONS = [version for version, _, _ in MIGRATIONS]

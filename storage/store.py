@@ -19,7 +19,7 @@ import pyarrow as pa
 from collectors.base import PriceRecord
 from collectors.common import PayloadShapeError, StoreError
 from storage.connection import connect, scalar, transaction
-from storage.fx import FxRate, replace_rates
+from storage.fx import FxRate, GpuFact, replace_gpu_facts, replace_rates
 from storage.merge import merge
 from storage.migrations import migrate
 from storage.writes.validate import PriceLimits, Screened, screen
@@ -82,6 +82,7 @@ class Store:
         *,
         lock_wait_s: float = 120.0,
         fx_rates: Sequence[FxRate] | None = None,
+        gpu_facts: Sequence[GpuFact] | None = None,
         limits: PriceLimits | None = None,
     ) -> None:
         # A reader holds the file too while its query runs: a writer waits longer than a
@@ -90,6 +91,8 @@ class Store:
         self.lock_wait_s = lock_wait_s
         # The [fx] rates to keep in the store, synced with every write (None: leave them be).
         self.fx_rates = fx_rates
+        # The GPU table's throughput for the FLOPs-per-dollar columns, synced likewise.
+        self.gpu_facts = gpu_facts
         # What a storable price is (storage.writes.validate); the [fx] rates set the ceiling
         # of a currency they name.
         newest = {r.currency: r.usd_per_unit for r in sorted(fx_rates or (), key=_as_of)}
@@ -141,6 +144,8 @@ class Store:
                     changed = merge(con, batch, params, run_id, regions, sorted(keep_open))
                     if self.fx_rates is not None:
                         replace_rates(con, self.fx_rates)
+                    if self.gpu_facts is not None:
+                        replace_gpu_facts(con, self.gpu_facts)
                     con.execute(
                         "INSERT INTO runs VALUES (?, ?, ?, now(), 'ok', ?, ?, NULL, ?, ?)",
                         [

@@ -15,27 +15,56 @@ from typing import Any
 # The rate of an interval is the newest one dated on or before the interval's end (today for a
 # current price), the date taken in UTC whatever the reader's time zone; when every rate is
 # dated later, the oldest one. USD needs none; a currency with no rate gets NULL, never a guess.
+# The rates are laid out as a small table with one row per currency and day (days since 1970)
+# from the first rate of any currency to the last; an interval's day clamped into that span
+# picks the same rate as the rule, so each interval finds its rate with one equality join on a
+# table of a few thousand rows (two correlated lookups per row made a monthly aggregate over 25
+# million intervals 2.1x the same query on a flat table). USD rows skip the multiplication; the
+# others multiply exactly in 38 digits (in 18, any price above 9,223 USD an hour overflowed).
+# pflop_per_usd: PFLOP of dense FP16 one US dollar buys (TFLOPS x 3,600 s / 1,000).
 PRICES = """
-WITH rated AS (
-    SELECT p.*,
-           CASE WHEN p.currency = 'USD' THEN 1 ELSE coalesce(
-               (SELECT arg_max(f.usd_per_unit, f.as_of) FROM fx_rates f
-                WHERE f.currency = p.currency
-                  AND f.as_of <= CAST(timezone('UTC', coalesce(p.valid_to, now())) AS DATE)),
-               (SELECT arg_min(f.usd_per_unit, f.as_of) FROM fx_rates f
-                WHERE f.currency = p.currency)) END AS usd_rate
+WITH span AS (
+    SELECT min(as_of) AS first_day, max(as_of) AS last_day
+    FROM fx_rates WHERE currency <> 'USD'
+), ranges AS (
+    SELECT currency, usd_per_unit,
+           CASE WHEN row_number() OVER w = 1 THEN DATE '0001-01-01' ELSE as_of END AS from_day,
+           coalesce(lead(as_of) OVER w, DATE '9999-12-31') AS to_day
+    FROM fx_rates WHERE currency <> 'USD'
+    WINDOW w AS (PARTITION BY currency ORDER BY as_of)
+), days AS (
+    SELECT first_day + CAST(unnest(range(last_day - first_day + 1)) AS INTEGER) AS day FROM span
+), daily AS (
+    SELECT r.currency, d.day - DATE '1970-01-01' AS day, r.usd_per_unit
+    FROM days d JOIN ranges r ON d.day >= r.from_day AND d.day < r.to_day
+), bounds AS (
+    SELECT first_day - DATE '1970-01-01' AS first_day, last_day - DATE '1970-01-01' AS last_day
+    FROM span
+), rated AS (
+    SELECT p.*, g.fp16_tflops AS gpu_tflops_fp16,
+           CASE WHEN p.currency = 'USD' THEN CAST(p.price_per_hour AS DOUBLE)
+                ELSE CAST(CAST(p.price_per_hour AS DECIMAL(38, 6)) * d.usd_per_unit AS DOUBLE)
+           END AS usd
     FROM price_intervals p
+    CROSS JOIN bounds b
+    LEFT JOIN daily d ON d.currency = p.currency AND d.day = least(greatest(
+        epoch_us(coalesce(p.valid_to, now())) // 86400000000, b.first_day), b.last_day)
+    LEFT JOIN gpu_facts g ON g.gpu_model = p.gpu_model
+), shown AS (
+    SELECT provider, region, zone, instance_type, price_kind, term_months,
+           payment_option, offering_class, currency,
+           CAST(price_per_hour AS DOUBLE) AS price_per_hour,
+           CAST(upfront_total AS DOUBLE) AS upfront_total,
+           round(CAST(price_per_hour AS DOUBLE) / gpu_count, 6) AS price_per_gpu_hour,
+           gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib,
+           valid_from, valid_to, last_seen, available,
+           round(usd, 6) AS price_per_hour_usd,
+           round(usd / gpu_count, 6) AS price_per_gpu_hour_usd,
+           gpu_tflops_fp16
+    FROM rated
 )
-SELECT provider, region, zone, instance_type, price_kind, term_months,
-       payment_option, offering_class, currency,
-       CAST(price_per_hour AS DOUBLE) AS price_per_hour,
-       CAST(upfront_total AS DOUBLE) AS upfront_total,
-       round(CAST(price_per_hour AS DOUBLE) / gpu_count, 6) AS price_per_gpu_hour,
-       gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib,
-       valid_from, valid_to, last_seen, available,
-       round(CAST(price_per_hour * usd_rate AS DOUBLE), 6) AS price_per_hour_usd,
-       round(CAST(price_per_hour * usd_rate AS DOUBLE) / gpu_count, 6) AS price_per_gpu_hour_usd
-FROM rated
+SELECT *, gpu_tflops_fp16 * gpu_count * 3.6 / price_per_hour_usd AS pflop_per_usd
+FROM shown
 """
 
 # stale: the provider's last successful collection is older than twice its interval (the

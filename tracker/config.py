@@ -29,7 +29,7 @@ from collectors.common import (
     text,
 )
 from collectors.gpus import GPU_MODELS
-from storage.fx import RATE_PLACES, FxRate
+from storage.fx import RATE_PLACES, FxRate, GpuFact
 from tracker import store_settings
 from storage.writes.validate import PriceLimits, parse_limits
 from tracker.daemon.export import ExportSettings, parse_export
@@ -116,6 +116,8 @@ class Config:
     providers: dict[str, ProviderConfig]
     alerts: AlertSettings = field(default_factory=AlertSettings)
     fx: tuple[FxRate, ...] = ()
+    # What the store's FLOPs-per-dollar columns know of each GPU (the GPU table).
+    gpu_facts: tuple[GpuFact, ...] = field(default_factory=lambda: _gpu_facts())
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
     review: ReviewSettings = field(default_factory=ReviewSettings)
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
@@ -133,6 +135,10 @@ class Config:
         if names:
             return [self.providers[n] for n in names]
         return [p for p in self.providers.values() if p.enabled]
+
+
+def _gpu_facts() -> tuple[GpuFact, ...]:
+    return tuple(GpuFact(m.name, m.fp16_tflops) for m in GPU_MODELS.values())
 
 
 def load(

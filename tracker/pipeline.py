@@ -89,7 +89,11 @@ def collect(
     reporter = reporter or Reporter()
     wait_s = config.store.write_wait_s  # outlasts any reader's query ([storage] write_wait)
     store = store or Store(
-        config.store_path, lock_wait_s=wait_s, fx_rates=config.fx, limits=config.limits
+        config.store_path,
+        lock_wait_s=wait_s,
+        fx_rates=config.fx,
+        gpu_facts=config.gpu_facts,
+        limits=config.limits,
     )
     # One DuckDB session at a time, even within this process.
     write_lock = write_lock or threading.Lock()

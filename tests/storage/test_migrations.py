@@ -76,11 +76,13 @@ def snapshot(con: Any) -> dict[str, tuple[list[Any], list[Any]]]:
     }
 
 
-def kept(view: tuple[list[Any], list[Any]], width: int) -> tuple[list[Any], list[Any]]:
-    """A view's first `width` columns (name and type) and their values: what an older release
-    showed. Not the NULL-ability DESCRIBE infers, which a view's subqueries hide."""
+def kept(view: tuple[list[Any], list[Any]], names: list[str]) -> tuple[list[Any], list[Any]]:
+    """A view's columns called `names` (name and type) and their values: what an older release
+    showed, wherever later columns were added. Not the NULL-ability DESCRIBE infers, which a
+    view's subqueries hide."""
     columns, rows = view
-    return [c[:2] for c in columns[:width]], [row[:width] for row in rows]
+    at = [i for name in names for i, c in enumerate(columns) if c[0] == name]
+    return [columns[i][:2] for i in at], [tuple(row[i] for i in at) for row in rows]
 
 
 def test_a_fresh_store_has_every_public_view(tmp_path: Path) -> None:
@@ -95,14 +97,22 @@ def test_a_store_of_the_last_release_keeps_its_view_columns_and_values(tmp_path:
         old_schema.build(con)
         fill(con)
         before = snapshot(con)
-        # Only the tables of later migrations (version 4: run_skips) and the views are new.
-        assert migrations.migrate(con) == [4]
+        # Only the tables of later migrations (run_skips, gpu_facts) and the views are new.
+        assert migrations.migrate(con) == [4, 5]
+        con.execute("INSERT INTO gpu_facts VALUES ('H100', 989.4)")
         after = snapshot(con)
         assert views.stored_digest(con) == views.DIGEST
     assert tuple(before) == PUBLIC
-    assert {name: kept(after[name], len(columns)) for name, (columns, _) in before.items()} == {
-        name: kept(view, len(view[0])) for name, view in before.items()
+    names = {name: [c[0] for c in columns] for name, (columns, _) in before.items()}
+    assert {name: kept(after[name], names[name]) for name in before} == {
+        name: kept(view, names[name]) for name, view in before.items()
     }
+    # FLOPs per dollar: 8 H100 at 989.4 TFLOPS for 29.50 USD an hour, 8 x 989.4 x 3.6 / 29.5 =
+    # 965.9 PFLOP per dollar; for 180 CNY at 0.14 USD, 25.20 USD: 1,130.7.
+    for view in ("prices", "latest_prices"):
+        added = kept(after[view], ["gpu_tflops_fp16", "pflop_per_usd"])
+        assert added[0] == [("gpu_tflops_fp16", "DOUBLE"), ("pflop_per_usd", "DOUBLE")]
+        assert {round(pflop, 1) for _, pflop in added[1]} >= {965.9, 1130.7}
     # Columns added since: a run of the last release skipped no price.
     assert after["collection_runs"][0][-2:] == [
         ("prices_skipped", "INTEGER", "YES", None, None, None),

@@ -20,6 +20,7 @@ import pytest
 from collectors.base import PriceRecord
 from collectors.common import StoreError
 from storage import merge as merge_mod
+from storage.fx import GpuFact
 from storage.migrations import MIGRATIONS
 from storage.query import QueryRefused, query
 from storage.store import Store
@@ -62,7 +63,7 @@ def rec(
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    return Store(tmp_path / "prices.duckdb")
+    return Store(tmp_path / "prices.duckdb", gpu_facts=[GpuFact("A100", 312.0)])
 
 
 def write(store: Store, records: list[PriceRecord], at: datetime, regions: Any = ("us-east-1",)):
@@ -106,6 +107,8 @@ def test_first_collection_opens_one_interval_per_offer(store: Store) -> None:
         "available": None,  # AWS does not say
         "price_per_hour_usd": 21.957642,  # USD needs no rate
         "price_per_gpu_hour_usd": 2.744705,
+        "gpu_tflops_fp16": 312.0,  # the GPU table's A100, as the store was handed it
+        "pflop_per_usd": pytest.approx(409.224269, abs=1e-6),  # 8 x 312 x 3.6 / 21.957642
     }
 
 

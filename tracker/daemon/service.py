@@ -72,7 +72,11 @@ class Daemon:
             config=config,
             env=env,
             store=Store(
-                config.store_path, lock_wait_s=wait_s, fx_rates=config.fx, limits=config.limits
+                config.store_path,
+                lock_wait_s=wait_s,
+                fx_rates=config.fx,
+                gpu_facts=config.gpu_facts,
+                limits=config.limits,
             ),
             rules=(*config.alerts.rules, *schedule.stale_rules(config)),
             metrics=metrics,

@@ -14,7 +14,13 @@ from typing import Any
 
 from storage.query import QueryResult, query
 
-SORTS = {"gpu-hour": "price_per_gpu_hour", "hour": "price_per_hour"}
+# pflop: the most dense FP16 compute per US dollar first; offers without it (no TFLOPS or no
+# USD price) last.
+SORTS = {
+    "gpu-hour": "price_per_gpu_hour",
+    "hour": "price_per_hour",
+    "pflop": "pflop_per_usd DESC NULLS LAST",
+}
 
 # Equal prices are listed in a fixed order, so the same store always prints the same table.
 _TIES = """provider, region, zone NULLS FIRST, instance_type, price_kind, term_months,
@@ -44,6 +50,7 @@ WITH chosen AS (
            round(price_per_hour, 4) AS per_hour,
            round(price_per_gpu_hour, 4) AS per_gpu_hour,
            currency,{priced_in}
+           round(pflop_per_usd, 1) AS pflop_per_usd,
            stale,
            row_number() OVER (
                PARTITION BY currency

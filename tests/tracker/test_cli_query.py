@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from collectors.base import PriceRecord
-from storage.fx import FxRate
+from storage.fx import FxRate, GpuFact
 from storage.store import Store
 from tracker.cli import cli
 
@@ -277,3 +277,28 @@ def test_latest_usd_per_gpu_picks_one_offer_per_model_in_dollars(config_path: Pa
     assert code == 0
     rows = [(r["provider"], r["kind"], r["per_hour"]) for r in json.loads(out)]
     assert rows == [("aws", "spot", 13.2182), ("tencent", "on-demand", 15.0)]  # by GPU-hour
+
+
+def test_latest_sorts_by_pflop_per_dollar(config_path: Path) -> None:
+    """PFLOP per dollar = TFLOPS of one GPU x GPUs x 3.6 / USD per hour, most first."""
+    facts = [GpuFact("H100", 989.4), GpuFact("L4", 121.0), GpuFact("A100", 312.0)]
+    store = Store(config_path.parent / "prices.duckdb", gpu_facts=facts)
+    store.write_run(  # the same azure price again: the store now knows the GPUs' TFLOPS
+        "azure",
+        [offer("azure", "Standard_ND96isr_H100_v5", "98.32", region="eastus")],
+        started_at=T0,
+        observed_at=T0,
+        regions=None,
+    )
+    code, out, _ = run(config_path, "latest", "--sort", "pflop", "--format", "json")
+    assert code == 0
+    got = [(r["instance_type"], r["kind"], r["pflop_per_usd"]) for r in json.loads(out)]
+    assert got == [
+        ("p5.48xlarge", "spot", 2155.7),  # 8 x 989.4 x 3.6 / 13.2182
+        ("g6.xlarge", "on-demand", 541.3),  # 1 x 121 x 3.6 / 0.8048
+        ("p5.48xlarge", "on-demand", 517.7),  # 8 x 989.4 x 3.6 / 55.04
+        ("Standard_ND96isr_H100_v5", "on-demand", 289.8),  # 8 x 989.4 x 3.6 / 98.32
+        ("GT4.41XLARGE948", "on-demand", None),  # CNY without a rate: no USD price
+    ]
+    code, out, _ = run(config_path, "latest", "--sort", "pflop")
+    assert code == 0 and "PFLOP/$" in out and "2155.7" in out

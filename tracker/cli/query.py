@@ -67,7 +67,12 @@ def sql(ctx: click.Context, sql: str, fmt: str, timeout: str | None) -> None:
 @click.option("--region", help="Provider-native region code, e.g. us-east-1, eastus.")
 @click.option("--instance-type", help="Provider-native instance type.")
 @click.option(
-    "--sort", type=click.Choice(list(latest_mod.SORTS)), default="gpu-hour", show_default=True
+    "--sort",
+    type=click.Choice(list(latest_mod.SORTS)),
+    default="gpu-hour",
+    show_default=True,
+    help="Rank by price per GPU-hour, per instance-hour, or by PFLOP of FP16 per US dollar "
+    "(most first).",
 )
 @click.option(
     "--limit",

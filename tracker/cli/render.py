@@ -68,7 +68,11 @@ def latest_table(result: QueryResult, currency: str, *, cut: str | None = None) 
         title = f"Cheapest current offers ({currency}; other currencies converted with [fx])"
     # Titles and headers are rich markup: "[fx]" would vanish as a tag, so text is escaped.
     table = Table(title=escape(title), caption_justify="left")
-    headers = {"per_hour": f"{currency}/h", "per_gpu_hour": f"{currency}/GPU-h"}
+    headers = {
+        "per_hour": f"{currency}/h",
+        "per_gpu_hour": f"{currency}/GPU-h",
+        "pflop_per_usd": "PFLOP/$",
+    }
     shown = [c for c in result.columns if c not in ("currency", "stale")]
     for column in shown:
         table.add_column(

@@ -287,7 +287,7 @@ def _candidates_sql(priced: str) -> str:
     return _CANDIDATES.format(
         priced=priced,
         key=", ".join(OFFER_KEY),
-        tflops="CAST(NULL AS DOUBLE)",
+        tflops="gpu_tflops_fp16",
         ties=_TIES,
     )
 

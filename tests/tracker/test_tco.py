@@ -69,6 +69,10 @@ def test_the_worked_example_of_the_docs(store: Path) -> None:
     three_year = p4d(rows, "reserved", term_months=36, payment_option="all_upfront")
     assert three_year["terms"] == 1 and three_year["total_usd"] == 214419.99  # 8.159056 x 26280
     assert abs(three_year["total_usd"] - RI_3Y_ALL * HOURS) < 0.02
+    # PFLOP per USD: 312 dense FP16 TFLOPS per A100 (the GPU table) x 8 GPUs x 26280 h x 3.6
+    # (TFLOP/s over an hour in PFLOP) / 214,419.99168 USD = 1,101.303876.
+    assert three_year["pflop_per_usd"] == 1101.303876
+    assert on_demand["pflop_per_usd"] == round(312 * 8 * HOURS * 3.6 / (ON_DEMAND * HOURS), 6)
     # Cheapest first: at AWS the 3-year term (214,419.99) beats spot with its overhead.
     totals = [r["total_usd"] for r in rows]
     assert totals == sorted(totals)

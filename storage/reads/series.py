@@ -46,12 +46,12 @@ _KEY = ", ".join(KEY)
 PRICES = ("price_per_hour", "price_per_hour_usd")
 _US_PER_HOUR = 3_600_000_000
 
-# One scan of the intervals that overlap the window (plus open ones, for `current`), summed per
-# series and price; the quantiles walk each series' distinct prices in order, summing the time
-# held at or below. No join: offer keys hold NULLs, which GROUP BY keeps together. The walk
-# partitions by a 64-bit hash of the key (sorting nine text columns took twice as long); two
-# series sharing a hash would share a walk, which the HAVING clause turns into an error, never
-# into a wrong figure.
+# One scan of the intervals that overlap the window (plus open ones, for `current`). The figures
+# that need no order are summed per series; the quantiles walk each series' distinct prices in
+# order, summing the time held at or below. The walk carries only a 64-bit hash of the series'
+# key, its prices and their hours (carrying the nine key columns through the sort took twice
+# the time and five times the memory); the two halves meet on the hash, and should two series
+# ever share one, the hours would not add up and the query fails rather than mix them.
 _SQL = """
 WITH clipped AS (
     SELECT {key}, {currency} AS currency, {price} AS price, price_per_hour_usd AS usd,
@@ -61,35 +61,38 @@ WITH clipped AS (
     FROM prices
     WHERE {where} AND {price} IS NOT NULL
       AND ((valid_from < $s_until AND valid_to > $s_since) OR valid_to IS NULL)
-), held AS (
-    SELECT {key}, currency, price,
+), hashed AS (
+    SELECT *, hash({key}, currency) AS series FROM clipped
+), stats AS (
+    SELECT {key}, currency, any_value(series) AS series,
            sum(us) AS us,
-           sum(usd * us) AS usd_us,
-           count(*) FILTER (WHERE us > 0 AND usd IS NULL) AS unrated,
+           min(price) FILTER (WHERE us > 0) AS min,
+           max(price) FILTER (WHERE us > 0) AS max,
+           sum(price * us) AS price_us,
            count(*) FILTER (WHERE valid_from > $s_since AND valid_from < $s_until) AS changes,
-           bool_or(valid_to IS NULL) AS open
-    FROM clipped GROUP BY ALL
-), ranked AS (
-    SELECT *,
+           any_value(price) FILTER (WHERE valid_to IS NULL) AS current,
+           {below} AS below_share,
+           CASE WHEN count(*) FILTER (WHERE us > 0 AND usd IS NULL) = 0
+                THEN sum(usd * us) END AS usd_us
+    FROM hashed GROUP BY ALL HAVING sum(us) > 0
+), walked AS (
+    SELECT series, price,
            sum(us) OVER (PARTITION BY series ORDER BY price
                          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto,
            sum(us) OVER (PARTITION BY series) AS total
-    FROM (SELECT *, hash({key}, currency) AS series FROM held)
+    FROM (SELECT series, price, sum(us) AS us FROM hashed WHERE us > 0 GROUP BY ALL)
+), quantiles AS (
+    SELECT series, max(total) AS total,
+           min(price) FILTER (WHERE 2 * upto >= total) AS p50,
+           min(price) FILTER (WHERE 20 * upto >= 19 * total) AS p95
+    FROM walked GROUP BY series
 )
 SELECT {key}, currency,
-       round(sum(us) / {us_per_hour}, 6) AS covered_hours,
-       min(price) FILTER (WHERE us > 0) AS min,
-       max(price) FILTER (WHERE us > 0) AS max,
-       round(sum(price * us) / sum(us), 6) AS mean,
-       min(price) FILTER (WHERE us > 0 AND 2 * upto >= total) AS p50,
-       min(price) FILTER (WHERE us > 0 AND 20 * upto >= 19 * total) AS p95,
-       sum(changes) AS changes,
-       any_value(price) FILTER (WHERE open) AS current,
-       {below} AS below_share,
-       CASE WHEN sum(unrated) = 0 THEN round(sum(usd_us) / sum(us), 6) END AS mean_usd
-FROM ranked GROUP BY ALL
-HAVING sum(us) > 0
-   AND (max(total) = sum(us) OR error('two price series share a hash; report this, please'))
+       round(s.us / {us_per_hour}, 6) AS covered_hours,
+       min, max, round(price_us / s.us, 6) AS mean, p50, p95, changes, current, below_share,
+       round(usd_us / s.us, 6) AS mean_usd
+FROM stats s JOIN quantiles q USING (series)
+WHERE q.total = s.us OR error('two price series share a hash; report this, please')
 """
 
 _ORDER = f"ORDER BY mean_usd NULLS LAST, currency, mean, {_KEY.replace('zone', 'zone NULLS FIRST')}"

@@ -35,7 +35,16 @@ class ProviderInfo:
 REGISTRY: dict[str, ProviderInfo] = {
     "aws": ProviderInfo(
         "collectors.aws:AwsCollector",
-        options={"pricing_endpoint": str, "ec2_endpoint": str, "instance_types": list},
+        options={
+            "pricing_endpoint": str,
+            "ec2_endpoint": str,
+            "instance_types": list,
+            # auto: the APIs when credentials are found, else the public files (no account).
+            "source": ("auto", "api", "public"),
+            "offers_endpoint": str,
+            "spot_feed_url": str,
+            "spot_advisor_url": str,
+        },
         # Absent keys are fine: boto3's own chain (profiles, SSO, instance roles) still applies.
         optional_credential_env={
             "aws_access_key_id": "AWS_ACCESS_KEY_ID",

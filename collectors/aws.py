@@ -1,4 +1,5 @@
-"""AWS: on-demand and reserved prices from the Price List Query API, spot prices from EC2.
+"""AWS: on-demand and reserved prices from the Price List Query API, spot prices from EC2; or,
+without an account, from the public files (`collectors.aws_public`, `[providers.aws] source`).
 
 Both APIs need SigV4 signing, so both go through boto3:
 
@@ -27,7 +28,8 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserError
 
-from collectors import aws_terms, gpus, kit
+from collectors import aws_source, aws_terms, gpus, kit
+from collectors.aws_public import PublicFiles
 from collectors.aws_terms import PRODUCT_FILTERS
 from collectors.base import Collector, ParseResult, Payloads, PriceRecord
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
@@ -77,7 +79,16 @@ class AwsCollector(Collector):
             return (configured,)
         return tuple(configured) if configured else gpus.instance_types("aws")
 
+    @property
+    def source(self) -> tuple[str, str]:
+        """("api" | "public", why), decided once per collection."""
+        if not hasattr(self, "_source"):
+            self._source = aws_source.resolve(self)
+        return self._source
+
     def check_credentials(self) -> None:
+        if self.source[0] == "public":
+            return
         creds = self.settings.credentials
         if "aws_access_key_id" in creds and "aws_secret_access_key" in creds:
             return
@@ -87,6 +98,21 @@ class AwsCollector(Collector):
             )
 
     def fetch(self) -> Payloads:
+        public = PublicFiles(self.settings, self.log, self.progress)
+        source, why = self.source
+        if source == "public":
+            return {"source": {"source": source, "why": why}, **public.fetch(self.regions)}
+        payloads = {"source": {"source": source, "why": why}, **self._fetch_api()}
+        # The Advisor needs no account: asked wherever the collector talks to AWS itself (a
+        # mirror or a test server stands in for the APIs: asked only when its URL is given).
+        options = self.settings.options
+        mirrored = self.settings.endpoint or options.get("pricing_endpoint")
+        if options.get("spot_advisor_url") or not mirrored:
+            with public.session:
+                payloads["public/advisor"] = public.advisor()
+        return payloads
+
+    def _fetch_api(self) -> Payloads:
         session = self._session()
         pages = _Pages(self)
         with closing(self._client(session, "pricing", PRICING_REGION)) as pricing:
@@ -107,8 +133,15 @@ class AwsCollector(Collector):
         result = ParseResult()
         regions = frozenset(self.regions)
         hosts: dict[str, Host] = {}
+        if any(key.startswith("public/") for key in payloads):
+            hosts = aws_source.parse_public(self, payloads, observed_at, result)
+            result.interruption = aws_source.bands(self, payloads, observed_at)
+        result.notes.insert(0, aws_source.note(payloads))
         for key, page in _pages_of(payloads, "pricing"):
             for product in aws_terms.price_list(key, page):
+                if product is None:
+                    result.skipped_rows += 1
+                    continue
                 result.records.extend(self._product_records(product, regions, hosts, result))
         for key, page in _pages_of(payloads, "spot"):
             region = key.split("/")[1]
@@ -289,6 +322,8 @@ def _jsonable(value: Any) -> Any:
 
 def _pages_of(payloads: Payloads, kind: str) -> Iterator[tuple[str, Any]]:
     for key, page in payloads.items():
+        if key == "source" or key.startswith("public/"):  # see collectors.aws_source
+            continue
         if key.split("/")[0] not in ("pricing", "spot") or key.count("/") != 2:
             raise PayloadShapeError("aws", f"{key}: not a pricing/... or spot/... page")
         if key.startswith(kind + "/"):

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from pathlib import Path
 from typing import Any, ClassVar
 
 from collectors.common import PriceKind
@@ -98,6 +99,20 @@ class PriceRecord:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class InterruptionBand:
+    """How often a provider reclaimed spot capacity of a type last month (AWS Spot Advisor)."""
+
+    provider: str
+    region: str
+    instance_type: str
+    band: str  # as the provider labels it: "<5%", "5-10%", ">20%"
+    band_low: Decimal  # its bounds as fractions: "<5%" is 0 to 0.05, ">20%" 0.20 to 1
+    band_high: Decimal
+    savings_pct: int  # the saving over on-demand the provider shows, in percent
+    as_of: datetime
+
+
 @dataclass
 class ParseResult:
     """What `parse` found: the records, and what it could not place (for the run summary)."""
@@ -112,6 +127,11 @@ class ParseResult:
     # answer are not withdrawn, only unconfirmed (stale), so a malformed row never records a
     # withdrawal that did not happen (nor re-arms an alert that would then fire again).
     unreadable: set[str] = field(default_factory=set)
+    # Lines for the run summary on how the collection was made (AWS: which source answered).
+    notes: list[str] = field(default_factory=list)
+    # Spot interruption bands to store beside the prices; None: this collection has none, the
+    # stored ones stay as they are.
+    interruption: list[InterruptionBand] | None = None
 
 
 @dataclass(frozen=True)
@@ -131,6 +151,9 @@ class ProviderSettings:
     # changes between two collections are stored, not only the price in force at each.
     # None: the price in force now.
     history_window_s: int | None = None
+    # A folder the collector may keep what it saw between runs in (AWS: the GPU rows of each
+    # region's offer file and its version, so an unchanged file is not read again).
+    state_dir: Path | None = None
 
 
 class Collector(ABC):

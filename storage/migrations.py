@@ -162,6 +162,26 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             """,
         ],
     ),
+    (
+        6,
+        "spot interruption bands (AWS Spot Advisor)",
+        [
+            # Replaced per provider by each collection that brings them; no history: the
+            # Advisor publishes the trailing month's band, not a series.
+            """
+            CREATE TABLE interruption_bands (
+                provider VARCHAR NOT NULL,
+                region VARCHAR NOT NULL,
+                instance_type VARCHAR NOT NULL,
+                band VARCHAR NOT NULL,
+                band_low DECIMAL(6, 4) NOT NULL CHECK (band_low >= 0),
+                band_high DECIMAL(6, 4) NOT NULL CHECK (band_high <= 1 AND band_high >= band_low),
+                savings_pct INTEGER,
+                as_of TIMESTAMPTZ NOT NULL
+            )
+            """,
+        ],
+    ),
 ]
 
 _VERSIONS = [version for version, _, _ in MIGRATIONS]

@@ -16,12 +16,13 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from collectors.base import PriceRecord
+from collectors.base import InterruptionBand, PriceRecord
 from collectors.common import PayloadShapeError, StoreError
 from storage.connection import connect, scalar, transaction
 from storage.fx import FxRate, GpuFact, replace_gpu_facts, replace_rates
 from storage.merge import merge
 from storage.migrations import migrate
+from storage.writes.bands import replace_bands
 from storage.writes.validate import PriceLimits, Screened, screen
 
 DEFAULT_PATH = Path("prices.duckdb")
@@ -114,6 +115,7 @@ class Store:
         regions: Sequence[str] | None,
         interval_seconds: int | None = None,
         keep_open: Collection[str] = (),
+        interruption: Sequence[InterruptionBand] | None = None,
     ) -> RunResult:
         """Merge one provider's collection into the history: all of it lands, or none does.
 
@@ -125,6 +127,9 @@ class Store:
         Every record is validated first (`storage.writes.validate`): an invalid one is skipped,
         counted in the result and in `collection_runs`, and its offer kept open like an
         unreadable row's. A collection none of whose prices is valid stores nothing.
+
+        `interruption` (spot interruption bands) replaces the provider's stored bands in the
+        same transaction; None leaves them as they are.
         """
         screened = screen(records, self.limits, observed_at=observed_at)
         if records and not screened.records:
@@ -146,6 +151,8 @@ class Store:
                         replace_rates(con, self.fx_rates)
                     if self.gpu_facts is not None:
                         replace_gpu_facts(con, self.gpu_facts)
+                    if interruption is not None:
+                        replace_bands(con, provider, interruption)
                     con.execute(
                         "INSERT INTO runs VALUES (?, ?, ?, now(), 'ok', ?, ?, NULL, ?, ?)",
                         [

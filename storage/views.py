@@ -108,6 +108,14 @@ SELECT currency, as_of, CAST(usd_per_unit AS DOUBLE) AS usd_per_unit, source
 FROM fx_rates
 """
 
+# The Spot Advisor's interruption band per region and instance type (bounds as fractions).
+SPOT_INTERRUPTION = """
+SELECT provider, region, instance_type, band,
+       CAST(band_low AS DOUBLE) AS band_low, CAST(band_high AS DOUBLE) AS band_high,
+       savings_pct, as_of
+FROM interruption_bands
+"""
+
 ALERT_EVENTS = """
 SELECT rule, subject, fired_at, value, threshold, channel, status, detail,
        event_id, attempts, next_attempt_at, last_error, sent_at
@@ -122,6 +130,7 @@ VIEWS: tuple[tuple[str, str], ...] = (
     ("collection_runs", COLLECTION_RUNS),
     ("exchange_rates", EXCHANGE_RATES),
     ("alert_events", ALERT_EVENTS),
+    ("spot_interruption", SPOT_INTERRUPTION),
 )
 DIGEST = hashlib.sha256(repr(VIEWS).encode()).hexdigest()
 

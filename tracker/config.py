@@ -30,8 +30,8 @@ from collectors.common import (
 )
 from collectors.gpus import GPU_MODELS
 from storage.fx import RATE_PLACES, FxRate, GpuFact
-from tracker import store_settings
 from storage.writes.validate import PriceLimits, parse_limits
+from tracker import store_settings
 from tracker.daemon.export import ExportSettings, parse_export
 from tracker.daemon.settings import (
     DaemonSettings,
@@ -238,7 +238,7 @@ def _provider(name: str, info: ProviderInfo, raw: Mapping[str, Any]) -> Provider
     for key, kind in info.options.items():
         if key in raw:
             options[key] = _typed(raw[key], kind, prefix + key)
-            if key.endswith("_endpoint"):
+            if key.endswith(("_endpoint", "_url")):
                 _url(options[key], prefix + key)
     endpoint = raw.get("endpoint")
     if endpoint is not None:

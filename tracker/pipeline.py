@@ -12,8 +12,9 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 
 from collectors import collector_class
 from collectors.base import ParseResult, ProviderSettings
@@ -48,6 +49,8 @@ class Outcome:
     skipped_rows: int = 0
     # Prices the store's validation refused, by reason; none of them stored.
     invalid: dict[str, int] = field(default_factory=dict)
+    # What the collector says of how it collected (AWS: which source answered).
+    notes: list[str] = field(default_factory=list)
 
     def invalid_summary(self) -> str:
         """'3 prices skipped: 2 zero after rounding, 1 above the ceiling'; '' when none."""
@@ -98,8 +101,11 @@ def collect(
     # One DuckDB session at a time, even within this process.
     write_lock = write_lock or threading.Lock()
 
+    # Where a collector keeps what it saw between runs (AWS: the offer files' GPU rows).
+    state_dir = config.store_path.parent / f"{config.store_path.name}.state"
+
     def run(provider: ProviderConfig) -> Outcome:
-        return _collect_one(provider, env, reporter, store, write_lock, fetcher, now)
+        return _collect_one(provider, env, reporter, store, write_lock, fetcher, now, state_dir)
 
     if not providers:
         return []
@@ -117,13 +123,14 @@ def _collect_one(
     write_lock: threading.Lock,
     fetcher: Fetcher | None,
     now: datetime | None = None,
+    state_dir: Path | None = None,
 ) -> Outcome:
     outcome = Outcome(provider.name)
     started_at = now or datetime.now(UTC)
     clock = time.monotonic()
     reporter.started(provider.name)
     try:
-        fetched = _fetch(provider, env, reporter, outcome, started_at, fetcher)
+        fetched = _fetch(provider, env, reporter, outcome, started_at, fetcher, state_dir)
         _store(provider, fetched, store, write_lock, outcome, started_at)
     except (Abandoned, StoreDamaged):  # the daemon is stopping; or the store file is unusable
         raise  # (StoreDamaged: not a provider's failure, and no run can be recorded in it)
@@ -155,10 +162,12 @@ def _fetch(
     outcome: Outcome,
     started_at: datetime,
     fetcher: Fetcher | None,
+    state_dir: Path | None = None,
 ) -> Fetched:
     settings, missing = provider.settings(env)
     if missing:
         raise MissingCredentials(provider.name, " and ".join(missing))
+    settings = replace(settings, state_dir=state_dir)
     if fetcher is not None:
         return fetcher(provider.name, settings, started_at)
 
@@ -188,6 +197,9 @@ def _store(
     parsed, covered = fetched.parsed, fetched.covered
     outcome.unknown_instance_types = parsed.unknown_instance_types
     outcome.skipped_rows = parsed.skipped_rows
+    outcome.notes = list(parsed.notes)
+    for note in parsed.notes:
+        log.info("%s: %s", provider.name, note)
     if not parsed.records:
         _refuse_empty(provider.name, parsed, covered, store, write_lock)
     with write_lock:
@@ -199,6 +211,7 @@ def _store(
             regions=covered,
             keep_open=parsed.unreadable,
             interval_seconds=provider.interval_s,
+            interruption=parsed.interruption,
         )
     outcome.records, outcome.changed = result.records, result.changed
     outcome.invalid = dict(result.skipped)

@@ -338,6 +338,7 @@ def test_payloads_are_json_and_reparse_the_same(
     fetched: Payloads, result: ParseResult, observed_at: datetime
 ) -> None:
     assert list(fetched) == [
+        "source",  # which source answered, and why (the run summary says it)
         "pricing/p4d.24xlarge/page-1",
         "pricing/p4d.24xlarge/page-2",
         "pricing/g4dn.xlarge/page-1",
@@ -477,7 +478,7 @@ def test_server_error_is_retried(replay: Replay, tmp_path: Path) -> None:
     failing = pricing_answer(500, INTERNAL_ERROR, times=1)
     server = replay(recording(tmp_path, failing), DEMO)
     payloads = make(server.url, types=["p3.2xlarge"], regions=("us-west-2",)).fetch()
-    assert set(payloads) == {"pricing/p3.2xlarge/page-1", "spot/us-west-2/page-1"}
+    assert set(payloads) == {"source", "pricing/p3.2xlarge/page-1", "spot/us-west-2/page-1"}
 
 
 def test_page_that_keeps_failing_names_call_and_page(replay: Replay, tmp_path: Path) -> None:
@@ -534,7 +535,7 @@ def _no_aws_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None
 
 def test_missing_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _no_aws_environment(monkeypatch, tmp_path)
-    collector = AwsCollector(ProviderSettings())
+    collector = AwsCollector(ProviderSettings(options={"source": "api"}))
     with pytest.raises(MissingCredentials) as err:
         collector.check_credentials()
     assert err.value.variable == "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"

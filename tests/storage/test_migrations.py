@@ -17,7 +17,8 @@ from tests.storage import old_schema
 
 NOW = datetime.now(UTC).replace(microsecond=0)  # `latest_prices.stale` reads the real clock
 H = timedelta(hours=1)
-PUBLIC = ("alert_events", "collection_runs", "exchange_rates", "latest_prices", "prices")
+OLD_PUBLIC = ("alert_events", "collection_runs", "exchange_rates", "latest_prices", "prices")
+PUBLIC = (*OLD_PUBLIC, "spot_interruption")
 _KEY = "{}|us-east-1||{}|on_demand||||{}"
 
 
@@ -98,11 +99,11 @@ def test_a_store_of_the_last_release_keeps_its_view_columns_and_values(tmp_path:
         fill(con)
         before = snapshot(con)
         # Only the tables of later migrations (run_skips, gpu_facts) and the views are new.
-        assert migrations.migrate(con) == [4, 5]
+        assert migrations.migrate(con) == [4, 5, 6]
         con.execute("INSERT INTO gpu_facts VALUES ('H100', 989.4)")
         after = snapshot(con)
         assert views.stored_digest(con) == views.DIGEST
-    assert tuple(before) == PUBLIC
+    assert tuple(before) == OLD_PUBLIC
     names = {name: [c[0] for c in columns] for name, (columns, _) in before.items()}
     assert {name: kept(after[name], names[name]) for name in before} == {
         name: kept(view, names[name]) for name, view in before.items()

@@ -123,7 +123,7 @@ def summary(outcomes: list[Outcome]) -> Table:
 
 
 def _notes(o: Outcome) -> str:
-    notes = []
+    notes = list(o.notes)
     if o.error:
         notes.append(o.error)
     if o.unknown_instance_types:

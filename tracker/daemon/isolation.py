@@ -164,9 +164,10 @@ def _answer(name: str, output: bytes, returncode: int) -> Fetched:
         reason = f"killed by signal {-returncode}" if returncode < 0 else f"exit code {returncode}"
         raise CollectorError(name, f"the collector process died ({reason})") from None
     if kind == "ok":
-        rows, unknown, skipped, sold_out, unreadable, covered = rest
+        rows, unknown, skipped, sold_out, unreadable, covered, notes, bands = rest
         records = [PriceRecord(*row) for row in rows]
-        return Fetched(ParseResult(records, unknown, skipped, sold_out, unreadable), covered)
+        parsed = ParseResult(records, unknown, skipped, sold_out, unreadable, notes, bands)
+        return Fetched(parsed, covered)
     if kind == "skipped":
         raise _ChildSkipped(name, rest[0])
     raise _ChildFailed(name, rest[0])
@@ -210,7 +211,8 @@ def _collect(
         return ("failed", redact(f"{name}: {type(exc).__name__}: {exc}"))
     rows = [tuple(getattr(r, f) for f in wanted) for r in parsed.records]
     extra = (parsed.unknown_instance_types, parsed.skipped_rows, parsed.sold_out)
-    return ("ok", rows, *extra, parsed.unreadable, collector.regions or None)
+    bands = parsed.interruption  # a few hundred small frozen dataclasses at most
+    return ("ok", rows, *extra, parsed.unreadable, collector.regions or None, parsed.notes, bands)
 
 
 def _die_with_parent() -> None:

@@ -1,0 +1,117 @@
+"""Which AWS source a collection uses, and the records of the public one.
+
+`[providers.aws] source`: "api" (the Price List and EC2 APIs, signed), "public" (the offer
+files, the spot feed and the Spot Advisor, no account) or "auto" (the default): the APIs when
+credentials are found (or an API endpoint is configured), else the public files. Credentials
+are looked for as every AWS tool does, through boto3's own chain (explicit keys, the
+environment, profiles, SSO, container and instance roles); off AWS, the last link (the
+instance metadata service) costs up to about a second, so a fixed `source` skips the look.
+
+The public records are made by the API path's own helpers (`AwsCollector._product_records`,
+`_place`, `_usable`): the offer file's rows are regrouped into Price List products first, so the
+filters and the reserved-price formula are the API path's, record for record.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from collectors import aws_feeds, aws_terms, gpus
+from collectors.base import InterruptionBand, ParseResult, Payloads, PriceRecord
+from collectors.common import PayloadShapeError
+from collectors.kit import Host
+
+if TYPE_CHECKING:
+    from collectors.aws import AwsCollector
+
+SOURCES = ("auto", "api", "public")
+
+
+def resolve(collector: AwsCollector) -> tuple[str, str]:
+    """("api" | "public", why) for this collection."""
+    chosen = str(collector.settings.options.get("source") or "auto")
+    if chosen != "auto":
+        return chosen, f'source = "{chosen}"'
+    settings = collector.settings
+    if settings.endpoint or settings.options.get("pricing_endpoint"):
+        return "api", "an API endpoint is configured"  # a mirror of the APIs: the APIs it is
+    creds = settings.credentials
+    if "aws_access_key_id" in creds and "aws_secret_access_key" in creds:
+        return "api", "AWS credentials found"
+    import boto3  # the chain: environment, profiles, SSO, container and instance roles
+
+    if boto3.session.Session().get_credentials() is not None:
+        return "api", "AWS credentials found"
+    return "public", "no AWS credentials found"
+
+
+def note(payloads: Payloads) -> str:
+    """The run summary's line on the source, from what `fetch` recorded of its choice."""
+    chosen = payloads.get("source")
+    chosen = chosen if isinstance(chosen, dict) else {}
+    public = chosen.get("source") == "public" or "public/spot" in payloads
+    what = "the public price files" if public else "the Price List and EC2 APIs"
+    why = chosen.get("why")
+    return f"prices from {what}" + (f" ({why})" if isinstance(why, str) else "")
+
+
+def parse_public(
+    collector: AwsCollector, payloads: Payloads, observed_at: datetime, result: ParseResult
+) -> dict[str, Host]:
+    """On-demand and reserved records of the offer files, spot records of the feed, into
+    `result`; the host sizes read, for the spot records."""
+    regions = frozenset(collector.regions)
+    configured = set(collector.settings.options.get("instance_types") or ())
+    hosts: dict[str, Host] = {}
+    unchanged = []
+    for key, kept in payloads.items():
+        if not key.startswith("public/offers/"):
+            continue
+        if not isinstance(kept, dict) or not isinstance(kept.get("rows"), list):
+            raise PayloadShapeError("aws", f"{key}: not the kept rows of an offer file")
+        if kept.get("reused"):
+            unchanged.append(key.rsplit("/", 1)[1])
+        for product in aws_feeds.products(kept.get("columns") or [], kept["rows"]):
+            attrs = product["product"]["attributes"]
+            if configured and attrs.get("instanceType") not in configured:
+                continue  # the API path asks only for these
+            records = collector._product_records(product, regions, hosts, result)
+            result.records.extend(records)
+    if unchanged:
+        result.notes.append(f"offer files unchanged since the last run: {', '.join(unchanged)}")
+    if "public/spot" in payloads:
+        result.records.extend(_spot_records(collector, payloads["public/spot"], hosts, result))
+    return hosts
+
+
+def _spot_records(
+    collector: AwsCollector, feed: Any, hosts: dict[str, Host], result: ParseResult
+) -> list[PriceRecord]:
+    regions = frozenset(collector.regions)
+    wanted = set(collector.instance_types)
+    records = []
+    for region, instance_type, offer in aws_feeds.spot_prices(feed):
+        if region not in regions or instance_type not in wanted:
+            continue
+        host = hosts.get(instance_type, (None, None))
+        # One price per region: zone NULL, dated by the collection (the feed has no time).
+        place = collector._place(instance_type, region, None, host, result)
+        if place is not None and collector._usable(offer, place, result):
+            records.append(aws_terms.record(place, offer))
+    return records
+
+
+def bands(
+    collector: AwsCollector, payloads: Payloads, observed_at: datetime
+) -> list[InterruptionBand] | None:
+    """The Advisor's bands of the asked regions and tracked types; None when not asked."""
+    answer = payloads.get("public/advisor")
+    if answer is None:
+        return None
+    published = answer.get("last_modified") if isinstance(answer, dict) else None
+    as_of = datetime.fromisoformat(published) if isinstance(published, str) else observed_at
+    data = answer.get("data") if isinstance(answer, dict) else None
+    wanted = set(collector.instance_types) | set(gpus.instance_types("aws"))
+    found = aws_feeds.advisor_bands(data, frozenset(collector.regions), as_of)
+    return [band for band in found if band.instance_type in wanted]

@@ -1,0 +1,284 @@
+"""AWS without an account: the offer files, the spot feed and the Spot Advisor through a loopback
+server, against the API path on the same products.
+
+The CSV offer files under tests/fixtures/aws/public/ were written from the very products of
+the API recording (tracker/demo_data/aws/pricing-*.json), plus two rows only the CSV has (a
+Dedicated g4dn and a CPU type): the two sources must give identical on-demand and reserved
+records. Expected money is worked out by hand from the files' own strings.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
+from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tracker
+from collectors.aws import AwsCollector
+from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.common import PayloadShapeError
+from storage.connection import connect
+from storage.store import Store
+
+PUBLIC = Path(__file__).parents[1] / "fixtures" / "aws" / "public"
+DEMO = Path(tracker.__file__).parent / "demo_data" / "aws"
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+REGIONS = ("us-east-1", "us-west-2", "eu-west-1")
+INDEX = "/offers/v1.0/aws/AmazonEC2/current/region_index.json"
+VERSION = "/offers/v1.0/aws/AmazonEC2/20261125183542"
+
+
+class Files(ThreadingHTTPServer):
+    """Serves the fixture files by path, with an ETag, answering If-None-Match with 304; keeps
+    every request's path and conditional headers."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.files: dict[str, bytes] = {INDEX: (PUBLIC / "region_index.json").read_bytes()}
+        for region in REGIONS:
+            self.files[f"{VERSION}/{region}/index.csv"] = (PUBLIC / f"{region}.csv").read_bytes()
+        self.files["/spot.js"] = (PUBLIC / "spot.js").read_bytes()
+        self.files["/spot-advisor-data.json"] = (PUBLIC / "spot-advisor-data.json").read_bytes()
+        self.requests: list[tuple[str, str | None]] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: Files
+
+    def do_GET(self) -> None:
+        self.server.requests.append((self.path, self.headers.get("If-None-Match")))
+        body = self.server.files.get(self.path)
+        if body is None:
+            self.send_error(404)
+            return
+        etag = f'"{len(body)}-{hash(body) & 0xFFFF}"'
+        if self.headers.get("If-None-Match") == etag:
+            self.send_response(304)
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("ETag", etag)
+        self.send_header("Last-Modified", "Wed, 25 Nov 2026 18:35:42 GMT")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def files() -> Iterator[Files]:
+    server = Files()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def public(files: Files, state: Path | None, **options: Any) -> AwsCollector:
+    settings = ProviderSettings(
+        regions=REGIONS,
+        options={
+            "source": "public",
+            "offers_endpoint": files.url,
+            "spot_feed_url": files.url + "/spot.js",
+            "spot_advisor_url": files.url + "/spot-advisor-data.json",
+            **options,
+        },
+        max_retries=0,
+        timeout=5,
+        state_dir=state,
+    )
+    return AwsCollector(settings)
+
+
+def api_parse() -> ParseResult:
+    """The API path's records of the recording's current products (its parse is pure)."""
+    payloads = {
+        f"pricing/{path.stem.removeprefix('pricing-')}/page-1": json.loads(path.read_text())
+        for path in sorted(DEMO.glob("pricing-*.json"))
+    }
+    settings = ProviderSettings(regions=REGIONS, options={"source": "api"})
+    return AwsCollector(settings).parse(payloads, observed_at=NOW)
+
+
+def listed(records: list[PriceRecord], *kinds: str) -> list[PriceRecord]:
+    return sorted((r for r in records if r.price_kind in kinds), key=lambda r: repr(r.key()))
+
+
+def test_public_files_give_the_api_records_exactly(files: Files, tmp_path: Path) -> None:
+    result = public(files, tmp_path).parse(public(files, tmp_path).fetch(), observed_at=NOW)
+    api = listed(api_parse().records, "on_demand", "reserved")
+    assert len(api) == 35
+    assert listed(result.records, "on_demand", "reserved") == api
+    # The traps only the CSV has: the Dedicated g4dn and the CPU row never become records.
+    assert not [r for r in result.records if r.price_per_hour in (Decimal("0.5786"),)]
+    assert "m5.large" not in {r.instance_type for r in result.records}
+
+
+def test_reserved_effective_hourly_by_hand(files: Files, tmp_path: Path) -> None:
+    result = public(files, tmp_path).parse(public(files, tmp_path).fetch(), observed_at=NOW)
+    (partial,) = [
+        r
+        for r in result.records
+        if (r.instance_type, r.region, r.term_months, r.payment_option, r.offering_class)
+        == ("g4dn.xlarge", "us-east-1", 12, "partial_upfront", "standard")
+    ]
+    # 0.158 + 1382 / 8760 = 0.315763 (to six places), the recording's own strings.
+    assert partial.price_per_hour == Decimal("0.315763")
+    assert partial.upfront_total == Decimal("1382.000000")
+
+
+def test_spot_feed_one_price_per_region_zone_null(files: Files, tmp_path: Path) -> None:
+    result = public(files, tmp_path).parse(public(files, tmp_path).fetch(), observed_at=NOW)
+    spot = {(r.region, r.instance_type): r for r in result.records if r.price_kind == "spot"}
+    # "us-east" and "eu-ireland" are the feed's own names for us-east-1 and eu-west-1; p5 is
+    # "N/A*" (not sold as spot there); ap-east-1 was not asked; m5.large is no GPU type.
+    assert sorted(spot) == [
+        ("eu-west-1", "g4dn.xlarge"),
+        ("eu-west-1", "g6.xlarge"),
+        ("eu-west-1", "p4d.24xlarge"),
+        ("us-east-1", "g4dn.xlarge"),
+        ("us-east-1", "g5.xlarge"),
+        ("us-east-1", "p3.2xlarge"),
+        ("us-east-1", "p4d.24xlarge"),
+        ("us-west-2", "g4dn.xlarge"),
+        ("us-west-2", "p4d.24xlarge"),
+    ]
+    p4d = spot[("us-east-1", "p4d.24xlarge")]
+    assert (p4d.zone, p4d.effective_at, p4d.price_per_hour, p4d.currency) == (
+        None,
+        None,  # dated by the collection
+        Decimal("8.046800"),
+        "USD",
+    )
+    assert p4d.vcpus == 96  # the host size the offer file gave
+
+
+def test_advisor_bands(files: Files, tmp_path: Path) -> None:
+    result = public(files, tmp_path).parse(public(files, tmp_path).fetch(), observed_at=NOW)
+    assert result.interruption is not None
+    bands = {(b.region, b.instance_type): b for b in result.interruption}
+    # p3.2xlarge's band index 7 is not among the ranges: left out; Windows and m5.large too.
+    assert sorted(bands) == [
+        ("eu-west-1", "g4dn.xlarge"),
+        ("eu-west-1", "g6.xlarge"),
+        ("us-east-1", "g4dn.xlarge"),
+        ("us-east-1", "g5.xlarge"),
+        ("us-east-1", "p4d.24xlarge"),
+        ("us-west-2", "g4dn.xlarge"),
+        ("us-west-2", "p4d.24xlarge"),
+    ]
+    p4d = bands[("us-east-1", "p4d.24xlarge")]
+    assert (p4d.band, p4d.band_low, p4d.band_high, p4d.savings_pct) == (
+        ">20%",
+        Decimal("0.2"),
+        Decimal("1"),
+        63,
+    )
+    g4 = bands[("us-east-1", "g4dn.xlarge")]
+    assert (g4.band, g4.band_low, g4.band_high) == ("5-10%", Decimal("0.05"), Decimal("0.1"))
+    assert p4d.as_of == datetime(2026, 11, 25, 18, 35, 42, tzinfo=UTC)  # Last-Modified
+
+
+def test_an_unchanged_region_file_is_not_read_again(files: Files, tmp_path: Path) -> None:
+    first = public(files, tmp_path).fetch()
+    csvs = [p for p, _ in files.requests if p.endswith(".csv")]
+    assert len(csvs) == 3
+    files.requests.clear()
+    again = public(files, tmp_path)
+    result = again.parse(again.fetch(), observed_at=NOW)
+    assert [p for p, _ in files.requests if p.endswith(".csv")] == []  # the same versioned URL
+    assert "offer files unchanged since the last run: us-east-1, us-west-2, eu-west-1" in (
+        result.notes
+    )
+    before = public(files, tmp_path).parse(first, observed_at=NOW)
+    assert result.records == before.records
+    # A new version in the index: asked with the ETag seen; 304 keeps the rows already kept.
+    index = json.loads(files.files[INDEX])
+    for region in REGIONS:
+        old = index["regions"][region]["currentVersionUrl"]
+        index["regions"][region]["currentVersionUrl"] = old.replace("20261125", "20261126")
+        files.files[old.replace("20261125", "20261126").removesuffix("json") + "csv"] = files.files[
+            old.removesuffix("json") + "csv"
+        ]
+    files.files[INDEX] = json.dumps(index).encode()
+    files.requests.clear()
+    third = public(files, tmp_path)
+    result = third.parse(third.fetch(), observed_at=NOW)
+    conditional = [(p, tag) for p, tag in files.requests if p.endswith(".csv")]
+    assert len(conditional) == 3 and all(tag for _, tag in conditional)
+    assert result.records == before.records
+
+
+def test_a_file_cut_before_its_header_fails_loudly(files: Files, tmp_path: Path) -> None:
+    files.files[f"{VERSION}/us-east-1/index.csv"] = b'"FormatVersion","v1.0"\n'
+    with pytest.raises(PayloadShapeError, match="us-east-1 offer file: ends before its header"):
+        public(files, tmp_path).fetch()
+
+
+def test_auto_without_credentials_uses_the_public_files(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, files: Files
+) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    collector = public(files, tmp_path, source="auto")
+    collector.check_credentials()  # nothing to find, nothing missing
+    result = collector.parse(collector.fetch(), observed_at=NOW)
+    assert result.notes[0] == "prices from the public price files (no AWS credentials found)"
+    keyed = ProviderSettings(credentials={"aws_access_key_id": "a", "aws_secret_access_key": "b"})
+    assert AwsCollector(keyed).source == ("api", "AWS credentials found")
+
+
+def test_public_and_api_spot_series_stay_apart_in_the_store(files: Files, tmp_path: Path) -> None:
+    """The API's per-zone spot series and the feed's per-region one have different offer keys
+    (a zone against NULL): one source's price never becomes a change of the other's series."""
+    store = Store(tmp_path / "prices.duckdb")
+    collector = public(files, tmp_path)
+    result = collector.parse(collector.fetch(), observed_at=NOW)
+    feed_p4d = [
+        r
+        for r in result.records
+        if (r.price_kind, r.region, r.instance_type) == ("spot", "us-east-1", "p4d.24xlarge")
+    ]
+    zoned = replace(feed_p4d[0], zone="use1-az6", price_per_hour=Decimal("7.5"))
+    earlier = NOW.replace(hour=10)
+    store.write_run("aws", [zoned], started_at=earlier, observed_at=earlier, regions=REGIONS)
+    store.write_run(
+        "aws",
+        result.records,
+        started_at=NOW,
+        observed_at=NOW,
+        regions=REGIONS,
+        interruption=result.interruption,
+    )
+    with connect(tmp_path / "prices.duckdb", read_only=True) as con:
+        series = con.execute(
+            "SELECT zone, price_per_hour, valid_from FROM prices WHERE price_kind = 'spot'"
+            " AND region = 'us-east-1' AND instance_type = 'p4d.24xlarge' ORDER BY zone"
+        ).fetchall()
+        bands = con.execute(
+            "SELECT band, band_low, band_high, savings_pct FROM spot_interruption"
+            " WHERE region = 'us-west-2' AND instance_type = 'p4d.24xlarge'"
+        ).fetchall()
+    # Each series keeps its own price from its own start: two intervals, not one changed.
+    assert [(z, p) for z, p, _ in series] == [("use1-az6", 7.5), (None, 8.0468)]
+    assert series[0][2] == earlier and series[1][2] == NOW
+    assert bands == [("15-20%", 0.15, 0.2, 64)]

@@ -19,9 +19,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from alerts import digest_compute
 from alerts.message import amount
 from alerts.notify import AlertEvent
+from alerts.review import compute as compute_words
 from collectors.common import kind_label
 from storage.review import LOCK_WAIT_S, record_once
 
@@ -125,8 +125,8 @@ def model_table(model: dict[str, Any]) -> list[str]:
 
 
 def compute_rows(facts: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
-    """Per GPU model its PFLOP-per-dollar and 3-year-cost rows (`alerts.digest_compute`)."""
-    return [row for m in facts["models"] for row in digest_compute.rows(m, offer_words)]
+    """Per GPU model its PFLOP-per-dollar and 3-year-cost rows (`alerts.review.compute`)."""
+    return [row for m in facts["models"] for row in compute_words.rows(m, offer_words)]
 
 
 def compute_block(facts: dict[str, Any]) -> list[str]:
@@ -134,7 +134,7 @@ def compute_block(facts: dict[str, Any]) -> list[str]:
     lines = compute_rows(facts)
     if not lines:
         return []
-    return [*digest_compute.intro(facts), "", *table(digest_compute.TITLE, "change", lines)]
+    return [*compute_words.intro(facts), "", *table(compute_words.TITLE, "change", lines)]
 
 
 def table(title: str, move: str, lines: list[tuple[str, str, str, str, str, str]]) -> list[str]:

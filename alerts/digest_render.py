@@ -11,8 +11,8 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from alerts import digest_compute
 from alerts.digest import alert_lines, compute_rows, intro, model_table, rows, table, title
+from alerts.review import compute as compute_words
 
 MAX_BLOCKS = 50
 MAX_TEXT = 3000
@@ -35,8 +35,8 @@ def slack_message(facts: dict[str, Any]) -> dict[str, Any]:
     if not models:
         blocks.append(_section("No prices to show, now or then."))
     if compute:
-        words = "\n".join(_escape(line) for line in digest_compute.intro(facts))
-        code = "\n".join(table(digest_compute.TITLE, "change", compute))
+        words = "\n".join(_escape(line) for line in compute_words.intro(facts))
+        code = "\n".join(table(compute_words.TITLE, "change", compute))
         blocks.append(_section(words, code=code))
     blocks.append(_section("\n".join(_escape(line) for line in alert_lines(facts))))
     footer = f"gpu-tracker review, against {facts['since']} ago"
@@ -56,7 +56,7 @@ def html_body(facts: dict[str, Any], pictures: Sequence[tuple[str, str]] = ()) -
         parts.append(_html_table(["", "then", "now", "move", "cheapest now", "cheapest then"],
                                  rows(model)))  # fmt: skip
     if lines := compute_rows(facts):
-        words = digest_compute.intro(facts)
+        words = compute_words.intro(facts)
         parts.append(f"<h3>{html.escape(words[0])}</h3>")
         parts.extend(f"<p>{html.escape(line)}</p>" for line in words[1:])
         parts.append(_html_table(["", "then", "now", "change", "best now", "best then"], lines))

@@ -23,7 +23,7 @@ cheapest offer is also looked up, by its offer key, on the other side (`now_offe
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,8 @@ import duckdb
 from collectors.common import StoreError
 from storage.connection import connect, scalar, transaction
 from storage.migrations import migrate
+from storage.reads import review_tco
+from storage.reads.tco import Need
 
 LOCK_WAIT_S = 30.0  # as long as an alerts run waits: the daemon's collections hold the file
 
@@ -61,14 +63,19 @@ intervals AS (
       AND epoch($then) - epoch(p.last_seen) <= 2 * coalesce(i.interval_seconds, 3600)
 )"""
 
-_SIDES = f"""
+
+def _sides(columns: str) -> str:
+    return f"""
 WITH {_INTERVALS}, sides AS (
-    SELECT 'now' AS side, {_COLUMNS} FROM latest_prices
+    SELECT 'now' AS side, {columns} FROM latest_prices
     WHERE NOT stale AND coalesce(available, true)
     UNION ALL
-    SELECT 'then' AS side, {_COLUMNS} FROM at_then WHERE coalesce(available, true)
+    SELECT 'then' AS side, {columns} FROM at_then WHERE coalesce(available, true)
 )
 """
+
+
+_SIDES = _sides(_COLUMNS)
 
 # Equal prices resolve in a fixed order, so one store always gives the same review.
 _TIES = """provider, region, zone NULLS FIRST, instance_type, term_months, payment_option,
@@ -116,6 +123,28 @@ SELECT side, {_COLUMNS}, on_demand_price, discount_pct FROM paired
 QUALIFY row_number() OVER (
     PARTITION BY side, gpu_model ORDER BY discount_pct DESC, {_TIES}, currency) = 1
 ORDER BY gpu_model, side
+"""
+)
+
+# Per GPU model and side the offer whose price buys the most dense FP16 compute (PFLOP per USD,
+# the views' `pflop_per_usd`), and, like _CHEAPEST, each one as it stood on the other side;
+# offers without a rate or a known TFLOPS figure cannot rank.
+_PFLOP_PRICE = (*_PRICE, "gpu_count", "gpu_tflops_fp16", "price_per_hour_usd", "pflop_per_usd")
+_PFLOP_COLUMNS = ", ".join(("gpu_model", *_PFLOP_PRICE))
+_PFLOP = (
+    _sides(_PFLOP_COLUMNS)
+    + f""", best AS (
+    SELECT * FROM sides WHERE pflop_per_usd IS NOT NULL
+    QUALIFY row_number() OVER (
+        PARTITION BY side, gpu_model
+        ORDER BY pflop_per_usd DESC, price_kind, {_TIES}, currency) = 1
+)
+SELECT side AS role, {_PFLOP_COLUMNS} FROM best
+UNION ALL
+SELECT c.side || '_offer_' || o.side AS role, c.gpu_model,
+       {", ".join(f"o.{c}" for c in _PFLOP_PRICE)}
+FROM best c JOIN sides o ON o.side <> c.side AND {_SAME_OFFER}
+ORDER BY gpu_model, role
 """
 )
 
@@ -174,26 +203,33 @@ class ReviewRows:
 
     cheapest: list[dict[str, Any]]  # role, then the _COLUMNS
     discounts: list[dict[str, Any]]  # side, the _COLUMNS, on_demand_price, discount_pct
+    pflop: list[dict[str, Any]]  # role (as in cheapest), the _PFLOP_COLUMNS
     unrated: list[tuple[str, str, int]]  # side, currency, offers left out
     history_from: datetime | None  # the earliest price in the store
     priced_at_then: int  # prices in force and confirmed at `then`
     alerts: list[tuple[Any, ...]]  # see alerts_fired
+    strategies: list[dict[str, Any]] = field(default_factory=list)  # review_tco.strategies
 
 
 def read(
     path: Path | str, now: datetime, then: datetime, *, review_rule: str,
-    wait_s: float = LOCK_WAIT_S,
+    need: Need | None = None, wait_s: float = LOCK_WAIT_S,
 ) -> ReviewRows:  # fmt: skip
-    """Everything a review of (then, now] needs, read from the store at `path` read-only."""
+    """Everything a review of (then, now] needs, read from the store at `path` read-only; with
+    `need`, each GPU model's cheapest strategies for it (its `gpu` taken as each model)."""
     with connect(path, read_only=True, wait_s=wait_s) as con:
         try:
+            found = cheapest(con, then)
+            models = sorted({str(r["gpu_model"]) for r in found if r["gpu_model"] is not None})
             return ReviewRows(
-                cheapest=cheapest(con, then),
+                cheapest=found,
                 discounts=discounts(con, then),
+                pflop=best_pflop(con, then),
                 unrated=unrated(con, then),
                 history_from=scalar(con, _HISTORY_FROM),
                 priced_at_then=int(scalar(con, _PRICED_AT_THEN, {"then": then})),
                 alerts=alerts_fired(con, now, then, review_rule),
+                strategies=[] if need is None else review_tco.strategies(con, models, need, then),
             )
         except duckdb.Error as exc:
             raise StoreError(f"review: could not read the store {path}: {exc}") from exc
@@ -207,6 +243,12 @@ def cheapest(con: Any, then: datetime) -> list[dict[str, Any]]:
 def discounts(con: Any, then: datetime) -> list[dict[str, Any]]:
     """Per GPU model, the reserved offer with the best discount on each side."""
     return _dicts(con.execute(_DISCOUNTS, {"then": then}))
+
+
+def best_pflop(con: Any, then: datetime) -> list[dict[str, Any]]:
+    """Per GPU model, the offer with the most PFLOP per USD on each side, and each as it stood
+    on the other side (roles as in `cheapest`)."""
+    return _dicts(con.execute(_PFLOP, {"then": then}))
 
 
 def unrated(con: Any, then: datetime) -> list[tuple[str, str, int]]:

@@ -1,10 +1,11 @@
 """The review's lines on what compute costs: per GPU model the best PFLOP per dollar and the
-cheapest 3-year strategy for the review's GPU need, then and now, as rows of the model's table
-(label, then, now, change, which offer now, which then) and the intro line that explains them.
+cheapest 3-year strategy for the review's GPU need, then and now, as rows of one table (label,
+then, now, change, which offer now, which then) and the intro lines that explain them.
 
-Both compare the market, not one offer: the best now against the best then, whichever offers
-they are. Reviews recorded before these figures existed have none of their keys: nothing is
-shown for them.
+Like the price tables, they compare like with like: a change is one offer's figure then against
+its own figure now; where the best then and now are two offers, the change column says so and
+each one's own figure on the other side is named. Reviews recorded before these figures existed
+have none of their keys: nothing is shown for them.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def rows(model: dict[str, Any], describe: Describe) -> list[tuple[str, str, str,
     lines = []
     name = model["gpu_model"]
     if pflop := model.get("pflop"):
-        words = [_pflop_words(pflop[side], describe) for side in ("now", "then")]
+        words = [_pflop_words(pflop[side], side, describe) for side in ("now", "then")]
         lines.append((f"{name} {PFLOP_LABEL}", _pflop(pflop["then"]), _pflop(pflop["now"]),
                       _change(pflop), *_where(pflop, words, _pflop)))  # fmt: skip
     if tco := model.get("tco"):
@@ -67,10 +68,10 @@ def strategy(row: dict[str, Any]) -> str:
     return f"reserved {term // 12}y" if term % 12 == 0 else f"reserved {term}mo"
 
 
-def _pflop_words(best: dict[str, Any] | None, describe: Describe) -> str:
+def _pflop_words(best: dict[str, Any] | None, side: str, describe: Describe) -> str:
     """`spot, tencent ap-guangzhou ... GT4.41XLARGE948: 8x 312 TFLOPS for 7.777778 USD/h`."""
     if best is None:
-        return "no priced offer with a known FP16 figure"
+        return f"no offer of this GPU with a USD price and an FP16 figure {side}"
     offer = describe({**best, "price": best["price_per_gpu_hour"]})  # its own currency's price
     words = f"{kind_label(best['price_kind'])}, {offer}"
     gpus, tflops = number(best["gpu_count"]), number(best["gpu_tflops_fp16"])
@@ -78,7 +79,7 @@ def _pflop_words(best: dict[str, Any] | None, describe: Describe) -> str:
 
 
 def _tco_words(best: dict[str, Any] | None, side: str, describe: Describe) -> str:
-    """`reserved 3y, aws us-east-1 p4d.24xlarge, 3y all-upfront standard: 1 instance, 1.019882
+    """`reserved, aws us-east-1 p4d.24xlarge, 3y all-upfront standard: 1 instance, 1.019882
     USD/GPU-h`, or why there is none."""
     if best is None:
         return f"no offer of this GPU to price {side}"
@@ -87,7 +88,9 @@ def _tco_words(best: dict[str, Any] | None, side: str, describe: Describe) -> st
         words += f" (priced in {best['currency']}, converted)"
     count = int(best["instances"])
     instances = f"{count} instance{'s' if count != 1 else ''}"
-    return f"{strategy(best)}, {words}: {instances}, {amount(best['usd_per_gpu_hour'])} USD/GPU-h"
+    # The offer's words name a reserved term already: the kind alone says the strategy.
+    usd = amount(best["usd_per_gpu_hour"])
+    return f"{kind_label(best['price_kind'])}, {words}: {instances}, {usd} USD/GPU-h"
 
 
 def _change(compared: dict[str, Any]) -> str:

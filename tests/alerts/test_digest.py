@@ -51,8 +51,9 @@ def test_many_models_stay_within_slacks_block_limit(many_models: dict[str, Any])
     message = slack_message(many_models)
     blocks = message["blocks"]
     assert len(blocks) == MAX_BLOCKS
-    # header + intro + 46 models + alerts + footer; the other 14 are counted in the footer
-    assert blocks[-1]["elements"][0]["text"].endswith("; +14 more GPU models: `gpu-tracker review`")
+    # header + intro + 45 models + what compute costs + alerts + footer; the other 15 are
+    # counted in the footer
+    assert blocks[-1]["elements"][0]["text"].endswith("; +15 more GPU models: `gpu-tracker review`")
     assert blocks[2]["text"]["text"].startswith("*GPU00*\n```GPU00")
     assert "\non-demand     —  1.00      —\n" in blocks[2]["text"]["text"]
 

@@ -23,6 +23,8 @@ No Upfront 13.921094 effective. Everything else is invented:
 | tencent GT4.41XLARGE948 (8x A100) spot | 64.00 CNY  | same    | 56.00 CNY                 |
 
 With `fx`, CNY is 7.2 per USD: 64.00 / 8 / 7.2 = 1.111111 and 56.00 / 8 / 7.2 = 0.972222 USD.
+The store holds the GPU table's FP16 TFLOPS, as the tracker's writes keep it (A100 312, H100
+989.4, L4 121, V100 125), for the PFLOP-per-dollar figures.
 
 Alerts: `spot-under-2` (A100 spot <= 2.00 USD, console) fires right after the first collection
 (before the review's six months); `cheap-a100-spot` (<= 1.10 USD, console and slack) fires for
@@ -44,7 +46,9 @@ from pathlib import Path
 from alerts.console import ConsoleNotifier
 from alerts.notify import Unavailable
 from collectors.base import PriceRecord
-from storage.fx import FxRate
+from collectors.gpus import GPU_MODELS
+from storage.connection import connect, transaction
+from storage.fx import FxRate, GpuFact, replace_gpu_facts
 from storage.store import Store
 from tests.alerts.support import Bench, offer, rules
 from tracker.daemon.settings import Since
@@ -52,6 +56,7 @@ from tracker.review.build import look_back
 
 NOW = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 MIN = timedelta(minutes=1)
+GPU_FACTS = tuple(GpuFact(m.name, m.fp16_tflops) for m in GPU_MODELS.values())
 CNY = FxRate.per_usd("CNY", datetime(2026, 1, 1).date(), Decimal("7.2"), "test")
 SPOT_UNDER_2 = {"name": "spot-under-2", "kind": "spot_price_below", "threshold": 2.0,
                 "currency": "USD", "gpu_model": "A100", "channels": ["console"]}  # fmt: skip
@@ -156,6 +161,8 @@ def _build(path: Path, now: datetime, *, fx: bool) -> Bench:
     _alerts(bench, new - 40 * MIN)
     bench.collect(_tencent("56.00"), new - 20 * MIN, provider="tencent", regions=None)
     _alerts(bench, new - 10 * MIN)
+    with connect(path, read_only=False) as con, transaction(con):
+        replace_gpu_facts(con, GPU_FACTS)  # what every collection of the tracker writes
     return bench
 
 

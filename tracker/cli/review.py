@@ -82,6 +82,7 @@ def print_table(out: Console, facts: dict[str, Any]) -> None:
         table.add_section()
     table.caption = escape("USD per GPU-hour; * converted from its own currency at the [fx] rate")
     out.print(table)
+    _print_compute(out, facts)
     lines = digest.alert_lines(facts)
     if not facts["alerts"]:
         out.print(lines[0], markup=False, highlight=False)
@@ -94,6 +95,25 @@ def print_table(out: Console, facts: dict[str, Any]) -> None:
                        escape(digest.channel_words(a).removeprefix("to ")),
                        digest.minute(a["last_fired_at"]), escape(a["last_detail"]))  # fmt: skip
     out.print(alerts)
+
+
+def _print_compute(out: Console, facts: dict[str, Any]) -> None:
+    """What compute costs, then and now, as a table after the prices (none in a store without
+    those figures)."""
+    from alerts import digest
+    from alerts.review import compute as compute_words
+
+    rows = digest.compute_rows(facts)
+    if not rows:
+        return
+    words = compute_words.intro(facts)
+    table = Table(title=escape(words[0]), caption=escape(" ".join(words[1:])),
+                  caption_justify="left")  # fmt: skip
+    for column in ("", "then", "now", "change", "best now", "best then"):
+        table.add_column(column, justify="right" if column in ("then", "now", "change") else "left")
+    for row in rows:
+        table.add_row(*map(escape, row))
+    out.print(table)
 
 
 def _send(ctx: click.Context, config: config_mod.Config, since: Any) -> None:

@@ -24,6 +24,7 @@ from storage import review as stored
 from tracker import alerting
 from tracker.config import Config
 from tracker.daemon.settings import ReviewSettings, Since
+from tracker.review import compute
 from tracker.review.model import AlertSummary, Review, models
 
 LAST_DUE_HORIZON = timedelta(days=400)  # a yearly cron's last fire, with room to spare
@@ -42,15 +43,19 @@ def build(
     zone dates the period) and starting `since` before; read-only. The 'now' prices are always
     the current ones: `prices_at` says when that is, for a review made after its `now`."""
     then = look_back(now, since)
-    found = stored.read(store_path, now, then, review_rule=digest.RULE)
+    found = stored.read(store_path, now, then, review_rule=digest.RULE, need=compute.NEED)
     left_out: dict[str, dict[str, int]] = {"now": {}, "then": {}}
     for side, currency, count in found.unrated:
         left_out[side][currency] = count
     alerts = tuple(AlertSummary.of(r) for r in found.alerts)
-    per_model = models(found.cheapest, found.discounts)
+    pflop, tco = compute.pflop(found.pflop), compute.strategies(found.strategies)
+    per_model = tuple(
+        replace(m, pflop=pflop.get(m.gpu_model), tco=tco.get(m.gpu_model))
+        for m in models(found.cheapest, found.discounts)
+    )
     has_then = found.priced_at_then > 0
     return Review(now, then, since, found.history_from, has_then, per_model, left_out, alerts,
-                  prices_at)  # fmt: skip
+                  prices_at, compute.need_dict(compute.NEED))  # fmt: skip
 
 
 def channels(config: Config) -> tuple[str, ...]:

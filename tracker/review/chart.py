@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from alerts.digest_compute import strategy
 from alerts.email import Image
 from alerts.message import number
+from alerts.review.compute import strategy
 
 FILENAME = "gpu-review-3-year-cost.png"
 MAX_MODELS = 20  # beyond this the bars are too thin to read: the cheapest now are drawn

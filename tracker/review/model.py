@@ -17,6 +17,7 @@ from typing import Any
 from alerts import digest
 from storage.review import OFFER_KEY
 from tracker.daemon.settings import Since
+from tracker.review.compute import Comparison
 
 KINDS = ("on_demand", "spot", "reserved")
 _ROLES = ("now", "then", "now_offer_then", "then_offer_now")  # storage.review's, in Move's order
@@ -107,6 +108,8 @@ class ModelReview:
     gpu_model: str
     kinds: tuple[Move, ...]
     reserved_discount: Move | None
+    pflop: Comparison | None = None  # the best PFLOP per USD now and then
+    tco: Comparison | None = None  # the cheapest 3-year strategy now and then
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,7 @@ class Review:
     unrated: dict[str, dict[str, int]]  # side -> currency -> offers left out (no rate)
     alerts: tuple[AlertSummary, ...]
     prices_at: datetime | None = None  # when the 'now' prices were read, if not at `now`
+    need: dict[str, Any] | None = None  # what the 3-year strategies are priced for
 
     @property
     def period(self) -> str:
@@ -161,6 +165,7 @@ class Review:
             "then": self.then.isoformat(),
             "history_from": self.history_from.isoformat() if self.history_from else None,
             "has_then": self.has_then,
+            "need": self.need,
             "models": [_model_dict(m) for m in self.models],
             "unrated": self.unrated,
             "alerts": [
@@ -237,4 +242,6 @@ def _model_dict(model: ModelReview) -> dict[str, Any]:
         "gpu_model": model.gpu_model,
         "kinds": [_kind_dict(m) for m in model.kinds],
         "reserved_discount": None if discount is None else _discount_dict(discount),
+        "pflop": None if model.pflop is None else model.pflop.to_dict(),
+        "tco": None if model.tco is None else model.tco.to_dict(),
     }

@@ -16,11 +16,13 @@ from typing import Any
 
 import PIL.Image
 import pytest
+from click.testing import CliRunner
 
 from alerts import digest
 from tests.alerts.smtp_server import Inbox, smtp_server
-from tests.tracker.review_support import NOW, scenario
+from tests.tracker.review_support import NOW, scenario, scenario_now
 from tracker import config as config_mod
+from tracker.cli import cli
 from tracker.daemon.settings import Since
 from tracker.review.build import build, send
 
@@ -156,3 +158,18 @@ def test_the_review_email_carries_the_chart(tmp_path: Path) -> None:
     text = mail.get_body(("plain",)).get_content().replace("\r\n", "\n")
     assert "H100 3-year cost    1,130,040  523,498  other offer\n" in text
     assert "A100 PFLOP per USD     1101.3   1155.3  other offer\n" in text
+
+
+def test_the_review_table_shows_what_compute_costs(tmp_path: Path) -> None:
+    scenario_now(tmp_path / "prices.duckdb")
+    (tmp_path / "config.toml").write_text('[storage]\npath = "prices.duckdb"\n')
+    result = CliRunner().invoke(
+        cli, ["--config", str(tmp_path / "config.toml"), "review"], terminal_width=250
+    )
+    assert result.exit_code == 0, result.output
+    assert "What compute costs, then and now, per GPU model" in result.output
+    for row in (("A100 3-year cost", "214,420", "214,420", "+0.0%"),
+                ("H100 3-year cost", "1,130,040", "523,498", "other offer"),
+                ("A100 PFLOP per USD", "1101.3", "1155.3", "other offer")):  # fmt: skip
+        (line,) = [x for x in result.output.splitlines() if row[0] in x]
+        assert [cell for cell in row if cell not in line] == [], line

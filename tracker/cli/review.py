@@ -40,7 +40,8 @@ FORMATS = ("table", "json", "text")
 @click.pass_context  # fmt: skip
 def review(ctx: click.Context, since_text: str | None, fmt: str, send: bool) -> None:
     """Per GPU model, the cheapest on-demand, spot and reserved offers now against a look-back
-    ago, how the best reserved discount moved, and the alerts that fired."""
+    ago, how the best reserved discount moved, what compute costs (PFLOP per USD, the cheapest
+    3-year strategy), and the alerts that fired."""
     config = load_config(ctx)
     try:
         since = config.review.since if since_text is None else parse_since(since_text, "--since")

@@ -24,6 +24,7 @@ from tests.tracker.review_support import NOW, scenario, scenario_now
 from tracker import config as config_mod
 from tracker.cli import cli
 from tracker.daemon.settings import Since
+from tracker.review import chart
 from tracker.review.build import build, send
 
 SIX = Since(6, "mo")
@@ -173,3 +174,31 @@ def test_the_review_table_shows_what_compute_costs(tmp_path: Path) -> None:
                 ("A100 PFLOP per USD", "1101.3", "1155.3", "other offer")):  # fmt: skip
         (line,) = [x for x in result.output.splitlines() if row[0] in x]
         assert [cell for cell in row if cell not in line] == [], line
+
+
+def test_a_review_recorded_before_these_figures_renders_without_them(
+    facts: dict[str, Any],
+) -> None:
+    # A pending review stored by an earlier version has no need, pflop or tco: a retry sends it
+    # as it was made, with neither the compute block nor a chart.
+    old = {k: v for k, v in facts.items() if k != "need"}
+    old["models"] = [{k: v for k, v in m.items() if k not in ("pflop", "tco")}
+                     for m in facts["models"]]  # fmt: skip
+    text = digest.plain_text(old)
+    assert "What compute costs" not in text and "3-year cost" not in text
+    assert text.startswith(digest.plain_text(facts).split("\n\nWhat compute costs")[0])
+    assert chart.images(old) == []
+    (image,) = chart.images(facts)
+    assert image.png.startswith(PNG_SIGNATURE) and image.filename.endswith(".png")
+
+
+def test_the_chart_bars_are_the_3_year_costs_cheapest_now_first(facts: dict[str, Any]) -> None:
+    # Now: L4 169,201.15 < A100 214,419.99 < H100 523,497.60; V100 has no price now: last.
+    assert [(b.gpu_model, b.side, b.total_usd, b.label) for b in chart.bars_of(facts)] == [
+        ("L4", "now", 169201.15, "on-demand, aws"),
+        ("A100", "then", 214419.99, "reserved 3y, aws"),
+        ("A100", "now", 214419.99, "reserved 3y, aws"),
+        ("H100", "then", 1130040.0, "reserved 3y, aws"),
+        ("H100", "now", 523497.6, "on-demand, lambdalabs"),
+        ("V100", "then", 643334.4, "on-demand, aws"),
+    ]

@@ -50,6 +50,9 @@ def _skip(result: ParseResult, where: str, why: str, itype: str | None = None) -
     log.warning("%s: %s: skipped: %s", PROVIDER, where, why)
 
 
+_TYPES = ("InstanceTypes", "InstanceType")
+
+
 def known_types(payloads: Payloads) -> tuple[dict[str, InstanceGpu], dict[str, str]]:
     """GPU types whose DescribeInstanceTypes specs agree with the GPU table (with the API's
     host size), and the GPU types that do not, each with the reason."""
@@ -58,9 +61,10 @@ def known_types(payloads: Payloads) -> tuple[dict[str, InstanceGpu], dict[str, s
     pages = [(k, p) for k, p in payloads.items() if k.startswith("types/")]
     if not pages:
         raise PayloadShapeError(PROVIDER, "no DescribeInstanceTypes answer (types/page-1)")
-    for key, page in pages:
-        for item in _list(page, ("InstanceTypes", "InstanceType"), key):
-            _check_spec(item, key, known, unknown)
+    items = [(key, item) for key, page in pages for item in _list(page, _TYPES, key)]
+    unreadable = [key for key, item in items if not _check_spec(item, key, known, unknown)]
+    if items and len(unreadable) == len(items):  # not one InstanceType could be read
+        raise PayloadShapeError(PROVIDER, f"{items[0][0]}: an InstanceType without InstanceTypeId")
     return known, unknown
 
 
@@ -94,18 +98,22 @@ def parse_payloads(payloads: Payloads, regions: frozenset[str]) -> ParseResult:
 
 def _check_spec(
     item: Any, key: str, known: dict[str, InstanceGpu], unknown: dict[str, str]
-) -> None:
+) -> bool:
+    """Sort one InstanceType into `known` or `unknown`; False when it names no type."""
     if not isinstance(item, dict) or not isinstance(item.get("InstanceTypeId"), str):
-        raise PayloadShapeError(PROVIDER, f"{key}: an InstanceType without InstanceTypeId")
+        # One row of another shape: the type it names cannot be read, so its prices are
+        # reported as of an unknown type; the others' stand.
+        log.warning("%s: %s: an InstanceType without InstanceTypeId; skipped", PROVIDER, key)
+        return False
     itype, amount = item["InstanceTypeId"], _number(item.get("GPUAmount"))
     if amount is None or amount <= 0:
-        return  # not a GPU type (the API sets GPUSpec on some of those too)
+        return True  # not a GPU type (the API sets GPUSpec on some of those too)
     spec, memory = item.get("GPUSpec") or "?", _number(item.get("GPUMemorySize"))
     api = f"{spec} x {amount}, {memory if memory is not None else '?'} GiB each"
     table = gpus.lookup(PROVIDER, itype)
     if table is None:
         unknown[itype] = f"not in the GPU table (API: {api})"
-        return
+        return True
     agrees = gpus.canonical_model(PROVIDER, spec) == table.gpu_model
     agrees = agrees and float(amount) == table.gpu_count
     if not agrees or (memory is not None and float(memory) != table.gpu_memory_gib):
@@ -113,7 +121,7 @@ def _check_spec(
             f"the API says {api}; the GPU table says {table.gpu_model} x "
             f"{table.gpu_count:g}, {table.gpu_memory_gib:g} GiB each"
         )
-        return
+        return True
     # The GPU facts are the table's (canonical names); the host size is the API's own.
     vcpus, mem = _number(item.get("CpuCoreCount")), _number(item.get("MemorySize"))
     known[itype] = replace(
@@ -121,6 +129,7 @@ def _check_spec(
         vcpus=float(vcpus) if vcpus is not None else table.vcpus,
         memory_gib=float(mem) if mem is not None else table.memory_gib,
     )
+    return True
 
 
 # -- DescribePrice -----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ price dimensions; a spot history item is one price change in one zone. Nothing h
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
@@ -18,6 +19,8 @@ from collectors.base import PriceRecord, effective_hourly, money
 from collectors.common import OFFERING_CLASSES, PayloadShapeError
 from collectors.gpus import InstanceGpu
 from collectors.kit import Host, Offer  # Host: the price list has it, spot answers do not
+
+log = logging.getLogger("collectors.aws")
 
 # Plain Linux, shared tenancy, no pre-installed software, ordinary capacity, on-demand market.
 # Without marketoption a $0.00 Capacity Block p5 product comes back; without capacitystatus,
@@ -73,17 +76,30 @@ def require(page: Any, field: str, key: str) -> list[Any]:
     return items
 
 
-def price_list(key: str, page: Any) -> Iterator[dict[str, Any]]:
+def price_list(key: str, page: Any) -> Iterator[dict[str, Any] | None]:
+    """The products of a page; None for an item that is not one (logged): one such item is
+    skipped, a page of nothing else is an answer of another shape."""
     # PriceList items are JSON documents inside strings, one product each.
-    for item in require(page, "PriceList", key):
-        if not isinstance(item, str):
-            raise PayloadShapeError("aws", f"{key}: PriceList items are not JSON strings")
-        try:
-            product = json.loads(item)
-        except ValueError as exc:
-            raise PayloadShapeError("aws", f"{key}: a PriceList item is not JSON") from exc
-        if isinstance(product, dict):
-            yield product
+    items = require(page, "PriceList", key)
+    bad = 0
+    for item in items:
+        product = _product(item)
+        if product is None:
+            bad += 1
+            log.warning("aws: %s: a PriceList item is not a JSON object; skipped", key)
+        yield product
+    if items and bad == len(items):
+        raise PayloadShapeError("aws", f"{key}: no PriceList item is a JSON object")
+
+
+def _product(item: Any) -> dict[str, Any] | None:
+    if not isinstance(item, str):
+        return None
+    try:
+        product = json.loads(item)
+    except (ValueError, RecursionError):
+        return None
+    return product if isinstance(product, dict) else None
 
 
 def is_plain_linux_box(attrs: dict[str, Any]) -> bool:

@@ -116,10 +116,18 @@ class AzureCollector(Collector):
         offers: dict[tuple[Any, ...], PriceRecord] = {}
         skipped: Counter[str] = Counter()
         self._asked = frozenset(self.regions)
-        for key, index, item in _rows(payloads):
+        malformed: list[str] = []
+        for key, index, item, problem in _rows(payloads):
+            if problem:  # one row of another shape is skipped; every row so, the answer fails
+                malformed.append(problem)
+                self._skip_malformed(item, problem, result)
+                skipped["malformed row"] += 1
+                continue
             reason = self._place(item, (key, index), offers, result)
             if reason is not None:
                 skipped[reason] += 1
+        if malformed and len(malformed) == sum(skipped.values()) and not offers:
+            raise PayloadShapeError(self.name, malformed[0])
         result.records = list(offers.values())
         result.skipped_rows = sum(skipped.values())
         for sku in sorted(result.unknown_instance_types):
@@ -182,6 +190,12 @@ class AzureCollector(Collector):
         # offer key (kind and term included), not the meter, tells a repeat from a new price.
         return "duplicate"
 
+    def _skip_malformed(self, item: Any, problem: str, result: ParseResult) -> None:
+        self.log.warning("%s: %s; skipped", self.name, problem)
+        sku = item.get("armSkuName") if isinstance(item, dict) else None
+        if isinstance(sku, str):  # its offers missing here: unconfirmed, not withdrawn
+            result.unreadable.add(sku)
+
     def _skip_reason(self, item: dict[str, Any]) -> str | None:
         """Why a row must not be stored, or None when it is a price we keep."""
         kind = item["type"]
@@ -210,7 +224,7 @@ def _price_reason(item: dict[str, Any], price: Decimal | None) -> str | None:
     """Why a row of a known instance type carries no price we can store."""
     if price is None or price <= 0:
         return "no price"
-    if item["type"] == "Reservation" and item.get("reservationTerm") not in RESERVATION_TERMS:
+    if item["type"] == "Reservation" and str(item.get("reservationTerm")) not in RESERVATION_TERMS:
         return "unknown reservation term"
     return None
 
@@ -233,29 +247,31 @@ def _record(item: dict[str, Any], gpu: gpus.InstanceGpu, price: Decimal) -> Pric
     return kit.record(AzureCollector.name, item["armRegionName"], item["armSkuName"], gpu, offer)
 
 
-def _rows(payloads: Payloads) -> Iterator[tuple[str, int, dict[str, Any]]]:
-    """Every row of every page, in page order, checked for the fields the parser reads."""
+def _rows(payloads: Payloads) -> Iterator[tuple[str, int, Any, str]]:
+    """Every row of every page, in page order, checked for the fields the parser reads: with
+    what is wrong with its shape ('' when nothing)."""
     for key in sorted(payloads, key=lambda k: _page_number(str(k))):
         for index, item in enumerate(_page_items(payloads[key], key)):
             # One C-level check per row (60,000 in a full answer); the slow path only to
             # explain a failure.
-            if not (
+            if (
                 isinstance(item, dict)
                 and _REQUIRED.issubset(item)
                 and {*map(type, _TEXT_VALUES(item))} == {str}
             ):
-                _explain_bad_row(item, f"{key} item {index}")
-            yield key, index, item
+                yield key, index, item, ""
+            else:
+                yield key, index, item, _explain_bad_row(item, f"{key} item {index}")
 
 
-def _explain_bad_row(item: Any, where: str) -> None:
+def _explain_bad_row(item: Any, where: str) -> str:
     if not isinstance(item, dict):
-        raise PayloadShapeError(AzureCollector.name, f"{where} is not an object")
+        return f"{where} is not an object"
     missing = [f for f in REQUIRED_FIELDS if f not in item]
     if missing:
-        raise PayloadShapeError(AzureCollector.name, f"{where} lacks {', '.join(missing)}")
+        return f"{where} lacks {', '.join(missing)}"
     not_text = [f for f in TEXT_FIELDS if not isinstance(item[f], str)]
-    raise PayloadShapeError(AzureCollector.name, f"{where}: {', '.join(not_text)} not a string")
+    return f"{where}: {', '.join(not_text)} not a string"
 
 
 def _page_number(key: str) -> int:

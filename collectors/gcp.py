@@ -13,6 +13,7 @@ retried with exponential backoff, at most `max_retries` times per page within a 
 from __future__ import annotations
 
 import itertools
+import logging
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +34,8 @@ from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.gcp_machines import RateBook, price_machines
 from collectors.gcp_skus import SkuRate, read_sku
+
+log = logging.getLogger("collectors.gcp")
 
 DEFAULT_ENDPOINT = "https://cloudbilling.googleapis.com"
 COMPUTE_ENGINE = "services/6F81-5844-456A"
@@ -103,6 +106,9 @@ class GcpCollector(Collector):
         book = RateBook(frozenset(self.regions), self.log)
         skipped: Counter[str] = Counter()
         for where, sku in _skus(payloads):
+            if sku is None:  # one SKU of another shape: skipped (logged), the others stand
+                skipped["malformed SKU"] += 1
+                continue
             found = read_sku(sku)
             if found is None:
                 continue  # a SKU of no GPU machine: most of the catalog
@@ -228,8 +234,10 @@ def _jsonable(page: ListSkusResponse) -> dict[str, Any]:
     return out
 
 
-def _skus(payloads: Payloads) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every SKU of every page, in page order, checked for what every SKU must carry."""
+def _skus(payloads: Payloads) -> Iterator[tuple[str, dict[str, Any] | None]]:
+    """Every SKU of every page, in page order, checked for what every SKU must carry: None for
+    one that lacks it (logged). When none has it, the answer has changed shape: an error."""
+    seen, malformed, first = 0, 0, ""
     for key in sorted(payloads, key=_page_number):
         page = payloads[key]
         skus = page.get("skus", []) if isinstance(page, dict) else None
@@ -237,13 +245,22 @@ def _skus(payloads: Payloads) -> Iterator[tuple[str, dict[str, Any]]]:
             raise PayloadShapeError(GcpCollector.name, f"{key}: the answer has no skus list")
         for index, sku in enumerate(skus):
             where = f"{key} sku {index}"
-            if not isinstance(sku, dict):
-                raise PayloadShapeError(GcpCollector.name, f"{where} is not an object")
-            if not isinstance(sku.get("description"), str) or not isinstance(
-                sku.get("category"), dict
-            ):
-                raise PayloadShapeError(GcpCollector.name, f"{where} lacks description or category")
-            yield where, sku
+            problem = _sku_problem(sku, where)
+            seen, malformed = seen + 1, malformed + bool(problem)
+            if problem:
+                log.warning("%s: %s; skipped", GcpCollector.name, problem)
+                first = first or problem
+            yield where, None if problem else sku
+    if malformed and malformed == seen:
+        raise PayloadShapeError(GcpCollector.name, f"{first} (and so is every other SKU)")
+
+
+def _sku_problem(sku: Any, where: str) -> str:
+    if not isinstance(sku, dict):
+        return f"{where} is not an object"
+    if not isinstance(sku.get("description"), str) or not isinstance(sku.get("category"), dict):
+        return f"{where} lacks description or category"
+    return ""
 
 
 def _page_number(key: Any) -> int:

@@ -394,7 +394,6 @@ def test_bad_spot_items_are_skipped_and_counted(fetched: Payloads, observed_at: 
     ("key", "body"),
     [
         ("types/page-1", {"InstanceTypes": []}),
-        ("types/page-1", {"InstanceTypes": {"InstanceType": [{"GPUAmount": 1}]}}),
         (f"cn-hangzhou/price/{GN7I}/Hour-1", {"RequestId": "x"}),
         (f"cn-hangzhou/price/{GN7I}/Hour-1", {"PriceInfo": {"Price": {"Currency": "CNY"}}}),
         (f"cn-hangzhou/price/{GN7I}/Week-1", {"PriceInfo": {}}),
@@ -408,6 +407,29 @@ def test_changed_shape_raises(
 ) -> None:
     with pytest.raises(PayloadShapeError, match=f"^alibaba: .*{key.split('/')[0]}"):
         make(None).parse({**fetched, key: body}, observed_at=observed_at)
+
+
+def test_an_instance_type_without_its_id_is_skipped_and_the_others_stand(
+    fetched: Payloads, observed_at: datetime
+) -> None:
+    good = make(None).parse(fetched, observed_at=observed_at)
+    page = fetched["types/page-1"]
+    items = [{"GPUAmount": 1}, *page["InstanceTypes"]["InstanceType"]]
+    broken = {**fetched, "types/page-1": {**page, "InstanceTypes": {"InstanceType": items}}}
+    result = make(None).parse(broken, observed_at=observed_at)
+    assert result.records == good.records
+
+
+def test_without_any_readable_instance_type_the_answer_fails(
+    fetched: Payloads, observed_at: datetime
+) -> None:
+    pages = {
+        k: {"InstanceTypes": {"InstanceType": [{"GPUAmount": 1}]}}
+        for k in fetched
+        if k.startswith("types/")
+    }
+    with pytest.raises(PayloadShapeError, match=r"^alibaba: types/page-1: an InstanceType without"):
+        make(None).parse({**fetched, **pages}, observed_at=observed_at)
 
 
 def test_without_instance_types_nothing_can_be_placed(observed_at: datetime) -> None:

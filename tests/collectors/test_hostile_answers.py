@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from collectors import REGISTRY
+from collectors import REGISTRY, collector_class
 from collectors.common import CollectorError
 from tests.collectors.test_fetch_errors import make
+from tracker.demo import demo_setup
 from tracker.replay import Recording, ReplayServer
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
@@ -72,3 +73,30 @@ def test_an_answer_of_the_wrong_shape_fails_naming_the_provider(
         assert exc.provider == provider and str(exc).startswith(f"{provider}: ")
     else:  # an SDK that reads it as an empty answer: the collection then fails for lack of prices
         assert parsed.records == []
+
+
+def _one_more_row(provider: str, answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer with one row of another shape among the provider's own rows."""
+    if provider == "azure":
+        page = answer["page-1"]
+        return {**answer, "page-1": {**page, "Items": [{"type": 5}, *page["Items"]]}}
+    if provider == "gcp":
+        page = answer["page-1"]
+        return {**answer, "page-1": {**page, "skus": ["not an object", *page["skus"]]}}
+    key = next(k for k in answer if k.startswith("pricing/") and answer[k]["PriceList"])
+    page = answer[key]
+    return {**answer, key: {**page, "PriceList": ["{not json", *page["PriceList"]]}}
+
+
+@pytest.mark.parametrize("provider", ["aws", "azure", "gcp"])
+def test_one_row_of_another_shape_is_skipped_and_the_others_stand(
+    provider: str, tmp_path: Path
+) -> None:
+    with demo_setup(tmp_path / "demo.duckdb") as setup:
+        settings, _ = setup.config.providers[provider].settings(setup.env)
+        collector = collector_class(provider)(settings)
+        answer = collector.fetch()
+    good = collector.parse(answer, observed_at=NOW)
+    parsed = collector.parse(_one_more_row(provider, answer), observed_at=NOW)
+    assert parsed.records == good.records and good.records
+    assert parsed.skipped_rows == good.skipped_rows + 1

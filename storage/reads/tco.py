@@ -77,6 +77,11 @@ matching AS (
       AND (len($providers) = 0 OR list_contains($providers, provider))
 )"""
 
+# The share of spot hours redone, in percent, from the offer's current Spot Advisor band.
+_ADVISOR_OVERHEAD = """coalesce((SELECT 100 * i.band_high FROM spot_interruption i
+    WHERE i.provider = c.provider AND i.region = c.region
+      AND i.instance_type = c.instance_type), $overhead)"""
+
 # The matching rows, read once per answer and registered on the connection under this name.
 _MATCHED = "tco_matching_offers"
 _REUSED = f"matching AS (SELECT * FROM {_MATCHED})"
@@ -98,7 +103,8 @@ _PRICED = """
     WHERE NOT stale AND coalesce(available, true) AND price_per_hour_usd IS NOT NULL
       AND (price_kind <> 'reserved' OR term_months > 0)
 ), basis AS (
-    SELECT c.*, {spot_price} AS basis_usd FROM candidates c {spot_join}
+    SELECT c.*, {spot_price} AS basis_usd, {overhead} AS overhead_pct
+    FROM candidates c {spot_join}
 ), priced AS (
     SELECT b.*, n.gpus,
            CAST(ceil(round(n.gpus / gpu_count, 6)) AS BIGINT) AS instances,
@@ -111,7 +117,7 @@ _PRICED = """
 ), totals AS (
     SELECT *, CASE price_kind
         WHEN 'on_demand' THEN instances * basis_usd * hours * $utilization
-        WHEN 'spot' THEN instances * basis_usd * hours * $utilization * (1 + $overhead / 100)
+        WHEN 'spot' THEN instances * basis_usd * hours * $utilization * (1 + overhead_pct / 100)
         WHEN 'reserved' THEN instances * terms * basis_usd * {hours_per_month} * term_months
     END AS rent_usd
     FROM priced
@@ -171,6 +177,9 @@ class Need:
     memory_gib: float | None = None
     providers: tuple[str, ...] = ()
     spot_overhead_pct: float = 10.0
+    # --spot-overhead advisor: per offer, the upper bound of its Spot Advisor interruption band
+    # as the share of work redone (">20%": 100 %); spot_overhead_pct where no band is known.
+    spot_overhead_advisor: bool = False
     spot_basis: str = "current"
     spot_window_s: int = 30 * 86400
     migration_usd: float = 0.0
@@ -276,6 +285,7 @@ def _priced(need: Need, stats: str) -> str:
         spot_join = f"LEFT JOIN spot_stats s ON c.price_kind = 'spot' AND {same}"
     return _PRICED.format(
         spot_stats=spot_stats,
+        overhead=_ADVISOR_OVERHEAD if need.spot_overhead_advisor else "$overhead",
         matching=_REUSED,
         spot_price=spot_price,
         spot_join=spot_join,

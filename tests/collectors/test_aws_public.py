@@ -26,6 +26,7 @@ from collectors.aws import AwsCollector
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import PayloadShapeError
 from storage.connection import connect
+from storage.reads import tco
 from storage.store import Store
 
 PUBLIC = Path(__file__).parents[1] / "fixtures" / "aws" / "public"
@@ -282,3 +283,32 @@ def test_public_and_api_spot_series_stay_apart_in_the_store(files: Files, tmp_pa
     assert [(z, p) for z, p, _ in series] == [("use1-az6", 7.5), (None, 8.0468)]
     assert series[0][2] == earlier and series[1][2] == NOW
     assert bands == [("15-20%", 0.15, 0.2, 64)]
+
+
+def test_tco_spot_overhead_from_the_advisor_band(files: Files, tmp_path: Path) -> None:
+    path = tmp_path / "prices.duckdb"
+    collector = public(files, tmp_path)
+    result = collector.parse(collector.fetch(), observed_at=NOW)
+    Store(path).write_run(
+        "aws",
+        result.records,
+        started_at=NOW,
+        observed_at=NOW,
+        regions=REGIONS,
+        interruption=result.interruption,
+    )
+    need = tco.Need(gpu="A100", gpus=8, months=1, providers=("aws",), spot_overhead_advisor=True)
+    spot = {
+        (r["region"], r["instance_type"]): r["total_usd"]
+        for r in tco.read(path, need).rows
+        if r["price_kind"] == "spot"
+    }
+    # One p4d (8 x A100) for 730 h: us-east-1 ">20%" redoes up to every hour, 8.0468 x 730 x 2
+    # = 11,748.33; us-west-2 "15-20%", 7.995 x 730 x 1.2 = 7,003.62; eu-west-1 has no band:
+    # the 10 % default, 9.1234 x 730 x 1.1 = 7,326.09.
+    assert spot[("us-east-1", "p4d.24xlarge")] == pytest.approx(11748.33)
+    assert spot[("us-west-2", "p4d.24xlarge")] == pytest.approx(7003.62)
+    assert spot[("eu-west-1", "p4d.24xlarge")] == pytest.approx(7326.09)
+    fixed = tco.read(path, replace(need, spot_overhead_advisor=False, spot_overhead_pct=0))
+    plain = {(r["region"], r["price_kind"]): r["total_usd"] for r in fixed.rows}
+    assert plain[("us-east-1", "spot")] == pytest.approx(5874.16)  # 8.0468 x 730

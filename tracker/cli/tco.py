@@ -38,6 +38,23 @@ class Duration(_IntType):
             self.fail(str(exc).split(": ", 1)[-1], param, ctx)
 
 
+class SpotOverhead(click.ParamType):  # type: ignore[type-arg]
+    """A percent (0 or more), or `advisor` (None: the offer's Spot Advisor band)."""
+
+    name = "PCT|advisor"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float | None:
+        if value is None or (isinstance(value, str) and value.strip().lower() == "advisor"):
+            return None
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = -1.0
+        if not number >= 0 or number == float("inf"):
+            self.fail(f"{value!r} is not a percent of 0 or more, nor `advisor`", param, ctx)
+        return number
+
+
 @click.command()
 @click.option("--gpu", required=True, help="GPU model, e.g. A100, H100 (case-insensitive).")
 @click.option(
@@ -71,10 +88,11 @@ class Duration(_IntType):
 )
 @click.option(
     "--spot-overhead",
-    type=click.FloatRange(0),
-    default=10.0,
+    type=SpotOverhead(),
+    default="10",
     show_default=True,
-    help="Percent of spot hours lost to interruptions and run again.",
+    help="Percent of spot hours lost to interruptions and run again, or `advisor`: per offer,"
+    " the upper bound of its AWS Spot Advisor interruption band (10 where none is known).",
 )
 @click.option(
     "--spot-basis",
@@ -163,7 +181,8 @@ def _need(options: dict[str, Any]) -> tco_mod.Need:
         utilization=options["utilization"],
         memory_gib=options["memory"],
         providers=tuple(dict.fromkeys(options["providers"])),
-        spot_overhead_pct=options["spot_overhead"],
+        spot_overhead_pct=10.0 if options["spot_overhead"] is None else options["spot_overhead"],
+        spot_overhead_advisor=options["spot_overhead"] is None,
         spot_basis=options["spot_basis"],
         spot_window_s=options["spot_window"],
         migration_usd=options["migration_cost"],

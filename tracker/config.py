@@ -72,6 +72,7 @@ INTERVAL_MAX_S = 365 * 86400
 # Text a config gives a host, a region or a path: no control characters (a NUL cuts a path
 # short in the C library below, so the store would silently land elsewhere).
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_MESSAGE_MAX = 1000
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 _FX_KEYS = {"units_per_usd", "usd_per_unit", "date", "source"}
 
@@ -185,7 +186,14 @@ def _read(path: Path | str | None) -> Config:
     try:
         return from_dict(data, source=path)
     except ConfigError as exc:  # every message names the file as well as the key
-        raise ConfigError(f"{path}: {exc}") from exc
+        raise ConfigError(one_line(f"{path}: {exc}")) from exc
+
+
+def one_line(message: str) -> str:
+    """A message as one line of sane length: a key or value quoted raw (a TOML key may hold a
+    newline, or be a pasted megabyte) shows its control characters escaped, and is cut."""
+    message = _CONTROL.sub(lambda m: repr(m.group())[1:-1], message)
+    return message if len(message) <= _MESSAGE_MAX else message[: _MESSAGE_MAX - 3] + "..."
 
 
 def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:

@@ -51,13 +51,17 @@ WITH chosen AS (
            round(price_per_gpu_hour, 4) AS per_gpu_hour,
            currency,{priced_in}
            round(pflop_per_usd, 1) AS pflop_per_usd,
+           -- The AWS Spot Advisor's interruption band beside a spot price ("<5%"), else NULL.
+           (SELECT i.band FROM spot_interruption i
+            WHERE f.price_kind = 'spot' AND i.provider = f.provider AND i.region = f.region
+              AND i.instance_type = f.instance_type) AS interruption,
            stale,
            row_number() OVER (
                PARTITION BY currency
                ORDER BY {order}, {ties}
            ) AS _rank,
            count(*) OVER (PARTITION BY currency) AS _matching
-    FROM filtered
+    FROM filtered f
 )
 SELECT * EXCLUDE (_rank) FROM ranked
 WHERE _rank <= ?

@@ -20,14 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 import tracker
+from collectors import REGISTRY
 from collectors.aws import AwsCollector
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import PayloadShapeError
 from storage.connection import connect
 from storage.reads import tco
 from storage.store import Store
+from tracker.cli import cli
 
 PUBLIC = Path(__file__).parents[1] / "fixtures" / "aws" / "public"
 DEMO = Path(tracker.__file__).parent / "demo_data" / "aws"
@@ -312,3 +315,34 @@ def test_tco_spot_overhead_from_the_advisor_band(files: Files, tmp_path: Path) -
     fixed = tco.read(path, replace(need, spot_overhead_advisor=False, spot_overhead_pct=0))
     plain = {(r["region"], r["price_kind"]): r["total_usd"] for r in fixed.rows}
     assert plain[("us-east-1", "spot")] == pytest.approx(5874.16)  # 8.0468 x 730
+
+
+def test_collect_and_latest_through_the_cli(files: Files, tmp_path: Path) -> None:
+    """No key at all: `collect` stores AWS from the public files (the summary says so), a second
+    run reads no offer file again, and `latest` shows the band beside the spot prices."""
+    lines = [f'[storage]\npath = "{tmp_path / "prices.duckdb"}"', "[providers.aws]"]
+    lines += [
+        'source = "public"',
+        f"regions = {list(REGIONS)}",
+        f'offers_endpoint = "{files.url}"',
+        f'spot_feed_url = "{files.url}/spot.js"',
+        f'spot_advisor_url = "{files.url}/spot-advisor-data.json"',
+    ]
+    lines += [f"[providers.{name}]\nenabled = false" for name in REGISTRY if name != "aws"]
+    config = tmp_path / "config.toml"
+    config.write_text("\n".join(lines) + "\n")
+    runner = CliRunner()
+    first = runner.invoke(cli, ["--config", str(config), "collect"])
+    assert first.exit_code == 0, first.output
+    assert "prices from the public price files" in " ".join(first.output.split())
+    files.requests.clear()
+    again = runner.invoke(cli, ["--config", str(config), "collect"])
+    assert again.exit_code == 0, again.output
+    assert not [p for p, _ in files.requests if p.endswith(".csv")]
+    args = ["--config", str(config), "latest", "--provider", "aws", "--kind", "spot"]
+    shown = runner.invoke(cli, [*args, "--format", "json"])
+    bands = {(r["region"], r["instance_type"]): r["interruption"] for r in json.loads(shown.output)}
+    assert bands[("us-east-1", "p4d.24xlarge")] == ">20%"
+    assert bands[("eu-west-1", "p4d.24xlarge")] is None  # the Advisor has no entry for it
+    table = runner.invoke(cli, [*args, "--gpu", "T4"])
+    assert "interruption" in table.output and "5-10%" in table.output

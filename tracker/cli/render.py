@@ -74,6 +74,10 @@ def latest_table(result: QueryResult, currency: str, *, cut: str | None = None) 
         "pflop_per_usd": "PFLOP/$",
     }
     shown = [c for c in result.columns if c not in ("currency", "stale")]
+    # The interruption band is AWS spot's alone: its column shows where a row has one.
+    at = result.columns.index("interruption") if "interruption" in result.columns else None
+    if at is not None and all(row[at] is None for row in result.rows):
+        shown.remove("interruption")
     for column in shown:
         table.add_column(
             escape(headers.get(column, column)), justify="right" if column in headers else "left"

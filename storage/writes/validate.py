@@ -145,8 +145,12 @@ class _Checker:
             return "above the ceiling"
         if upfront is not None and not _sane_upfront(upfront, record.term_months, limit):
             return "upfront total not sane"
+        if record.effective_at is not None and not _aware(record.effective_at):
+            return "effective time not readable"
         if record.effective_at is not None and record.effective_at > self.latest:
             return "effective in the future"
+        if record.available is not None and type(record.available) is not bool:
+            return "availability not a boolean"
         if price == record.price_per_hour and upfront == record.upfront_total:
             return record
         return replace(record, price_per_hour=price, upfront_total=upfront)
@@ -198,6 +202,11 @@ class _Checker:
         if ceiling is None:
             return "currency without a rate"
         return ceiling * Decimal(repr(gpu_count))
+
+
+def _aware(stamp: object) -> bool:
+    """A timestamp with its time zone (a naive one compares with nothing)."""
+    return isinstance(stamp, datetime) and stamp.tzinfo is not None
 
 
 def _rounded(value: object) -> Decimal | None:

@@ -100,6 +100,9 @@ HOSTILE: list[tuple[str, dict[str, Any], str]] = [
     ("upfront-no-term", {"upfront_total": Decimal("100")}, "upfront total not sane"),
     ("term-of-a-century", {"price_kind": "reserved", "term_months": 1200}, "term not sane"),
     ("far-future", {"effective_at": T1 + timedelta(days=2)}, "effective in the future"),
+    ("naive-time", {"effective_at": datetime(2026, 11, 30)}, "effective time not readable"),
+    ("text-time", {"effective_at": "2026-11-30"}, "effective time not readable"),
+    ("text-available", {"available": "yes"}, "availability not a boolean"),
 ]
 
 

@@ -153,7 +153,7 @@ def _email(raw: Mapping[str, Any]) -> EmailSettings:
     if not to:
         raise ConfigError(f"{k}to: expected at least one address")
     return EmailSettings(
-        smtp_host=text(raw["smtp_host"], k + "smtp_host"),
+        smtp_host=_host(raw["smtp_host"], k + "smtp_host"),
         sender=_address(raw["from"], k + "from"),
         recipients=tuple(_address(a, f"{k}to[{i}]") for i, a in enumerate(to)),
         smtp_port=port,
@@ -166,6 +166,14 @@ def _email(raw: Mapping[str, Any]) -> EmailSettings:
         ),
         timeout=_seconds(raw.get("timeout", 30), k + "timeout"),
     )
+
+
+def _host(value: Any, key: str) -> str:
+    """A host name or address: what a resolver would take, not a URL or a sentence."""
+    host = text(value, key)
+    if len(host) > 253 or any(c.isspace() or not c.isprintable() or c in "/@" for c in host):
+        raise ConfigError(f"{key}: {host[:60]!r} is not a host name (like smtp.example.com)")
+    return host
 
 
 def _address(value: Any, key: str) -> str:

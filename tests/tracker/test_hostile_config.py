@@ -121,6 +121,9 @@ CASES: list[tuple[str, str]] = [
     ("[daemon]\nmax_backoff = '25000d'\n", "daemon.max_backoff"),
     ("[daemon]\nlog_format = 'xml'\n", "daemon.log_format"),
     ("[metrics]\nlisten = '127.0.0.1:99999'\n", "metrics.listen"),
+    ("[metrics]\nlisten = 'local host:9108'\n", "metrics.listen"),
+    (EMAIL.replace("'localhost'", "'smtp.example.com/x'"), "alerts.email.smtp_host"),
+    (EMAIL.replace("'localhost'", "'smtp example com'"), "alerts.email.smtp_host"),
     ("[review]\nsince = '100y'\n", "review.since"),
     # alerts
     (RULE + "provider = []\n", r"alerts.rules\[0\].provider"),

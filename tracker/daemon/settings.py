@@ -43,7 +43,7 @@ _MOST_S = {
     "shutdown_grace": 3600,
     "job_timeout": 7 * 86400,
 }
-_LISTEN = re.compile(r"^(?:\[(?P<v6>[^\]]+)\]|(?P<host>[^:\[\]]+)):(?P<port>\d{1,5})$")
+_LISTEN = re.compile(r"^(?:\[(?P<v6>[^\]\s]+)\]|(?P<host>[^:\[\]\s]+)):(?P<port>[0-9]{1,5})$")
 
 
 @dataclass(frozen=True)

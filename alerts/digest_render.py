@@ -57,8 +57,11 @@ def html_body(facts: dict[str, Any], pictures: Sequence[tuple[str, str]] = ()) -
                                  rows(model)))  # fmt: skip
     if lines := compute_rows(facts):
         words = compute_words.intro(facts)
-        parts.append(f"<h3>{html.escape(words[0])}</h3>")
-        parts.extend(f"<p>{html.escape(line)}</p>" for line in words[1:])
+        heading, _, rest = words[0].partition("; ")  # the heading, then what `change` means
+        parts.append(f"<h3>{html.escape(heading)}</h3>")
+        parts.extend(
+            f"<p>{html.escape(line)}</p>" for line in [rest[:1].upper() + rest[1:], *words[1:]]
+        )
         parts.append(_html_table(["", "then", "now", "change", "best now", "best then"], lines))
     parts.extend(
         f"<p><img src='cid:{html.escape(cid)}' alt='{html.escape(alt)}' "

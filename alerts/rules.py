@@ -185,7 +185,8 @@ def _filters(
     terms = _strings(raw, "term_months", k, int)
     if any(not 0 < t <= _TERM_MAX for t in terms):
         raise ConfigError(
-            f"{k}term_months: expected months > 0 and at most {_TERM_MAX}, got {raw['term_months']!r}"
+            f"{k}term_months: expected months > 0 and at most {_TERM_MAX}, "
+            f"got {raw['term_months']!r}"
         )
     return Filters(
         gpu_model=models,

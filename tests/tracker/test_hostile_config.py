@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.server
 import re
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -164,8 +165,8 @@ class _Counting(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def server() -> Iterator[tuple[str, list[str]]]:
+@pytest.fixture(scope="module")
+def counting() -> Iterator[tuple[str, list[str]]]:
     hits: list[str] = []
     handler = type("Handler", (_Counting,), {"hits": hits})
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -174,6 +175,13 @@ def server() -> Iterator[tuple[str, list[str]]]:
     yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
     httpd.shutdown()
     httpd.server_close()
+
+
+@pytest.fixture
+def server(counting: tuple[str, list[str]]) -> tuple[str, list[str]]:
+    """The loopback server, its count of requests started afresh for each case."""
+    counting[1].clear()
+    return counting
 
 
 @pytest.fixture(autouse=True)
@@ -228,11 +236,19 @@ def assert_refused(result: Any, key: str, file: Path | None) -> str:
     return lines[0]
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real, migrated store, made once (migrating one per case would be most of the time)."""
+    store = tmp_path_factory.mktemp("template") / "prices.duckdb"
+    Store(store).migrate()
+    return store
+
+
 @pytest.fixture
-def existing(tmp_path: Path) -> Path:
+def existing(tmp_path: Path, template: Path) -> Path:
     """A real store beside the config, with a file and a directory as path traps."""
     store = tmp_path / "prices.duckdb"
-    Store(store).migrate()
+    shutil.copyfile(template, store)
     (tmp_path / "a-file").write_text("not a directory\n")
     (tmp_path / "a-dir").mkdir()
     return store

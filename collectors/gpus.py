@@ -60,6 +60,10 @@ GPU_MODELS: dict[str, GpuModel] = {
         GpuModel("RTX6000", "nvidia", 130.5, 16.3),  # Quadro RTX 6000 (Turing), not the Ada
         # Alibaba gn8is: Alibaba's own L20 figures (FP16/BF16 119, FP32 59.3 TFLOPS).
         GpuModel("L20", "nvidia", 119.0, 59.3),
+        # Vultr: NVIDIA A40 and A16 datasheets (dense FP16 tensor is half the sparse figure;
+        # the A16 board has four GPUs, the figures are one GPU's).
+        GpuModel("A40", "nvidia", 149.7, 37.4),
+        GpuModel("A16", "nvidia", 17.9, 4.5),
     )
 }
 
@@ -276,6 +280,54 @@ INSTANCE_GPUS["alibaba"] = {
                                        "-8x.32xlarge": (8, 128, 1024)}),
 }
 # fmt: on
+
+
+# Oracle Cloud: the Cost Estimator's shapes give the GPU count and a memory that is the shape's
+# total for most shapes and per GPU for some; the model is in the shape's name ("BM.GPU.H100.8",
+# "VM.GPU3.1": GPU2 P100, GPU3 V100, GPU4 A100 40 GB, A100-v2 the 80 GB part). The table is
+# Oracle's "GPU shapes" documentation, the cross-check of what the estimator says.
+GPU_NAMES["oci"] = {
+    "GPU2": "P100", "GPU3": "V100", "GPU4": "A100", "A100-v2": "A100", "A10": "A10",
+    "L40S": "L40S", "H100": "H100", "H200": "H200", "B200": "B200", "MI300X": "MI300X",
+}  # fmt: skip
+# fmt: off
+INSTANCE_GPUS["oci"] = {
+    **_family("VM.GPU2.", "P100", 16, {"1": 1}), **_family("BM.GPU2.", "P100", 16, {"2": 2}),
+    **_family("VM.GPU3.", "V100", 16, {"1": 1, "2": 2, "4": 4}),
+    **_family("BM.GPU3.", "V100", 16, {"8": 8}),
+    **_family("BM.GPU4.", "A100", 40, {"8": 8}),
+    **_family("BM.GPU.A100-v2.", "A100", 80, {"8": 8}),
+    **_family("VM.GPU.A10.", "A10", 24, {"1": 1, "2": 2}),
+    **_family("BM.GPU.A10.", "A10", 24, {"4": 4}),
+    **_family("BM.GPU.L40S.", "L40S", 48, {"4": 4}),
+    **_family("BM.GPU.H100.", "H100", 80, {"8": 8}),
+    **_family("BM.GPU.H200.", "H200", 141, {"8": 8}),
+    **_family("BM.GPU.B200.", "B200", 180, {"8": 8}),
+    **_family("BM.GPU.MI300X.", "MI300X", 192, {"8": 8}),
+}
+# fmt: on
+
+# Vultr: cloud GPU plans name the GPU (`gpu_type` "NVIDIA_A100") and the plan's VRAM, which is
+# a slice of one GPU on the small plans: the count is that VRAM over one whole GPU's memory,
+# below (Vultr's Cloud GPU pages; its A100 is the 80 GB part). Bare-metal plans name no GPU at
+# all: their GPUs are the table's (Vultr's bare-metal GPU plan pages, as gpuhunt keeps them).
+GPU_NAMES["vultr"] = {
+    "NVIDIA_A100": "A100", "NVIDIA_A40": "A40", "NVIDIA_A16": "A16", "NVIDIA_L40S": "L40S",
+    "NVIDIA_H100": "H100", "NVIDIA_GH200": "GH200", "AMD_MI300X": "MI300X",
+    "AMD_MI325X": "MI325X",
+}  # fmt: skip
+WHOLE_GPU_GIB: dict[str, dict[str, float]] = {
+    "vultr": {"A100": 80, "A40": 48, "A16": 16, "L40S": 48, "H100": 80, "GH200": 96,
+              "MI300X": 192, "MI325X": 256},
+}  # fmt: skip
+INSTANCE_GPUS["vultr"] = {
+    "vbm-48c-1024gb-4-a100-gpu": InstanceGpu("A100", 4, 80),
+    "vbm-112c-2048gb-8-a100-gpu": InstanceGpu("A100", 8, 80),
+    "vbm-112c-2048gb-8-h100-gpu": InstanceGpu("H100", 8, 80),
+    "vbm-64c-2048gb-8-l40-gpu": InstanceGpu("L40S", 8, 48),
+    "vbm-72c-480gb-gh200-gpu": InstanceGpu("GH200", 1, 96),
+    "vbm-256c-2048gb-8-mi300x-gpu": InstanceGpu("MI300X", 8, 192),
+}
 
 
 def lookup(provider: str, instance_type: str) -> InstanceGpu | None:

@@ -83,7 +83,9 @@ def test_the_worked_example_of_the_docs(store: Path) -> None:
 def test_utilization_scales_hours_used_but_not_reserved_terms(store: Path) -> None:
     rows = candidates(store, "--gpu", "A100", "--provider", "aws", "--utilization", "0.5")
     assert p4d(rows, "on_demand")["total_usd"] == 288523.42  # 577,046.83176 / 2
-    assert p4d(rows, "spot", price_per_hour_usd=SPOT_AZ6)["total_usd"] == 116308.45  # 232,616.8944 / 2
+    assert (
+        p4d(rows, "spot", price_per_hour_usd=SPOT_AZ6)["total_usd"] == 116308.45
+    )  # 232,616.8944 / 2
     three_year = p4d(rows, "reserved", term_months=36, payment_option="all_upfront")
     assert three_year["total_usd"] == 214419.99  # paid whatever the utilization
     # per GPU-hour of work: 214,419.99168 / (8 x 26280 x 0.5) = 2.039764
@@ -115,6 +117,9 @@ def test_spot_overhead_and_migration_cost(store: Path) -> None:
     assert p4d(rows, "spot", price_per_hour_usd=SPOT_AZ6)["migration_usd"] == 5000
     gcp = [r for r in rows if r["provider"] == "gcp"]
     assert gcp and all(r["migration_usd"] == 0 for r in gcp)
+    table = run(store, *args, "--migration-cost", "5000", "--spot-basis", "p95")
+    assert "spot: p95 price over 30d + 25% interruption overhead" in table.stdout
+    assert "migration: 5,000.00 USD added once to every option away from gcp" in table.stdout
 
 
 def test_fractional_gpus_take_whole_instances(store: Path) -> None:

@@ -190,13 +190,13 @@ def plan_name(plan: dict[str, Any]) -> str:
 
 def _notes(answer: Tco, shown: list[dict[str, Any]]) -> list[str]:
     need = answer.need
-    basis = need.spot_basis if need.spot_basis == "current" else (
-        f"{need.spot_basis} over {duration_words(need.spot_window_s)}")  # fmt: skip
-    notes = [f"spot: {basis} price + {need.spot_overhead_pct:g}% interruption overhead; "
+    basis = "current price" if need.spot_basis == "current" else (
+        f"{need.spot_basis} price over {duration_words(need.spot_window_s)}")  # fmt: skip
+    notes = [f"spot: {basis} + {need.spot_overhead_pct:g}% interruption overhead; "
              "reserved: whole terms, paid whatever the utilization"]  # fmt: skip
     if need.migration_usd:
-        away = f"away from {need.current_provider}" if need.current_provider else "every option"
-        notes.append(f"migration: {need.migration_usd:,.2f} USD added once to {away}")
+        away = f" away from {need.current_provider}" if need.current_provider else ""
+        notes.append(f"migration: {need.migration_usd:,.2f} USD added once to every option{away}")
     for row in shown:
         if row["gpu_count"] < 1:
             notes.append(f"{row['instance_type']} is a {row['gpu_count']:.2f} share of one "

@@ -175,8 +175,12 @@ def _fetch(
         outcome.pages = pages
         reporter.progress(provider.name, pages, items)
 
+    # Imported before the clock starts: the deadline is for the API, not for a busy machine
+    # loading an SDK.
+    kind = collector_class(provider.name)
+
     def work() -> Fetched:
-        collector = collector_class(provider.name)(settings, progress)
+        collector = kind(settings, progress)
         collector.check_credentials()
         parsed = collector.parse(collector.fetch(), observed_at=started_at)
         # The configured regions, else the provider's own.

@@ -118,6 +118,9 @@ def replay_providers(
         servers[name] = server
         meta = _meta(folder)
         providers[name] = {"endpoint": server.url + meta.get("endpoint_path", ""), "timeout": 10}
+        # Keys naming the server's own URL ("{url}/spot.js"): AWS's public files, for one.
+        for key, value in meta.get("options", {}).items():
+            providers[name][key] = value.replace("{url}", server.url)
         if meta.get("regions"):  # none listed: the provider's own (an empty list is refused)
             providers[name]["regions"] = meta["regions"]
         env.update(meta.get("env", {}))

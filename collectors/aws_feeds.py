@@ -81,7 +81,8 @@ def products(columns: list[str], rows: list[list[str]]) -> Iterator[dict[str, An
         raise PayloadShapeError("aws", f"offer file: no {', '.join(missing)} column")
     found: dict[str, dict[str, Any]] = {}
     for row in rows:
-        if not isinstance(row, list) or len(row) != len(columns):
+        # Rows kept from a CSV hold strings; an archived answer edited by hand may not.
+        if not isinstance(row, list) or len(row) != len(columns) or not _all_text(row):
             continue
         sku = row[at["SKU"]]
         product = found.get(sku)
@@ -99,11 +100,17 @@ def _add_dimension(terms: dict[str, Any], row: list[str], at: dict[str, int]) ->
         return
     code = f"{row[at['SKU']]}.{row[at['OfferTermCode']]}"
     term = terms.setdefault(kind, {}).setdefault(code, {"priceDimensions": {}})
-    term["termAttributes"] = {a: row[at[c]] for c, a in TERM_ATTRIBUTES.items() if row[at[c]]}
+    term["termAttributes"] = {
+        a: row[at[c]] for c, a in TERM_ATTRIBUTES.items() if c in at and row[at[c]]
+    }
     term["priceDimensions"][row[at["RateCode"]]] = {
         "unit": row[at["Unit"]],
         "pricePerUnit": {row[at["Currency"]]: row[at["PricePerUnit"]]},
     }
+
+
+def _all_text(row: list[Any]) -> bool:
+    return all(isinstance(cell, str) for cell in row)
 
 
 def unwrap_callback(text: str) -> Any:
@@ -158,11 +165,12 @@ def advisor_bands(data: Any, regions: frozenset[str], as_of: datetime) -> list[I
     advice = kit.obj(data).get("spot_advisor")
     if not isinstance(ranges, list) or not isinstance(advice, dict):
         raise PayloadShapeError("aws", "Spot Advisor: no ranges list or spot_advisor map")
-    labels = {kit.obj(r).get("index"): kit.obj(r).get("label") for r in ranges}
+    # Keyed by the index as text: an index of another type must not stop the read.
+    labels = {str(kit.obj(r).get("index")): kit.obj(r).get("label") for r in ranges}
     bands = []
     for region in sorted(regions & advice.keys()):
         for instance_type, entry in kit.obj(kit.obj(advice[region]).get(ADVISOR_OS)).items():
-            band = _band(labels.get(kit.obj(entry).get("r")), kit.obj(entry).get("s"))
+            band = _band(labels.get(str(kit.obj(entry).get("r"))), kit.obj(entry).get("s"))
             if band is not None:
                 bands.append(InterruptionBand("aws", region, instance_type, *band, as_of))
     return bands

@@ -17,7 +17,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from collectors import aws_feeds, aws_terms, gpus
+from collectors import aws_feeds, aws_terms, gpus, kit
 from collectors.base import InterruptionBand, ParseResult, Payloads, PriceRecord
 from collectors.common import PayloadShapeError
 from collectors.kit import Host
@@ -110,7 +110,7 @@ def bands(
     if answer is None:
         return None
     published = answer.get("last_modified") if isinstance(answer, dict) else None
-    as_of = datetime.fromisoformat(published) if isinstance(published, str) else observed_at
+    as_of = (kit.utc_timestamp(published) if isinstance(published, str) else None) or observed_at
     data = answer.get("data") if isinstance(answer, dict) else None
     wanted = set(collector.instance_types) | set(gpus.instance_types("aws"))
     found = aws_feeds.advisor_bands(data, frozenset(collector.regions), as_of)

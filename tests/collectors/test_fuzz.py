@@ -17,9 +17,12 @@ from __future__ import annotations
 import json
 import math
 import os
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,6 +34,7 @@ from collectors.base import Collector, Payloads
 from collectors.common import CollectorError
 from storage.store import to_arrow
 from storage.writes.validate import MAX_TEXT, PriceLimits, screen
+from tests.collectors.test_aws_public import Files, public
 from tracker.demo import demo_setup
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
@@ -44,7 +48,7 @@ FUZZ = settings(
 )
 LIMITS = PriceLimits()
 
-Path = tuple[Any, ...]  # keys and indexes from the answer's root; "json" = a JSON-in-a-string
+Keys = tuple[Any, ...]  # keys and indexes from the answer's root; "json" = a JSON-in-a-string
 _JSON = "json"
 
 
@@ -122,7 +126,26 @@ def test_hostile_values_never_break_a_parser(
 
     @FUZZ
     @given(st.lists(mutation, min_size=1, max_size=4))
-    def check(mutations: list[tuple[Path, Any]]) -> None:
+    def check(mutations: list[tuple[Keys, Any]]) -> None:
+        answer: Any = payloads
+        for path, value in mutations:
+            answer = _put(answer, path, value)
+        _assert_parsed_soundly(collector, answer)
+
+    check()
+
+
+def test_hostile_values_never_break_the_aws_public_files_parser(tmp_path: Path) -> None:
+    """AWS without an account reads other answers (offer files, the spot feed, the Advisor)."""
+    with served_files() as files:
+        collector = public(files, tmp_path / "state")
+        payloads = collector.fetch()
+    paths = sorted(_paths(payloads), key=repr)
+    mutation = st.tuples(st.sampled_from(paths), HOSTILE | st.just(_DELETE))
+
+    @FUZZ
+    @given(st.lists(mutation, min_size=1, max_size=4))
+    def check(mutations: list[tuple[Keys, Any]]) -> None:
         answer: Any = payloads
         for path, value in mutations:
             answer = _put(answer, path, value)
@@ -146,6 +169,18 @@ def _assert_parsed_soundly(collector: Collector, answer: Payloads) -> None:
     to_arrow(screened.records)  # what the store writes: the batch must build
 
 
+@contextmanager
+def served_files() -> Iterator[Files]:
+    server = Files()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def _assert_sane(record: Any) -> None:
     """The rule of docs/configuration.md, written apart from the validation it checks."""
     price = record.price_per_hour
@@ -165,7 +200,7 @@ def _assert_sane(record: Any) -> None:
 _DELETE = object()  # a mutation that drops the key (or the list item) instead
 
 
-def _paths(node: Any, path: Path = ()) -> Iterator[Path]:
+def _paths(node: Any, path: Keys = ()) -> Iterator[Keys]:
     """Every value in the answer, JSON documents inside strings (AWS's price list) included."""
     if path:
         yield path
@@ -183,11 +218,13 @@ def _paths(node: Any, path: Path = ()) -> Iterator[Path]:
         yield from _paths(inner, (*path, _JSON))
 
 
-def _put(node: Any, path: Path, value: Any) -> Any:
+def _put(node: Any, path: Keys, value: Any) -> Any:
     """A copy of `node` with `value` at `path` (copied only along the path)."""
     key, rest = path[0], path[1:]
-    if key == _JSON:
-        return json.dumps(_put(json.loads(node), rest, value)) if rest else node
+    if key == _JSON:  # the document inside the string (unless a mutation replaced the string)
+        if not rest or not isinstance(node, str):
+            return node
+        return json.dumps(_put(json.loads(node), rest, value))
     if isinstance(node, dict) and key in node:
         copy: Any = dict(node)
     elif isinstance(node, list) and isinstance(key, int) and key < len(node):

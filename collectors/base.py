@@ -63,7 +63,7 @@ class PriceRecord:
     """One price of one offer, in the provider's own currency."""
 
     provider: str
-    region: str
+    region: str | None  # None where the provider prices no region (RunPod)
     zone: str | None
     instance_type: str
     price_kind: PriceKind
@@ -73,7 +73,7 @@ class PriceRecord:
     currency: str
     price_per_hour: Decimal  # the whole instance, effective (reserved: recurring + upfront / term)
     upfront_total: Decimal | None
-    gpu_model: str
+    gpu_model: str | None  # None: the GPU count is known, the model is not (named in the summary)
     gpu_count: float
     gpu_memory_gib: float
     vcpus: float | None = None

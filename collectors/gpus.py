@@ -26,7 +26,7 @@ class GpuModel:
 class InstanceGpu:
     """The GPUs of one instance type, with the host size where the price data does not say it."""
 
-    gpu_model: str
+    gpu_model: str | None  # None only for an offer whose GPU the table does not know
     gpu_count: float  # fractional for a share of one GPU (Azure NV A10 v5)
     gpu_memory_gib: float  # of ONE GPU
     vcpus: float | None = None

@@ -43,7 +43,7 @@ class Offer:
 
 def record(
     provider: str,
-    region: str,
+    region: str | None,
     instance_type: str,
     gpu: InstanceGpu,
     offer: Offer,

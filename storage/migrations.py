@@ -182,6 +182,17 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             """,
         ],
     ),
+    (
+        7,
+        "prices without a region or a known GPU model",
+        [
+            # CONTRACT: RunPod prices name no region, a Vultr plan sold out everywhere lists
+            # none; an offer whose GPU count is known but whose model is not is stored with
+            # gpu_model NULL and named in the run summary, never dropped.
+            "ALTER TABLE price_intervals ALTER COLUMN region DROP NOT NULL",
+            "ALTER TABLE price_intervals ALTER COLUMN gpu_model DROP NOT NULL",
+        ],
+    ),
 ]
 
 _VERSIONS = [version for version, _, _ in MIGRATIONS]

@@ -109,7 +109,9 @@ class AwsCollector(Collector):
         mirrored = self.settings.endpoint or options.get("pricing_endpoint")
         if options.get("spot_advisor_url") or not mirrored:
             with public.session:
-                payloads["public/advisor"] = public.advisor()
+                advice = public.advisor()
+            if advice is not None:
+                payloads["public/advisor"] = advice
         return payloads
 
     def _fetch_api(self) -> Payloads:

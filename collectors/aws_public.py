@@ -30,7 +30,7 @@ import urllib3
 
 from collectors import aws_feeds, kit
 from collectors.base import Payloads, ProviderSettings
-from collectors.common import FetchError, PayloadShapeError
+from collectors.common import CollectorError, FetchError, PayloadShapeError
 from collectors.http import make_session
 
 OFFERS_ENDPOINT = "https://pricing.us-east-1.amazonaws.com"
@@ -70,15 +70,22 @@ class PublicFiles:
                 payloads[f"public/offers/{region}"] = self._offer_file(region, csv_url)
                 self.progress(len(payloads), self.items)
             payloads["public/spot"] = self._json(self.spot_feed_url, "spot feed", jsonp=True)
-            if advisor:
-                payloads["public/advisor"] = self.advisor()
+            found = self.advisor() if advisor else None
+            if found is not None:
+                payloads["public/advisor"] = found
             return payloads
 
-    def advisor(self) -> dict[str, Any]:
-        """The Advisor's answer, with the date it was published (Last-Modified) where given."""
-        response = self._get(self.advisor_url, "Spot Advisor")
-        with response:
-            data = _decode(response.content, "Spot Advisor")
+    def advisor(self) -> dict[str, Any] | None:
+        """The Advisor's answer, with the date it was published (Last-Modified) where given;
+        None when it cannot be read: the bands are extra, never worth the prices of a run (the
+        stored ones stay as they are)."""
+        try:
+            response = self._get(self.advisor_url, "Spot Advisor")
+            with response:
+                data = _decode(response.content, "Spot Advisor")
+        except CollectorError as exc:
+            self.log.warning("aws: the Spot Advisor's bands are left as they were: %s", exc)
+            return None
         stamp = _http_date(response.headers.get("Last-Modified"))
         return {"last_modified": stamp, "data": data}
 

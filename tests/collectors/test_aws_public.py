@@ -10,6 +10,7 @@ records. Expected money is worked out by hand from the files' own strings.
 from __future__ import annotations
 
 import json
+import pickle
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -31,6 +32,7 @@ from storage.connection import connect
 from storage.reads import tco
 from storage.store import Store
 from tracker.cli import cli
+from tracker.daemon import isolation
 
 PUBLIC = Path(__file__).parents[1] / "fixtures" / "aws" / "public"
 DEMO = Path(tracker.__file__).parent / "demo_data" / "aws"
@@ -346,3 +348,55 @@ def test_collect_and_latest_through_the_cli(files: Files, tmp_path: Path) -> Non
     assert bands[("eu-west-1", "p4d.24xlarge")] is None  # the Advisor has no entry for it
     table = runner.invoke(cli, [*args, "--gpu", "T4"])
     assert "interruption" in table.output and "5-10%" in table.output
+
+
+def test_an_advisor_that_cannot_be_read_leaves_the_bands_and_keeps_the_prices(
+    files: Files, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    del files.files["/spot-advisor-data.json"]
+    collector = public(files, tmp_path)
+    result = collector.parse(collector.fetch(), observed_at=NOW)
+    assert result.interruption is None  # the store keeps the bands it has
+    assert len(listed(result.records, "on_demand", "reserved")) == 35
+    assert "the Spot Advisor's bands are left as they were" in caplog.text
+    assert "HTTP 404" in caplog.text
+
+
+def test_the_api_source_reads_the_advisor_where_its_url_is_given(
+    replay: Any, files: Files, tmp_path: Path
+) -> None:
+    from tests.collectors.test_aws import answers, make
+
+    server = replay(*answers(tmp_path))
+    url = files.url + "/spot-advisor-data.json"
+    collector = make(server.url, regions=("us-east-1",), options={"spot_advisor_url": url})
+    payloads = collector.fetch()
+    result = collector.parse(payloads, observed_at=NOW)
+    assert payloads["source"] == {"source": "api", "why": "an API endpoint is configured"}
+    assert (
+        result.notes[0] == "prices from the Price List and EC2 APIs (an API endpoint is configured)"
+    )
+    assert {(b.instance_type, b.band) for b in result.interruption or []} == {
+        ("p4d.24xlarge", ">20%"),
+        ("g4dn.xlarge", "5-10%"),
+        ("g5.xlarge", "<5%"),
+    }
+    # Spot from the API keeps its zones.
+    assert {r.zone for r in result.records if r.price_kind == "spot"} >= {"use1-az6"}
+    # A mirror of the APIs without the Advisor's URL: not asked at all.
+    files.requests.clear()
+    make(server.url, regions=("us-east-1",)).fetch()
+    assert files.requests == []
+
+
+def test_the_daemons_collection_child_hands_back_bands_and_notes(
+    files: Files, tmp_path: Path
+) -> None:
+    """The daemon collects in a child process and gets plain data back: the bands and the
+    summary's notes travel with the records."""
+    settings = public(files, tmp_path).settings
+    answer = isolation._collect("aws", settings, NOW, isolation._RECORD_FIELDS)
+    fetched = isolation._answer("aws", pickle.dumps(answer), 0)
+    assert len(fetched.parsed.records) == 35 + 9
+    assert fetched.parsed.notes == ['prices from the public price files (source = "public")']
+    assert fetched.parsed.interruption is not None and len(fetched.parsed.interruption) == 7

@@ -77,3 +77,12 @@ def replay() -> Iterator[object]:
     yield start
     for server in servers:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store built by the real pipeline from the demo's recordings (the export tests), once
+    per test process: a test that changes it works on a copy."""
+    from tests.storage.export_support import build_demo_store
+
+    return build_demo_store(tmp_path_factory.mktemp("demo") / "prices.duckdb")

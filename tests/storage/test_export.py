@@ -19,7 +19,6 @@ from tests.storage.export_support import (
     HOUR,
     T0,
     Recording,
-    build_demo_store,
     collect,
     copy_store,
     differences,
@@ -30,11 +29,6 @@ from tests.storage.export_support import (
 
 PRICES = "'{root}/**/*.parquet'"
 RUNS = "'{root}/runs/collection_runs.parq'"
-
-
-@pytest.fixture(scope="module")
-def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_demo_store(tmp_path_factory.mktemp("demo") / "prices.duckdb")
 
 
 @pytest.fixture

@@ -15,15 +15,10 @@ import pyarrow.fs as pafs
 import pytest
 
 from storage.export import Target, export, open_target
-from tests.storage.export_support import Recording, build_demo_store, columns
+from tests.storage.export_support import Recording, columns
 
 BUCKET = "analytics"
 PREFIX = "gpu-prices/tracker=acct-1"
-
-
-@pytest.fixture(scope="module")
-def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_demo_store(tmp_path_factory.mktemp("s3") / "prices.duckdb")
 
 
 @pytest.fixture

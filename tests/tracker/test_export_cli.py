@@ -11,15 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from collectors.common import ConfigError
-from tests.storage.export_support import build_demo_store, copy_store, differences
+from tests.storage.export_support import copy_store, differences
 from tracker import config as config_mod
 from tracker.cli import cli
 from tracker.daemon.export import JOB_ID, ExportSettings, parse_export
-
-
-@pytest.fixture(scope="module")
-def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_demo_store(tmp_path_factory.mktemp("cli") / "prices.duckdb")
 
 
 def invoke(*args: str) -> tuple[int, str, str]:

@@ -16,7 +16,6 @@ import pytest
 from click.testing import CliRunner
 
 from storage.export import export, open_target
-from tests.storage.export_support import build_demo_store
 from tracker.cli import cli
 
 pytestmark = pytest.mark.spark
@@ -37,12 +36,10 @@ STORE_MONTH = "strftime(valid_from, '%Y-%m')"
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    folder = tmp_path_factory.mktemp("spark")
-    store = build_demo_store(folder / "prices.duckdb")
-    root = folder / "export"
-    export(store, open_target(str(root)))
-    return store, root
+def exported(demo_store: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("spark") / "export"
+    export(demo_store, open_target(str(root)))
+    return demo_store, root
 
 
 @pytest.fixture(scope="module")

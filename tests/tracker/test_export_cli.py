@@ -14,7 +14,7 @@ from collectors.common import ConfigError
 from tests.storage.export_support import copy_store, differences
 from tracker import config as config_mod
 from tracker.cli import cli
-from tracker.daemon.export import JOB_ID, ExportSettings, parse_export
+from tracker.daemon.export import JOB_ID, ExportSettings, beside, parse_export
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
@@ -60,6 +60,14 @@ def test_the_export_table() -> None:
     )
     config = config_mod.from_dict({"export": {"to": "out"}}, source=None)
     assert config.export.interval_s == 86400
+
+
+def test_a_relative_directory_is_beside_the_config_file(tmp_path: Path) -> None:
+    config = tmp_path / "etc" / "config.toml"
+    assert beside("exports/prices", config) == str(tmp_path / "etc" / "exports" / "prices")
+    assert beside("/srv/prices", config) == "/srv/prices"
+    assert beside("s3://bucket/prices", config) == "s3://bucket/prices"
+    assert beside("exports", None) == "exports"  # no file: the working directory
 
 
 @pytest.mark.parametrize(

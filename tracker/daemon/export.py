@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from collectors.common import (
@@ -69,6 +70,14 @@ def check_to(to: str, key: str) -> str:
     return to
 
 
+def beside(to: str, config: Path | None) -> str:
+    """`to` with a relative directory taken beside the config file, like `[storage] path` (a
+    daemon's working directory is rarely the config's)."""
+    if "://" in to or config is None or Path(to).expanduser().is_absolute():
+        return to
+    return str(config.parent / to)
+
+
 def target(to: str, env: Mapping[str, str]) -> Target:
     from storage.export import open_target
 
@@ -99,22 +108,23 @@ class ExportJob:
         settings = self.shared.config.export
         if settings.to is None:
             return
+        to = beside(settings.to, self.shared.config.source)
         with self.shared.tracking(JOB_ID):
             try:
                 report = export(
                     self.shared.config.store_path,
-                    target(settings.to, self.shared.env),
+                    target(to, self.shared.env),
                     lock=self.shared.store_lock,
                 )
             except (StoreError, ConfigError, OSError) as exc:
-                log.error("export to %s failed: %s", settings.to, exc, extra={"export": "failed"})
+                log.error("export to %s failed: %s", to, exc, extra={"export": "failed"})
                 return
             except Exception:  # never into the scheduler: the next export must happen
-                log.exception("export to %s: the job broke", settings.to)
+                log.exception("export to %s: the job broke", to)
                 return
         log.info(
             "export to %s: %s; next in %s",
-            settings.to,
+            to,
             summary(report),
             duration_words(settings.interval_s),
             extra={"export": "ok", "files_written": len(report.written)},

@@ -99,6 +99,19 @@ REGISTRY: dict[str, ProviderInfo] = {
         aliases=("digitalocean",),
         default_interval="6h",
     ),
+    "oci": ProviderInfo(
+        "collectors.oci:OciCollector",
+        # The Cost Estimator's shapes (which part a shape is billed by) live on another host.
+        options={"shapes_endpoint": str},
+        aliases=("oracle",),
+        # A public list price; it moves a few times a year.
+        default_interval="6h",
+    ),
+    "vultr": ProviderInfo(
+        "collectors.vultr:VultrCollector",
+        # Plans are public; which locations can deploy a plan changes with capacity.
+        default_interval="1h",
+    ),
 }
 
 

@@ -53,6 +53,8 @@ def _settings(provider: str, url: str, timeout: float) -> ProviderSettings:
         },
         "lambdalabs": {"credentials": {"api_key": "key"}},
         "paperspace": {"credentials": {"token": "token"}},
+        "oci": {"regions": ("us-ashburn-1",), "options": {"shapes_endpoint": url}},
+        "vultr": {},
     }
     return ProviderSettings(**(base | per_provider[provider]))
 

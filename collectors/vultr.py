@@ -1,0 +1,98 @@
+"""Vultr: Cloud GPU and bare-metal GPU plans from the public plans API, no account needed.
+
+`fetch` walks `GET {endpoint}/v2/plans?type=vcg&per_page=500` (Cloud GPU) and
+`GET {endpoint}/v2/plans-metal?per_page=500` through `meta.links.next` (a cursor passed back
+as `cursor` until it is empty), and checks the count against `meta.total`. `parse` (in
+`collectors.vultr_parse`) makes one on-demand record per plan per location it lists
+(available: a listed location can deploy it), and a spot record from a bare-metal plan's
+`hourly_cost_preemptible`. A plan listed in no asked location is reported as sold out.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+import requests
+
+from collectors import vultr_parse
+from collectors.base import Collector, ParseResult, Payloads
+from collectors.common import FetchError, PayloadShapeError
+from collectors.http import get_json, make_session
+
+DEFAULT_ENDPOINT = "https://api.vultr.com"
+PER_PAGE = 500  # Vultr's documented maximum
+MAX_PAGES = 100  # a cursor that never ends must not hang the daemon
+# (payload prefix, path, query): Cloud GPU plans only (type=all mixes in every CPU plan), and
+# every bare-metal plan (the API has no GPU filter there; the GPU table picks them out).
+LISTS = (
+    (vultr_parse.CLOUD, "/v2/plans", {"type": "vcg", "per_page": str(PER_PAGE)}),
+    (vultr_parse.METAL, "/v2/plans-metal", {"per_page": str(PER_PAGE)}),
+)
+
+
+class VultrCollector(Collector):
+    """Vultr's GPU plans: every location they list, or the configured ones."""
+
+    name = "vultr"
+    default_endpoint: ClassVar[str] = DEFAULT_ENDPOINT
+
+    def fetch(self) -> Payloads:
+        base = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/")
+        payloads: Payloads = {}
+        with make_session(max_retries=self.settings.max_retries) as session:
+            for prefix, path, query in LISTS:
+                payloads.update(self._walk(session, prefix, base + path, query))
+        return payloads
+
+    def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
+        """Per GPU plan: on-demand (and bare-metal spot) in each asked location it lists."""
+        return vultr_parse.parse(payloads, self.regions, self.log)
+
+    def _walk(
+        self, session: requests.Session, prefix: str, url: str, query: dict[str, str]
+    ) -> Payloads:
+        """Every page of one list, following the cursor; fewer plans than `meta.total` fails."""
+        pages: Payloads = {}
+        cursor: str | None = None
+        count = 0
+        while True:
+            number = len(pages) + 1
+            if number > MAX_PAGES:
+                raise PayloadShapeError(self.name, f"{prefix}: more than {MAX_PAGES} pages")
+            key = f"{prefix}/page-{number}"
+            params = query if cursor is None else {**query, "cursor": cursor}
+            page = get_json(
+                session, self.name, url, timeout=self.settings.timeout, what=key, params=params
+            )
+            pages[key] = page
+            count += len(vultr_parse.plans(key, page))  # a changed shape fails here
+            self.progress(number, count)
+            cursor = _cursor(page, key)
+            if cursor is None:
+                break
+        _check_total(pages, key, count)
+        return pages
+
+
+def _cursor(page: dict[str, Any], where: str) -> str | None:
+    """The next page's cursor; None (or an empty string) on the last page."""
+    links = vultr_parse.meta(page).get("links") or {}
+    if not isinstance(links, dict):
+        raise PayloadShapeError(VultrCollector.name, f"{where}: meta.links is {links!r}")
+    cursor = links.get("next")
+    if cursor is None or cursor == "":
+        return None
+    if not isinstance(cursor, str):
+        raise PayloadShapeError(VultrCollector.name, f"{where}: meta.links.next is {cursor!r}")
+    return cursor
+
+
+def _check_total(pages: Payloads, last: str, count: int) -> None:
+    total = vultr_parse.meta(pages[last]).get("total")
+    if isinstance(total, int) and not isinstance(total, bool) and count < total:
+        raise FetchError(
+            VultrCollector.name,
+            f"{last.partition('/')[0]}: the {len(pages)} pages hold {count} plans but "
+            f"meta.total is {total}: cut short",
+        )

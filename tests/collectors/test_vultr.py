@@ -1,0 +1,328 @@
+"""Vultr collector: parse on the demo's recording of `/v2/plans?type=vcg` (two pages) and
+`/v2/plans-metal` (the traps of tests/fixtures/vultr/traps.json laid over it), fetch through
+the real requests stack against a loopback server (cursor paging, totals, retries, failures)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.common import FetchError, PayloadShapeError
+from collectors.vultr import VultrCollector
+from tracker.replay import Exchange, Recording, ReplayServer
+
+DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "vultr"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "vultr"
+
+
+def recorded() -> dict[str, Any]:
+    """The payloads fetch returns for the demo recording."""
+    files = {
+        "plans/page-1": "plans-page1.json",
+        "plans/page-2": "plans-page2.json",
+        "plans-metal/page-1": "plans-metal.json",
+    }
+    return {key: json.loads((DEMO / name).read_text()) for key, name in files.items()}
+
+
+def with_traps() -> dict[str, Any]:
+    payloads = recorded()
+    traps = json.loads((FIXTURES / "traps.json").read_text())
+    payloads["plans/page-2"]["plans"] += traps["plans"]
+    payloads["plans-metal/page-1"]["plans_metal"] += traps["plans-metal"]
+    return payloads
+
+
+def collector(**settings: Any) -> VultrCollector:
+    settings.setdefault("max_retries", 2)
+    return VultrCollector(ProviderSettings(**settings))
+
+
+def parse(payloads: dict[str, Any], observed_at: datetime, **settings: Any) -> ParseResult:
+    return collector(**settings).parse(payloads, observed_at=observed_at)
+
+
+def by_offer(result: ParseResult) -> dict[tuple[str, str, str], PriceRecord]:
+    out = {(r.instance_type, r.region, r.price_kind): r for r in result.records}
+    assert len(out) == len(result.records)
+    return out
+
+
+def vultr_record(**fields: Any) -> PriceRecord:
+    base: dict[str, Any] = {
+        "provider": "vultr",
+        "zone": None,
+        "term_months": None,
+        "payment_option": None,
+        "offering_class": None,
+        "currency": "USD",
+        "upfront_total": None,
+        "effective_at": None,
+        "available": True,  # a listed location can deploy the plan
+    }
+    return PriceRecord(**{**base, **fields})
+
+
+# ---------------------------------------------------------------------------------------------
+# parse
+
+
+def test_records_in_full(observed_at: datetime) -> None:
+    offers = by_offer(parse(recorded(), observed_at))
+    # A slice: gpu_vram_gb 4 of one 80 GB A100 = 4 / 80 = 0.05 GPU, the whole GPU's 80 GB.
+    # hourly_cost 0.123 as given (monthly 90 / 730 = 0.123288 would be wrong). ram 6144 MB =
+    # 6144 / 1024 = 6 GiB.
+    assert offers["vcg-a100-1c-6g-4vram", "ewr", "on_demand"] == vultr_record(
+        region="ewr",
+        instance_type="vcg-a100-1c-6g-4vram",
+        price_kind="on_demand",
+        price_per_hour=Decimal("0.123000"),
+        gpu_model="A100",
+        gpu_count=0.05,
+        gpu_memory_gib=80,
+        vcpus=1,
+        memory_gib=6,
+    )
+    # Bare metal names no GPU: 8 x H100 80 GB from the table. hourly_cost 23.92 (monthly
+    # 16074.24 is 672 h of it; / 730 would give 22.019507); hourly_cost_preemptible 18.4 is
+    # spot. cpu_threads 224; ram 2097152 MB / 1024 = 2048 GiB.
+    h100 = {
+        "region": "sea",
+        "instance_type": "vbm-112c-2048gb-8-h100-gpu",
+        "gpu_model": "H100",
+        "gpu_count": 8,
+        "gpu_memory_gib": 80,
+        "vcpus": 224,
+        "memory_gib": 2048,
+    }
+    assert offers["vbm-112c-2048gb-8-h100-gpu", "sea", "on_demand"] == vultr_record(
+        **h100, price_kind="on_demand", price_per_hour=Decimal("23.920000")
+    )
+    assert offers["vbm-112c-2048gb-8-h100-gpu", "sea", "spot"] == vultr_record(
+        **h100, price_kind="spot", price_per_hour=Decimal("18.400000")
+    )
+    # 160 GB of VRAM = 160 / 80 = 2 whole A100s.
+    two = offers["vcg-a100-24c-240g-160vram", "ord", "on_demand"]
+    assert (two.gpu_count, two.gpu_memory_gib, two.price_per_hour) == (2, 80, Decimal("4.794"))
+
+
+def test_every_offer_and_price(observed_at: datetime) -> None:
+    result = parse(recorded(), observed_at)
+    prices = {k: r.price_per_hour for k, r in by_offer(result).items()}
+    assert prices == {
+        ("vcg-a100-1c-6g-4vram", "ewr", "on_demand"): Decimal("0.123"),
+        ("vcg-a100-12c-120g-80vram", "ewr", "on_demand"): Decimal("2.397"),
+        ("vcg-a100-24c-240g-160vram", "ewr", "on_demand"): Decimal("4.794"),
+        ("vcg-a100-24c-240g-160vram", "ord", "on_demand"): Decimal("4.794"),
+        ("vcg-l40s-16c-180g-48vram", "ewr", "on_demand"): Decimal("1.671"),
+        ("vcg-l40s-16c-180g-48vram", "lax", "on_demand"): Decimal("1.671"),
+        ("vcg-l40s-16c-180g-48vram", "ord", "on_demand"): Decimal("1.671"),
+        ("vbm-112c-2048gb-8-h100-gpu", "sea", "on_demand"): Decimal("23.92"),
+        ("vbm-112c-2048gb-8-h100-gpu", "sea", "spot"): Decimal("18.4"),
+        ("vbm-256c-2048gb-8-mi300x-gpu", "ord", "on_demand"): Decimal("17.52"),
+        ("vbm-256c-2048gb-8-mi300x-gpu", "ord", "spot"): Decimal("14.72"),
+        ("vbm-256c-2048gb-8-mi300x-gpu", "sea", "on_demand"): Decimal("17.52"),
+        ("vbm-256c-2048gb-8-mi300x-gpu", "sea", "spot"): Decimal("14.72"),
+    }
+    # The CPU bare-metal plan vbm-4c-32gb makes none; the A100 40 GB plan lists no location.
+    assert result.sold_out == {"vcg-a100-6c-60g-40vram"}
+    assert result.skipped_rows == 0 and result.unknown_instance_types == set()
+
+
+def test_configured_regions_restrict(observed_at: datetime) -> None:
+    result = parse(recorded(), observed_at, regions=("ord",))
+    assert {r.region for r in result.records} == {"ord"}
+    assert result.sold_out == {
+        "vcg-a100-1c-6g-4vram",
+        "vcg-a100-12c-120g-80vram",
+        "vcg-a100-6c-60g-40vram",
+        "vbm-112c-2048gb-8-h100-gpu",
+    }
+
+
+def test_traps(observed_at: datetime, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        result = parse(with_traps(), observed_at)
+    offers = by_offer(result)
+    plans = {r.instance_type for r in result.records}
+    assert "vc2-1c-1gb" not in plans  # a CPU plan in the type=vcg answer: ignored
+    # An A40 slice: 16 of 48 GB = a third of one A40.
+    a40 = offers["vcg-a40-4c-20g-16vram", "ewr", "on_demand"]
+    assert (a40.gpu_model, a40.gpu_count, a40.gpu_memory_gib) == ("A40", 16 / 48, 48)
+    # Unknown GPU (gpu_type NVIDIA_B200) and a bare-metal GPU plan the table lacks: reported.
+    assert result.unknown_instance_types == {
+        "vcg-b200-32c-512g-180vram",
+        "vbm-128c-3072gb-8-b300-gpu",
+    }
+    # A plan priced 0 is never stored: skipped, its offers unconfirmed rather than withdrawn.
+    assert result.unreadable == {"vcg-a100-3c-30g-20vram"} and result.skipped_rows == 1
+    assert "vultr: vcg-a100-3c-30g-20vram skipped: hourly_cost is 0" in caplog.text
+    # GH200 bare metal lists no location: sold out, no record.
+    assert result.sold_out == {"vcg-a100-6c-60g-40vram", "vbm-72c-480gb-gh200-gpu"}
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"hourly_cost": None}, "hourly_cost is None"),
+        ({"hourly_cost": "2.397"}, "hourly_cost is '2.397'"),
+        ({"hourly_cost": -1}, "hourly_cost is -1"),
+        ({"locations": "ewr"}, "locations is 'ewr'"),
+        ({"locations": ["ewr", 3]}, "locations is"),
+    ],
+)
+def test_plans_not_understood_are_skipped(
+    observed_at: datetime, caplog: pytest.LogCaptureFixture, change: Any, reason: str
+) -> None:
+    payloads = recorded()
+    payloads["plans/page-1"]["plans"][1].update(change)  # vcg-a100-12c-120g-80vram
+    with caplog.at_level(logging.WARNING):
+        result = parse(payloads, observed_at)
+    assert result.unreadable == {"vcg-a100-12c-120g-80vram"} and result.skipped_rows == 1
+    assert reason in caplog.text
+
+
+def test_a_preemptible_price_not_below_on_demand_is_refused(observed_at: datetime) -> None:
+    payloads = recorded()
+    payloads["plans-metal/page-1"]["plans_metal"][1]["hourly_cost_preemptible"] = 23.92
+    result = parse(payloads, observed_at)
+    assert result.unreadable == {"vbm-112c-2048gb-8-h100-gpu"}
+
+
+def test_vram_that_is_no_whole_number_of_gpus_is_reported(observed_at: datetime) -> None:
+    payloads = recorded()
+    payloads["plans/page-1"]["plans"][2]["gpu_vram_gb"] = 120  # 1.5 A100s
+    result = parse(payloads, observed_at)
+    assert result.unknown_instance_types == {"vcg-a100-24c-240g-160vram"}
+
+
+def test_a_plan_on_two_pages_is_stored_once(observed_at: datetime) -> None:
+    payloads = recorded()
+    payloads["plans/page-2"]["plans"].append(copy.deepcopy(payloads["plans/page-1"]["plans"][0]))
+    result = parse(payloads, observed_at)
+    assert result.skipped_rows == 1
+    assert result.records == parse(recorded(), observed_at).records
+
+
+def test_decimal_and_float_json_give_the_same_records(observed_at: datetime) -> None:
+    exact = {k: json.loads(json.dumps(v), parse_float=Decimal) for k, v in recorded().items()}
+    assert parse(exact, observed_at).records == parse(recorded(), observed_at).records
+
+
+@pytest.mark.parametrize("key", ["plans/page-1", "plans-metal/page-1"])
+def test_a_changed_shape_fails_loudly(observed_at: datetime, key: str) -> None:
+    payloads = recorded()
+    payloads[key] = {"error": "Invalid API token.", "status": 401}
+    with pytest.raises(PayloadShapeError, match=rf"^vultr: {key}: answer has no plan list"):
+        parse(payloads, observed_at)
+
+
+def test_nothing_readable_fails_loudly(observed_at: datetime) -> None:
+    payloads = recorded()
+    for page in ("plans/page-1", "plans/page-2"):
+        for plan in payloads[page]["plans"]:
+            plan["hourly_cost"] = "n/a"
+    for plan in payloads["plans-metal/page-1"]["plans_metal"]:
+        plan["hourly_cost"] = "n/a"
+    with pytest.raises(PayloadShapeError, match="none of the 7 GPU plans could be read"):
+        parse(payloads, observed_at)
+
+
+# ---------------------------------------------------------------------------------------------
+# fetch through the real urllib3 stack (loopback replay server)
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., ReplayServer]]:
+    servers: list[ReplayServer] = []
+
+    def start(*exchanges: Exchange) -> ReplayServer:
+        server = ReplayServer(Recording(list(exchanges))).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def reply(path: str, body: Any, cursor: str | None = None, **kw: Any) -> Exchange:
+    text = json.dumps(body) if body is not None else "busy"
+    match = {"method": "GET", "path": path, "query": {"cursor": cursor}}
+    return Exchange(match=match, body=text.encode(), **kw)
+
+
+def metal(plans: list[Any], total: int | None = None) -> Any:
+    return {"plans_metal": plans, "meta": {"total": len(plans) if total is None else total}}
+
+
+def test_demo_recording_fetch_then_parse(
+    replay: Callable[..., ReplayServer], observed_at: datetime
+) -> None:
+    server = replay(DEMO)
+    vultr = collector(endpoint=server.url)
+    fetched = vultr.fetch()
+    assert server.unmatched == [] and fetched == recorded()
+    cursor = recorded()["plans/page-1"]["meta"]["links"]["next"]
+    assert [(r.path, r.query) for r in server.requests] == [
+        ("/v2/plans", {"type": "vcg", "per_page": "500"}),
+        ("/v2/plans", {"type": "vcg", "per_page": "500", "cursor": cursor}),
+        ("/v2/plans-metal", {"per_page": "500"}),
+    ]
+    assert vultr.parse(fetched, observed_at=observed_at).records == parse(
+        recorded(), observed_at
+    ).records
+
+
+def test_fewer_plans_than_the_total_fail_the_run(serve: Callable[..., ReplayServer]) -> None:
+    page = recorded()["plans/page-2"]  # the last page alone: 2 plans, meta.total 5
+    server = serve(reply("/v2/plans", page), reply("/v2/plans-metal", metal([])))
+    with pytest.raises(FetchError, match=r"^vultr: plans: the 1 pages hold 2 plans but .* 5"):
+        collector(endpoint=server.url).fetch()
+
+
+def test_a_page_that_fails_halfway_fails_the_run(
+    serve: Callable[..., ReplayServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = recorded()["plans/page-1"]
+    cursor = first["meta"]["links"]["next"]
+    server = serve(
+        reply("/v2/plans", first), reply("/v2/plans", None, cursor=cursor, status=502)
+    )
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)
+    with pytest.raises(FetchError, match=r"^vultr: plans/page-2: HTTP 502: busy"):
+        collector(endpoint=server.url, max_retries=1).fetch()
+    assert [r.query.get("cursor") for r in server.requests] == [None, cursor, cursor]
+
+
+def test_429_waits_for_retry_after(
+    serve: Callable[..., ReplayServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    limited = {"error": "Rate limit reached - please try your request again later.", "status": 429}
+    empty = {"plans": [], "meta": {"total": 0, "links": {"next": "", "prev": ""}}}
+    server = serve(
+        reply("/v2/plans", limited, status=429, headers={"Retry-After": "3"}, times=1),
+        reply("/v2/plans", empty),
+        reply("/v2/plans-metal", metal([])),
+    )
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)  # the wait asked for, not waited
+    assert collector(endpoint=server.url).fetch()["plans/page-1"] == empty
+    assert slept == [3]
+
+
+def test_a_cursor_that_never_ends_is_given_up(serve: Callable[..., ReplayServer]) -> None:
+    looping = {"plans": [], "meta": {"total": 0, "links": {"next": "again"}}}
+    server = serve(reply("/v2/plans", looping), reply("/v2/plans", looping, cursor="again"))
+    with pytest.raises(PayloadShapeError, match=r"^vultr: plans: more than 100 pages"):
+        collector(endpoint=server.url).fetch()

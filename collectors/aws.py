@@ -139,6 +139,8 @@ class AwsCollector(Collector):
             hosts = aws_source.parse_public(self, payloads, observed_at, result)
             result.interruption = aws_source.bands(self, payloads, observed_at)
         result.notes.insert(0, aws_source.note(payloads))
+        # Spot per zone (the API) or per region (the public feed): see ParseResult.spot_zoned.
+        result.spot_zoned = not any(key.startswith("public/offers/") for key in payloads)
         for key, page in _pages_of(payloads, "pricing"):
             for product in aws_terms.price_list(key, page):
                 if product is None:

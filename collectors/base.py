@@ -132,6 +132,10 @@ class ParseResult:
     # Spot interruption bands to store beside the prices; None: this collection has none, the
     # stored ones stay as they are.
     interruption: list[InterruptionBand] | None = None
+    # The grain of this collection's spot prices where a provider has two sources (AWS: True
+    # per zone from the API, False per region from the public feed): the other grain's spot
+    # offers are another source's, kept open (stale) rather than closed as withdrawn.
+    spot_zoned: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -191,6 +191,8 @@ SET valid_to = $observed
 WHERE p.rowid IN (SELECT o.row FROM open_now o ANTI JOIN paths s USING (offer_key))
   AND ($all_regions OR list_contains($regions, p.region))
   AND NOT list_contains($keep_open, p.instance_type)
+  -- Spot of the other grain (per zone, per region) is another source's: not looked for.
+  AND NOT coalesce(p.price_kind = 'spot' AND (p.zone IS NOT NULL) <> $spot_zoned, false)
 """
 
 _STAGED = ("incoming", "open_now", "closed_end", "paths", "changing", "sequence")
@@ -203,14 +205,17 @@ def merge(
     run_id: int,
     regions: Sequence[str] | None,
     keep_open: list[str],
+    spot_zoned: bool | None = None,
 ) -> int:
     """Merge one provider's collection (in the store's Arrow schema) into its history, in the
-    caller's transaction; the number of intervals opened plus offers withdrawn."""
+    caller's transaction; the number of intervals opened plus offers withdrawn. `spot_zoned`
+    (True: this collection prices spot per zone, False: per region) leaves the provider's spot
+    offers of the other grain open: another source's, not withdrawn."""
     rows = pa.array(range(batch.num_rows), pa.int64())
     batch = batch.append_column("row", rows)
     con.register("batch", batch)
     # On an error the caller's rollback takes the staged tables and closes the connection.
-    changed = _merge(con, batch, params, run_id, regions, keep_open)
+    changed = _merge(con, batch, params, run_id, regions, keep_open, spot_zoned)
     for table in _STAGED:
         con.execute(f"DROP TABLE IF EXISTS {table}")
     for name in ("batch", "picked"):
@@ -225,6 +230,7 @@ def _merge(
     run_id: int,
     regions: Sequence[str] | None,
     keep_open: list[str],
+    spot_zoned: bool | None,
 ) -> int:
     observed = {"observed": params["observed"]}
     provider = {"provider": params["provider"]}
@@ -244,6 +250,7 @@ def _merge(
             "all_regions": regions is None,
             "regions": list(regions or []),
             "keep_open": keep_open,
+            "spot_zoned": spot_zoned,
         },
     )
     if scalar(con, "SELECT count(*) FROM paths WHERE NOT is_open"):  # new or back: few if any

@@ -116,6 +116,7 @@ class Store:
         interval_seconds: int | None = None,
         keep_open: Collection[str] = (),
         interruption: Sequence[InterruptionBand] | None = None,
+        spot_zoned: bool | None = None,
     ) -> RunResult:
         """Merge one provider's collection into the history: all of it lands, or none does.
 
@@ -129,7 +130,9 @@ class Store:
         unreadable row's. A collection none of whose prices is valid stores nothing.
 
         `interruption` (spot interruption bands) replaces the provider's stored bands in the
-        same transaction; None leaves them as they are.
+        same transaction; None leaves them as they are. `spot_zoned` says the grain of this
+        collection's spot prices (True per zone, False per region; None: the provider has one):
+        spot offers of the other grain, another source's, are not closed as withdrawn.
         """
         screened = screen(records, self.limits, observed_at=observed_at)
         if records and not screened.records:
@@ -146,7 +149,9 @@ class Store:
                 with transaction(con):
                     _refuse_out_of_order(con, provider, observed_at)
                     run_id = int(scalar(con, "SELECT nextval('run_ids')"))
-                    changed = merge(con, batch, params, run_id, regions, sorted(keep_open))
+                    changed = merge(
+                        con, batch, params, run_id, regions, sorted(keep_open), spot_zoned
+                    )
                     if self.fx_rates is not None:
                         replace_rates(con, self.fx_rates)
                     if self.gpu_facts is not None:

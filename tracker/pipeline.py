@@ -216,6 +216,7 @@ def _store(
             keep_open=parsed.unreadable,
             interval_seconds=provider.interval_s,
             interruption=parsed.interruption,
+            spot_zoned=parsed.spot_zoned,
         )
     outcome.records, outcome.changed = result.records, result.changed
     outcome.invalid = dict(result.skipped)

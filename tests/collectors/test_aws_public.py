@@ -255,7 +255,8 @@ def test_auto_without_credentials_uses_the_public_files(
 
 def test_public_and_api_spot_series_stay_apart_in_the_store(files: Files, tmp_path: Path) -> None:
     """The API's per-zone spot series and the feed's per-region one have different offer keys
-    (a zone against NULL): one source's price never becomes a change of the other's series."""
+    (a zone against NULL): one source's price never becomes a change of the other's series, and
+    a run of one source does not close the other's series as withdrawn."""
     store = Store(tmp_path / "prices.duckdb")
     collector = public(files, tmp_path)
     result = collector.parse(collector.fetch(), observed_at=NOW)
@@ -265,8 +266,11 @@ def test_public_and_api_spot_series_stay_apart_in_the_store(files: Files, tmp_pa
         if (r.price_kind, r.region, r.instance_type) == ("spot", "us-east-1", "p4d.24xlarge")
     ]
     zoned = replace(feed_p4d[0], zone="use1-az6", price_per_hour=Decimal("7.5"))
-    earlier = NOW.replace(hour=10)
-    store.write_run("aws", [zoned], started_at=earlier, observed_at=earlier, regions=REGIONS)
+    earlier, later = NOW.replace(hour=10), NOW.replace(hour=14)
+    store.write_run(
+        "aws", [zoned], started_at=earlier, observed_at=earlier, regions=REGIONS, spot_zoned=True
+    )
+    assert result.spot_zoned is False
     store.write_run(
         "aws",
         result.records,
@@ -274,18 +278,25 @@ def test_public_and_api_spot_series_stay_apart_in_the_store(files: Files, tmp_pa
         observed_at=NOW,
         regions=REGIONS,
         interruption=result.interruption,
+        spot_zoned=result.spot_zoned,
+    )
+    # Back to the API (credentials found again): the feed's series is not withdrawn either.
+    store.write_run(
+        "aws", [zoned], started_at=later, observed_at=later, regions=REGIONS, spot_zoned=True
     )
     with connect(tmp_path / "prices.duckdb", read_only=True) as con:
         series = con.execute(
-            "SELECT zone, price_per_hour, valid_from FROM prices WHERE price_kind = 'spot'"
-            " AND region = 'us-east-1' AND instance_type = 'p4d.24xlarge' ORDER BY zone"
+            "SELECT zone, price_per_hour, valid_from, valid_to FROM prices"
+            " WHERE price_kind = 'spot' AND region = 'us-east-1'"
+            " AND instance_type = 'p4d.24xlarge' ORDER BY zone"
         ).fetchall()
         bands = con.execute(
             "SELECT band, band_low, band_high, savings_pct FROM spot_interruption"
             " WHERE region = 'us-west-2' AND instance_type = 'p4d.24xlarge'"
         ).fetchall()
     # Each series keeps its own price from its own start: two intervals, not one changed.
-    assert [(z, p) for z, p, _ in series] == [("use1-az6", 7.5), (None, 8.0468)]
+    # Both stay open: the one the last run did not confirm shows stale, never withdrawn.
+    assert [(z, p, to) for z, p, _, to in series] == [("use1-az6", 7.5, None), (None, 8.0468, None)]
     assert series[0][2] == earlier and series[1][2] == NOW
     assert bands == [("15-20%", 0.15, 0.2, 64)]
 

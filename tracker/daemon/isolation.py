@@ -164,9 +164,9 @@ def _answer(name: str, output: bytes, returncode: int) -> Fetched:
         reason = f"killed by signal {-returncode}" if returncode < 0 else f"exit code {returncode}"
         raise CollectorError(name, f"the collector process died ({reason})") from None
     if kind == "ok":
-        rows, unknown, skipped, sold_out, unreadable, covered, notes, bands = rest
+        rows, unknown, skipped, sold_out, unreadable, covered, notes, bands, zoned = rest
         records = [PriceRecord(*row) for row in rows]
-        parsed = ParseResult(records, unknown, skipped, sold_out, unreadable, notes, bands)
+        parsed = ParseResult(records, unknown, skipped, sold_out, unreadable, notes, bands, zoned)
         return Fetched(parsed, covered)
     if kind == "skipped":
         raise _ChildSkipped(name, rest[0])
@@ -212,7 +212,8 @@ def _collect(
     rows = [tuple(getattr(r, f) for f in wanted) for r in parsed.records]
     extra = (parsed.unknown_instance_types, parsed.skipped_rows, parsed.sold_out)
     bands = parsed.interruption  # a few hundred small frozen dataclasses at most
-    return ("ok", rows, *extra, parsed.unreadable, collector.regions or None, parsed.notes, bands)
+    covered = collector.regions or None
+    return ("ok", rows, *extra, parsed.unreadable, covered, parsed.notes, bands, parsed.spot_zoned)
 
 
 def _die_with_parent() -> None:

@@ -112,6 +112,20 @@ REGISTRY: dict[str, ProviderInfo] = {
         # Plans are public; which locations can deploy a plan changes with capacity.
         default_interval="1h",
     ),
+    "vastai": ProviderInfo(
+        "collectors.vastai:VastaiCollector",
+        # The search needs no account; a key is sent when set (the CLI's Bearer header).
+        optional_credential_env={"api_key": "VAST_API_KEY"},
+        aliases=("vast", "vast.ai"),
+        # A marketplace: the cheapest offers move minute by minute.
+        default_interval="30m",
+    ),
+    "runpod": ProviderInfo(
+        "collectors.runpod:RunpodCollector",
+        credential_env={"api_key": "RUNPOD_API_KEY"},
+        # List prices per GPU; stock (whether a cloud can start a pod) moves.
+        default_interval="30m",
+    ),
 }
 
 

@@ -64,6 +64,11 @@ GPU_MODELS: dict[str, GpuModel] = {
         # the A16 board has four GPUs, the figures are one GPU's).
         GpuModel("A40", "nvidia", 149.7, 37.4),
         GpuModel("A16", "nvidia", 17.9, 4.5),
+        # Vast.ai and RunPod sell GeForce cards. NVIDIA's Ada and Ampere GA102 whitepapers: FP16
+        # tensor with FP32 accumulate (what BF16 training runs at; GeForce halves it against
+        # FP16 accumulate), dense.
+        GpuModel("RTX4090", "nvidia", 165.2, 82.6),
+        GpuModel("RTX3090", "nvidia", 71.0, 35.6),
     )
 }
 
@@ -328,6 +333,27 @@ INSTANCE_GPUS["vultr"] = {
     "vbm-72c-480gb-gh200-gpu": InstanceGpu("GH200", 1, 96),
     "vbm-256c-2048gb-8-mi300x-gpu": InstanceGpu("MI300X", 8, 192),
 }
+
+# Vast.ai: `gpu_name` is Vast's own ("H100 SXM", "A100 PCIE"); the memory comes from the offer's
+# `gpu_ram`, so both A100 variants map to A100 (gpuhunt's GPU_MAPPING reads them the same way).
+# The H100 NVL is stored as H100 with its own 94 GB, as Azure's NC H100 v5 is.
+GPU_NAMES["vastai"] = {
+    "H100 SXM": "H100", "H100 PCIE": "H100", "H100 NVL": "H100", "H200": "H200",
+    "H200 NVL": "H200", "B200": "B200", "A100 SXM4": "A100", "A100 PCIE": "A100",
+    "A100 SXM": "A100", "A100X": "A100", "L40S": "L40S", "L4": "L4", "A10": "A10",
+    "A40": "A40", "RTX A6000": "A6000", "RTX 6000Ada": "RTX6000Ada",
+    "RTX 4000Ada": "RTX4000Ada", "Tesla V100": "V100", "Tesla T4": "T4", "RTX 4090": "RTX4090",
+    "RTX 3090": "RTX3090", "MI300X": "MI300X", "GH200 SXM": "GH200",
+}  # fmt: skip
+
+# RunPod: `displayName` is looked up ("H100 SXM", "RTX A6000"); `memoryInGb` is one GPU's.
+GPU_NAMES["runpod"] = {
+    "H100 SXM": "H100", "H100 PCIe": "H100", "H100 NVL": "H100", "H200 SXM": "H200",
+    "H200 NVL": "H200", "B200": "B200", "A100 SXM": "A100", "A100 PCIe": "A100", "L40S": "L40S",
+    "L4": "L4", "A40": "A40", "RTX A6000": "A6000", "RTX 6000 Ada": "RTX6000Ada",
+    "RTX 4000 Ada": "RTX4000Ada", "RTX 4090": "RTX4090", "RTX 3090": "RTX3090",
+    "MI300X": "MI300X", "V100": "V100", "Tesla V100": "V100",
+}  # fmt: skip
 
 
 def lookup(provider: str, instance_type: str) -> InstanceGpu | None:

@@ -92,8 +92,36 @@ def get_json(
     """GET a JSON document; any failure becomes a FetchError that names the provider and `what`.
 
     `auth_hint` is added to the message of a 401/403 (which credential to check)."""
+    return _json_answer(session, "GET", provider, url, timeout, what, auth_hint, kwargs)
+
+
+def post_json(
+    session: requests.Session,
+    provider: str,
+    url: str,
+    *,
+    body: Any,
+    timeout: float,
+    what: str,
+    auth_hint: str | None = None,
+) -> Any:
+    """POST `body` as JSON (a search or a GraphQL query) and read the JSON answer, with the
+    failures of `get_json`. Only for requests that read: the session retries them."""
+    return _json_answer(session, "POST", provider, url, timeout, what, auth_hint, {"json": body})
+
+
+def _json_answer(
+    session: requests.Session,
+    method: str,
+    provider: str,
+    url: str,
+    timeout: float,
+    what: str,
+    auth_hint: str | None,
+    kwargs: dict[str, Any],
+) -> Any:
     try:
-        response = session.get(url, timeout=timeout, **kwargs)
+        response = session.request(method, url, timeout=timeout, **kwargs)
     except requests.RequestException as exc:
         raise FetchError(provider, f"{what}: {type(exc).__name__}: {exc}") from exc
     if response.status_code != 200:

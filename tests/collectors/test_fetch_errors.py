@@ -55,6 +55,8 @@ def _settings(provider: str, url: str, timeout: float) -> ProviderSettings:
         "paperspace": {"credentials": {"token": "token"}},
         "oci": {"regions": ("us-ashburn-1",), "options": {"shapes_endpoint": url}},
         "vultr": {},
+        "vastai": {},
+        "runpod": {"credentials": {"api_key": "key"}},
     }
     return ProviderSettings(**(base | per_provider[provider]))
 

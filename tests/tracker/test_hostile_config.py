@@ -26,18 +26,22 @@ RULE = (
     "[[alerts.rules]]\nname = 'r'\nkind = 'spot_price_below'\nthreshold = 2.5\ncurrency = 'USD'\n"
 )
 EMAIL = "[alerts.email]\nsmtp_host = 'localhost'\nfrom = 'a@example.com'\nto = ['b@example.com']\n"
-# Stand-in credentials, so that every provider would be asked if its configuration passed.
+# Stand-in credentials for every variable the registry names, so that every provider would be
+# asked if its configuration passed.
 CREDENTIALS = {
-    "AWS_ACCESS_KEY_ID": "AKIDTEST",
-    "AWS_SECRET_ACCESS_KEY": "test",
-    "GOOGLE_API_KEY": "test",
-    "TENCENTCLOUD_SECRET_ID": "test",
-    "TENCENTCLOUD_SECRET_KEY": "test",
-    "ALIBABA_CLOUD_ACCESS_KEY_ID": "test",
-    "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "test",
-    "LAMBDA_API_KEY": "test",
-    "DIGITALOCEAN_TOKEN": "test",
+    variable: "AKIDTEST" if variable == "AWS_ACCESS_KEY_ID" else "test"
+    for info in REGISTRY.values()
+    for variable in (*info.credential_env.values(), *info.optional_credential_env.values())
+    if variable != "AWS_SESSION_TOKEN"
 }
+
+
+def endpoints(name: str, url: str) -> str:
+    """Every URL key of provider `name` (its endpoint, the extra ones such as AWS's feeds)
+    pointed at `url`, as config.toml lines."""
+    keys = [k for k in REGISTRY[name].options if k.endswith(("_endpoint", "_url"))]
+    return "".join(f"{key} = '{url}'\n" for key in ("endpoint", *keys))
+
 
 # (config.toml text, the key the message must name). The rest of the file is valid.
 CASES: list[tuple[str, str]] = [
@@ -197,17 +201,12 @@ def credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def write_config(tmp_path: Path, text: str, url: str) -> Path:
     """`text`, plus every table it leaves out, each provider pointed at `url`."""
     for name in REGISTRY:
-        endpoints = (
-            f"pricing_endpoint = '{url}'\nec2_endpoint = '{url}'\n"
-            if name == "aws"
-            else f"endpoint = '{url}'\n"
-        )
         header = f"[providers.{name}]\n"
         if header in text:
             if "endpoint" not in text.split(header)[1].split("[")[0]:
-                text = text.replace(header, header + endpoints)
+                text = text.replace(header, header + endpoints(name, url))
         elif "[providers]" not in text and "providers = " not in text:
-            text += f"\n{header}timeout = 2\n{endpoints}"
+            text += f"\n{header}timeout = 2\n{endpoints(name, url)}"
     if "[storage]" not in text and "storage = " not in text:
         text += "\n[storage]\npath = 'prices.duckdb'\n"
     path = tmp_path / "config.toml"

@@ -29,33 +29,30 @@ from collectors.common import Redactor
 from storage.query import query
 from tracker import failure
 
-# Values no real text would hold by chance; IDs and tokens as well as secret halves.
+# Values no real text would hold by chance, for every credential variable the registry names
+# (IDs and tokens as well as secret halves) and the alert channels'.
+_VARIABLES = sorted(
+    {
+        variable
+        for info in REGISTRY.values()
+        for variable in (*info.credential_env.values(), *info.optional_credential_env.values())
+    }
+)
 SECRETS = {
+    **{
+        variable: f"Echo{variable.title().replace('_', '')}{i:03d}"
+        for i, variable in enumerate(_VARIABLES)
+    },
     "AWS_ACCESS_KEY_ID": "AKIAECHOTESTKEYID001",
-    "AWS_SECRET_ACCESS_KEY": "echoSecretAccessKey/002+abcdefghijklmnopq",
-    "AWS_SESSION_TOKEN": "echoSessionToken003xyz",
-    "GOOGLE_API_KEY": "AIzaEchoGoogleKey004",
-    "TENCENTCLOUD_SECRET_ID": "AKIDechoTencentId005",
-    "TENCENTCLOUD_SECRET_KEY": "echoTencentKey006",
-    "ALIBABA_CLOUD_ACCESS_KEY_ID": "LTAIechoAlibabaId007",
-    "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "echoAlibabaSecret008",
-    "LAMBDA_API_KEY": "secret_echo_lambda_key_009",
-    "DIGITALOCEAN_TOKEN": "dop_v1_echodigitalocean010",
+    "AWS_SECRET_ACCESS_KEY": "echoSecretAccessKey/002+abcdefghijklmnopq",  # '/' and '+' too
     "SMTP_USERNAME": "echo-smtp-user-011@example.com",
     "SMTP_PASSWORD": "echoSmtpPassword012",
 }
 SLACK_PATH = "/services/T0ECHO/B0ECHO/echoSlackPath013"
-# What a client sends (the secret halves only sign): each must reach the server, so the test
-# shows the echo really carried it back.
-SENT = (
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SESSION_TOKEN",
-    "GOOGLE_API_KEY",
-    "TENCENTCLOUD_SECRET_ID",
-    "ALIBABA_CLOUD_ACCESS_KEY_ID",
-    "LAMBDA_API_KEY",
-    "DIGITALOCEAN_TOKEN",
-)
+# The secret halves only sign; everything else a client sends, and each must reach the server,
+# so the test shows the echo really carried it back.
+_SIGNING = {"AWS_SECRET_ACCESS_KEY", "TENCENTCLOUD_SECRET_KEY", "ALIBABA_CLOUD_ACCESS_KEY_SECRET"}
+SENT = tuple(v for v in _VARIABLES if v not in _SIGNING)
 TRACKER = (sys.executable, "-m", "tracker")
 ONE_REGION = {"aws": "us-east-1", "tencent": "ap-guangzhou", "alibaba": "cn-hangzhou"}
 
@@ -114,14 +111,11 @@ def setup(tmp_path: Path, url: str) -> tuple[Path, dict[str, str]]:
         "[alerts.email]\nsmtp_host = '127.0.0.1'\nsmtp_port = 9\nsecurity = 'none'\n"
         "from = 'a@example.com'\nto = ['b@example.com']"
     )
-    for name in REGISTRY:
-        endpoints = (
-            f"pricing_endpoint = '{url}'\nec2_endpoint = '{url}'"
-            if name == "aws"
-            else f"endpoint = '{url}'"
-        )
+    for name, info in REGISTRY.items():
+        keys = [k for k in info.options if k.endswith(("_endpoint", "_url"))]
+        urls = "\n".join(f"{key} = '{url}'" for key in ("endpoint", *keys))
         region = f"\nregions = ['{ONE_REGION[name]}']" if name in ONE_REGION else ""
-        lines.append(f"[providers.{name}]\n{endpoints}{region}\ntimeout = 5")
+        lines.append(f"[providers.{name}]\n{urls}{region}\ntimeout = 5")
     config = tmp_path / "config.toml"
     config.write_text("\n\n".join(lines) + "\n")
     env = {

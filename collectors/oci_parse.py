@@ -107,7 +107,7 @@ def _parts(entries: list[Any]) -> dict[str, Decimal | str]:
             continue  # a part without a number prices no shape
         metric = entry.get("metricName")
         if not isinstance(metric, str) or "GPU" not in metric.upper():
-            found[entry["partNumber"]] = f"billed by {metric!r}, not per GPU"
+            found[entry["partNumber"]] = f"billed by {_short(metric)}, not per GPU"
             continue
         found[entry["partNumber"]] = _usd_price(entry.get("currencyCodeLocalizations"))
     return found
@@ -127,7 +127,7 @@ def _usd_price(localizations: Any) -> Decimal | str:
         return f"{len(payg)} pay-as-you-go prices (tiered or none), no one hourly price"
     value = kit.exact(payg[0].get("value"))
     if value is None or value <= 0:
-        return f"price {payg[0].get('value')!r}"  # never a zero or negative price
+        return f"price {_short(payg[0].get('value'))}"  # never a zero or negative price
     return value
 
 
@@ -177,7 +177,7 @@ def _shape(name: str, raw: dict[str, Any], parts: dict[str, Decimal | str]) -> _
     product, per_gpu = _gpu_part(raw.get("products"), parts)
     count = kit.exact(raw.get("gpuQty"))
     if count is None or count <= 0 or count != count.to_integral_value() or count > 64:
-        raise _Skip(f"gpuQty is {raw.get('gpuQty')!r}")
+        raise _Skip(f"gpuQty is {_short(raw.get('gpuQty'))}")
     gpu = _gpu(name, int(count), raw.get("gpuMemoryQty"))
     ocpus = kit.size(product.get("qty"))
     host = (None if ocpus is None else ocpus * VCPUS_PER_OCPU, kit.size(raw.get("bundleMemoryQty")))
@@ -188,8 +188,9 @@ def _gpu_part(products: Any, parts: dict[str, Decimal | str]) -> tuple[dict[str,
     """The one product billed per GPU-hour, and its price."""
     listed = [p for p in (products if isinstance(products, list) else []) if isinstance(p, dict)]
     if not listed:
-        raise _Skip(f"products is {products!r}")
-    known = [(p, parts[p["partNumber"]]) for p in listed if p.get("partNumber") in parts]
+        raise _Skip(f"products is {_short(products)}")
+    numbered = [p for p in listed if isinstance(p.get("partNumber"), str)]
+    known = [(p, parts[p["partNumber"]]) for p in numbered if p["partNumber"] in parts]
     priced = [(p, price) for p, price in known if isinstance(price, Decimal)]
     if len(priced) == 1:
         return priced[0]
@@ -197,7 +198,7 @@ def _gpu_part(products: Any, parts: dict[str, Decimal | str]) -> tuple[dict[str,
         raise _Skip(f"{len(priced)} parts billed per GPU")
     if known:  # the parts are in the list, but none priced per GPU: never x OCPUs
         raise _Skip("; ".join(f"part {p['partNumber']}: {why}" for p, why in known))
-    numbers = ", ".join(repr(p.get("partNumber")) for p in listed)
+    numbers = ", ".join(_short(p.get("partNumber")) for p in listed)
     raise _Skip(f"no price for its part number {numbers}")
 
 
@@ -213,7 +214,7 @@ def _gpu(name: str, count: int, memory: Any) -> gpus.InstanceGpu:
         raise _Unplaced(f"the GPU of {name} is not in the GPU table")
     stated = kit.size(memory)
     if stated is None:
-        raise _Unplaced(f"gpuMemoryQty is {memory!r}")
+        raise _Unplaced(f"gpuMemoryQty is {_short(memory)}")
     known = gpus.lookup(PROVIDER, name)
     if known is None:
         return gpus.InstanceGpu(model, count, stated / count)
@@ -239,3 +240,9 @@ def _records(shape: _Shape, region: str) -> list[PriceRecord]:
         kit.record(PROVIDER, region, shape.name, shape.gpu, offer, host=shape.host)
         for offer in offers
     ]
+
+
+def _short(value: Any) -> str:
+    """A value for a log line: a hostile answer may put a megabyte where a number goes."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

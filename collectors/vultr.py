@@ -79,12 +79,12 @@ def _cursor(page: dict[str, Any], where: str) -> str | None:
     """The next page's cursor; None (or an empty string) on the last page."""
     links = vultr_parse.meta(page).get("links") or {}
     if not isinstance(links, dict):
-        raise PayloadShapeError(VultrCollector.name, f"{where}: meta.links is {links!r}")
+        raise PayloadShapeError(VultrCollector.name, f"{where}: meta.links is {links!r:.60}")
     cursor = links.get("next")
     if cursor is None or cursor == "":
         return None
     if not isinstance(cursor, str):
-        raise PayloadShapeError(VultrCollector.name, f"{where}: meta.links.next is {cursor!r}")
+        raise PayloadShapeError(VultrCollector.name, f"{where}: meta.links.next is {cursor!r:.60}")
     return cursor
 
 

@@ -149,7 +149,7 @@ def _plan(plan_id: str, raw: dict[str, Any], *, metal: bool) -> _Plan:
     if not isinstance(locations, list) or not all(
         isinstance(loc, str) and loc for loc in locations
     ):
-        raise _Skip(f"locations is {locations!r}")
+        raise _Skip(f"locations is {_short(locations)}")
     gpu = _metal_gpu(plan_id) if metal else _cloud_gpu(raw)
     threads = raw.get("cpu_threads") if metal else raw.get("vcpu_count")
     megabytes = kit.size(raw.get("ram"))
@@ -160,7 +160,7 @@ def _plan(plan_id: str, raw: dict[str, Any], *, metal: bool) -> _Plan:
 def _price(value: Any, field: str) -> Decimal:
     price = kit.exact(value)
     if price is None or price <= 0:
-        raise _Skip(f"{field} is {value!r}")  # never a zero or negative price
+        raise _Skip(f"{field} is {_short(value)}")  # never a zero or negative price
     return money(price)
 
 
@@ -169,10 +169,10 @@ def _cloud_gpu(raw: dict[str, Any]) -> gpus.InstanceGpu:
     named = raw.get("gpu_type")
     model = gpus.canonical_model(PROVIDER, named) if isinstance(named, str) else None
     if model is None:
-        raise _Unplaced(f"gpu_type {raw.get('gpu_type')!r} is not in the GPU table")
+        raise _Unplaced(f"gpu_type {_short(named)} is not in the GPU table")
     vram = kit.size(raw.get("gpu_vram_gb"))
     if vram is None:
-        raise _Unplaced(f"gpu_vram_gb is {raw.get('gpu_vram_gb')!r}")
+        raise _Unplaced(f"gpu_vram_gb is {_short(raw.get('gpu_vram_gb'))}")
     whole = gpus.WHOLE_GPU_GIB[PROVIDER][model]
     count = vram / whole
     if (count > 1 and not count.is_integer()) or count > 16:
@@ -195,3 +195,9 @@ def _records(plan: _Plan, location: str) -> list[PriceRecord]:
         )
         for price in plan.prices
     ]
+
+
+def _short(value: Any) -> str:
+    """A value for a log line: a hostile answer may put a megabyte where a number goes."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -124,7 +124,7 @@ def gpu_types(payloads: Payloads) -> list[Any]:
     if isinstance(errors, list) and errors:
         message = kit.obj(errors[0]).get("message")
         raise PayloadShapeError(
-            RunpodCollector.name, f"the answer is an error: {str(message)[:200]}"
+            RunpodCollector.name, f"the answer is an error: {repr(message)[:200]}"
         )
     raise PayloadShapeError(RunpodCollector.name, f"{PAYLOAD_KEY}: answer has no data.gpuTypes")
 

@@ -58,7 +58,7 @@ def offers(payloads: Payloads) -> list[Any]:
     found = body.get("offers") if isinstance(body, dict) else None
     if not isinstance(found, list):
         error = kit.obj(body).get("error") or kit.obj(body).get("msg")
-        why = f"the answer is an error: {str(error)[:200]}" if error else "no offers list"
+        why = f"the answer is an error: {repr(error)[:200]}" if error else "no offers list"
         raise PayloadShapeError(PROVIDER, f"{PAYLOAD_KEY}: {why}")
     return found
 
@@ -132,20 +132,20 @@ def _ineligible(row: dict[str, Any]) -> str:
 def _offer(row: dict[str, Any]) -> _Offer:
     name = row.get("gpu_name")
     if not isinstance(name, str) or not name.strip() or len(name) > 100:
-        raise _Skip(f"gpu_name is {str(name)[:40]!r}")
+        raise _Skip(f"gpu_name is {_shown(name)}")
     name = name.strip()
     count = row.get("num_gpus")
     if isinstance(count, bool) or not isinstance(count, int) or not 0 < count <= 1024:
-        raise _Skip(f"num_gpus is {str(count)[:40]!r}")
+        raise _Skip(f"num_gpus is {_shown(count)}")
     country = _country(row.get("geolocation"))
     dph_base = _price(row.get("dph_base"))
     if dph_base is None:
-        raise _Skip(f"dph_base is {str(row.get('dph_base'))[:40]!r}")
+        raise _Skip(f"dph_base is {_shown(row.get('dph_base'))}")
     # gpu_ram is one GPU's memory in MiB (24564, 81559): the nearest whole GB, as the GPU
     # table and every other provider state it (24, 80).
     ram = kit.size(row.get("gpu_ram"))
     if ram is None:
-        raise _Skip(f"gpu_ram is {str(row.get('gpu_ram'))[:40]!r}")
+        raise _Skip(f"gpu_ram is {_shown(row.get('gpu_ram'))}")
     model = gpus.canonical_model(PROVIDER, name)
     gpu = gpus.InstanceGpu(model, count, float(round(ram / MIB_PER_GIB)))
     return _Offer((count, name, country), gpu, dph_base, _price(row.get("min_bid")))
@@ -154,7 +154,7 @@ def _offer(row: dict[str, Any]) -> _Offer:
 def _country(value: Any) -> str:
     found = _COUNTRY.search(value) if isinstance(value, str) and len(value) < 200 else None
     if found is None:
-        raise _Skip(f"geolocation {str(value)[:40]!r} names no country")
+        raise _Skip(f"geolocation {_shown(value)} names no country")
     return found[1]
 
 
@@ -208,3 +208,8 @@ def _unknown(group: _Group) -> bool:
 
 def _name(key: tuple[int, str, str]) -> str:
     return f"{key[0]}x {key[1]} {key[2]}"
+
+
+def _shown(value: Any) -> str:
+    """A value as a log line shows it: its repr, cut short (an answer may carry megabytes)."""
+    return repr(value)[:40]

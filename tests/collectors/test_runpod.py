@@ -1,0 +1,213 @@
+"""RunPod collector: the recorded `gpuTypes` answer parsed into per-GPU records per cloud,
+checked by hand from the API's own prices; the GraphQL call through the real requests stack
+against the loopback replay server (the key, the query, a GraphQL error, a refused key); and
+through the real CLI, a missing key skips the provider with one line."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.common import FetchError, MissingCredentials, PayloadShapeError
+from collectors.runpod import RunpodCollector
+from tracker.cli import cli
+from tracker.replay import Recording, ReplayServer
+
+DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "runpod"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "runpod"
+NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def recorded() -> dict[str, Any]:
+    body: dict[str, Any] = json.loads((DEMO / "gpu-types.json").read_text())
+    return body
+
+
+def answer() -> dict[str, Any]:
+    """The recorded types plus the trap types of tests/fixtures/runpod/traps.json."""
+    body = recorded()
+    body["data"]["gpuTypes"] += json.loads((FIXTURES / "traps.json").read_text())["data"][
+        "gpuTypes"
+    ]
+    return body
+
+
+def collector(**settings: Any) -> RunpodCollector:
+    settings.setdefault("credentials", {"api_key": "rp-key"})
+    return RunpodCollector(ProviderSettings(**settings))
+
+
+def parse(body: Any) -> ParseResult:
+    return collector().parse({"gpuTypes": body}, observed_at=NOW)
+
+
+def by_offer(result: ParseResult) -> dict[tuple[str, str], PriceRecord]:
+    out = {(r.instance_type, r.price_kind): r for r in result.records}
+    assert len(out) == len(result.records)
+    return out
+
+
+def pod(**fields: Any) -> PriceRecord:
+    base: dict[str, Any] = {
+        "provider": "runpod",
+        "region": None,
+        "zone": None,
+        "term_months": None,
+        "payment_option": None,
+        "offering_class": None,
+        "currency": "USD",
+        "upfront_total": None,
+        "gpu_count": 1,
+        "vcpus": None,
+        "memory_gib": None,
+    }
+    return PriceRecord(**{**base, **fields})
+
+
+def test_records_in_full() -> None:
+    offers = by_offer(parse(recorded()))
+    h100 = {"gpu_model": "H100", "gpu_memory_gib": 80.0, "available": True}
+    # securePrice 3.99, secureSpotPrice 2.79 (secureStock High); communityPrice 2.69,
+    # communitySpotPrice 1.75 (communityStock Medium): per GPU-hour, one GPU, no region
+    assert offers[f"secure/{H100}", "on_demand"] == pod(
+        instance_type=f"secure/{H100}", price_kind="on_demand", price_per_hour=Decimal("3.99"),
+        **h100,
+    )  # fmt: skip
+    assert offers[f"secure/{H100}", "spot"] == pod(
+        instance_type=f"secure/{H100}", price_kind="spot", price_per_hour=Decimal("2.79"), **h100
+    )
+    assert offers[f"community/{H100}", "on_demand"] == pod(
+        instance_type=f"community/{H100}", price_kind="on_demand",
+        price_per_hour=Decimal("2.69"), **h100,
+    )  # fmt: skip
+    # A100 PCIe in Community Cloud: communityStock {stockStatus: null} -> no stock
+    pcie = "community/NVIDIA A100 80GB PCIe"
+    assert offers[pcie, "on_demand"] == pod(
+        instance_type=pcie, price_kind="on_demand", price_per_hour=Decimal("1.19"),
+        gpu_model="A100", gpu_memory_gib=80.0, available=False,
+    )  # fmt: skip
+    # MI300X: Secure Cloud only, spot 0 -> on-demand 2.49 alone
+    mi300x = "secure/AMD Instinct MI300X OAM"
+    assert offers[mi300x, "on_demand"] == pod(
+        instance_type=mi300x, price_kind="on_demand", price_per_hour=Decimal("2.49"),
+        gpu_model="MI300X", gpu_memory_gib=192.0, available=True,
+    )  # fmt: skip
+
+
+def test_every_offer_and_price() -> None:
+    result = parse(recorded())
+    prices = {key: r.price_per_hour for key, r in by_offer(result).items()}
+    types = {
+        H100: ("3.99", "2.79", "2.69", "1.75"),
+        "NVIDIA A100-SXM4-80GB": ("1.79", "1.19", "1.39", "0.89"),
+        "NVIDIA A100 80GB PCIe": ("1.64", "1.09", "1.19", "0.79"),
+        "NVIDIA RTX A6000": ("0.76", "0.49", "0.49", "0.25"),
+        "NVIDIA L40S": ("0.86", "0.53", "0.79", "0.42"),
+    }
+    expected = {}
+    for ident, (secure, secure_spot, community, community_spot) in types.items():
+        expected[f"secure/{ident}", "on_demand"] = Decimal(secure)
+        expected[f"secure/{ident}", "spot"] = Decimal(secure_spot)
+        expected[f"community/{ident}", "on_demand"] = Decimal(community)
+        expected[f"community/{ident}", "spot"] = Decimal(community_spot)
+    # Community only (secureCloud false, securePrice 0), and Secure only without spot (0)
+    expected["community/NVIDIA GeForce RTX 4090", "on_demand"] = Decimal("0.34")
+    expected["community/NVIDIA GeForce RTX 4090", "spot"] = Decimal("0.2")
+    expected["secure/AMD Instinct MI300X OAM", "on_demand"] = Decimal("2.49")
+    expected["secure/NVIDIA H200", "on_demand"] = Decimal("3.99")
+    assert prices == expected  # the `unknown` type: nothing
+    assert result.skipped_rows == 0 and result.notes == []
+
+
+def test_traps(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="collectors.runpod"):
+        result = parse(answer())
+    offers = by_offer(result)
+    pro = "secure/NVIDIA RTX PRO 6000 Blackwell Server Edition"
+    assert offers[pro, "on_demand"] == pod(
+        instance_type=pro, price_kind="on_demand", price_per_hour=Decimal("1.79"),
+        gpu_model=None, gpu_memory_gib=96.0, available=True,
+    )  # fmt: skip
+    assert result.notes == [
+        "GPU not in the GPU table, stored with gpu_model NULL: "
+        "community/NVIDIA RTX PRO 6000 Blackwell Server Edition, " + pro
+    ]
+    # memoryInGb "94": skipped and counted, not guessed
+    assert result.skipped_rows == 1 and "'NVIDIA H100 NVL' skipped: memoryInGb is '94'" in (
+        caplog.text
+    )
+    # B200: secureStock {stockStatus: null}: listed, no stock
+    assert offers["secure/NVIDIA B200", "on_demand"].available is False
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (json.loads((FIXTURES / "error-graphql.json").read_text()), "Something went wrong"),
+        ({"data": {}}, "no data.gpuTypes"),
+        ([], "no data.gpuTypes"),
+    ],
+    ids=["graphql-error", "no-types", "list"],
+)
+def test_a_changed_shape_or_an_error_fails(body: Any, message: str) -> None:
+    with pytest.raises(PayloadShapeError, match=rf"^runpod: .*{message}"):
+        parse(body)
+
+
+def test_without_a_key_it_cannot_collect() -> None:
+    with pytest.raises(MissingCredentials, match="RUNPOD_API_KEY"):
+        collector(credentials={}).check_credentials()
+
+
+# ---------------------------------------------------------------------------------------------
+# fetch: the real requests stack against loopback
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ReplayServer]:
+    spec = json.loads((DEMO / "exchanges.json").read_text())
+    spec["exchanges"][0]["match"]["headers"] = {"Authorization": "Bearer rp-key"}
+    spec["exchanges"][0]["body_file"] = str(DEMO / "gpu-types.json")
+    spec["exchanges"].append(
+        {"match": {}, "status": 401, "body_file": str(FIXTURES / "error-401.json")}
+    )
+    (tmp_path / "exchanges.json").write_text(json.dumps(spec))
+    replay = ReplayServer(Recording.load(tmp_path)).start()
+    yield replay
+    replay.stop()
+
+
+def test_fetch_posts_the_query_with_the_key(server: ReplayServer) -> None:
+    payloads = collector(endpoint=server.url).fetch()
+    assert payloads == {"gpuTypes": recorded()}
+    (request,) = server.requests
+    assert request.method == "POST" and request.path == "/graphql"
+    query = request.json()["query"]
+    assert "gpuTypes" in query and "secureSpotPrice" in query and "communitySpotPrice" in query
+
+
+def test_a_refused_key_names_the_variable(server: ReplayServer) -> None:
+    with pytest.raises(FetchError, match=r"^runpod: GPU types: HTTP 401 \(check .*RUNPOD_API_KEY"):
+        collector(endpoint=server.url, credentials={"api_key": "wrong"}).fetch()
+
+
+def test_collect_without_the_key_skips_runpod_naming_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RUNPOD_API_KEY", raising=False)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[storage]\npath = "{tmp_path / "s.duckdb"}"\n')
+    result = CliRunner().invoke(cli, ["--config", str(config), "collect", "--provider", "runpod"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "runpod skipped: runpod: no credentials; set RUNPOD_API_KEY" in lines, result.output

@@ -1,0 +1,262 @@
+"""Vast.ai collector: the marketplace grouped (per GPU, count and country) on the recorded
+search answer, checked by hand from the offers' own `dph_base` and `min_bid`; the search
+through the real requests stack against the loopback replay server (the filter it posts, the
+optional key, throttling with Retry-After)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.common import FetchError, PayloadShapeError
+from collectors.vastai import VastaiCollector
+from tracker.cli import cli
+from tracker.replay import Recording, ReplayServer
+
+DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "vastai"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "vastai"
+NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+
+
+def recorded() -> dict[str, Any]:
+    body: dict[str, Any] = json.loads((DEMO / "bundles.json").read_text())
+    return body
+
+
+def answer() -> dict[str, Any]:
+    """The recorded offers plus the trap offers of tests/fixtures/vastai/traps.json."""
+    body = recorded()
+    body["offers"] += json.loads((FIXTURES / "traps.json").read_text())["offers"]
+    return body
+
+
+def parse(body: Any, **settings: Any) -> ParseResult:
+    return VastaiCollector(ProviderSettings(**settings)).parse({"bundles": body}, observed_at=NOW)
+
+
+def by_offer(result: ParseResult) -> dict[tuple[str | None, str, str], PriceRecord]:
+    out = {(r.region, r.instance_type, r.price_kind): r for r in result.records}
+    assert len(out) == len(result.records)
+    return out
+
+
+def vast_record(**fields: Any) -> PriceRecord:
+    base: dict[str, Any] = {
+        "provider": "vastai",
+        "zone": None,
+        "term_months": None,
+        "payment_option": None,
+        "offering_class": None,
+        "currency": "USD",
+        "upfront_total": None,
+        "vcpus": None,
+        "memory_gib": None,
+        "available": True,
+    }
+    return PriceRecord(**{**base, **fields})
+
+
+def test_a_group_in_full() -> None:
+    offers = by_offer(parse(recorded()))
+    # 1x H100 SXM in the US: offers 1001 (listed twice; dph_base 2.4024, min_bid 1.2) and 1002
+    # (2.6667, 1.0533). The unverified 1003 (1.85) and the rented 1004 (2.10) are cheaper but
+    # left out. On-demand = min(2.4024, 2.6667) = 2.4024; spot = min(1.2, 1.0533) = 1.0533.
+    # gpu_ram 81559 MiB / 1024 = 79.6 -> 80 GB.
+    h100 = {"instance_type": "1x H100 SXM", "region": "US", "gpu_model": "H100", "gpu_count": 1,
+            "gpu_memory_gib": 80.0}  # fmt: skip
+    assert offers["US", "1x H100 SXM", "on_demand"] == vast_record(
+        **h100, price_kind="on_demand", price_per_hour=Decimal("2.402400")
+    )
+    assert offers["US", "1x H100 SXM", "spot"] == vast_record(
+        **h100, price_kind="spot", price_per_hour=Decimal("1.053300")
+    )
+    # 2x A100 SXM4 in Germany: 1030 (2.30, bid 1.40) and 1031 (2.25, no min_bid): on-demand
+    # 2.25 from 1031, spot 1.40 from 1030 (an offer without a bid never sets the spot price).
+    # gpu_ram 81920 MiB = 80 GB exactly.
+    a100 = {"instance_type": "2x A100 SXM4", "region": "DE", "gpu_model": "A100",
+            "gpu_count": 2, "gpu_memory_gib": 80.0}  # fmt: skip
+    assert offers["DE", "2x A100 SXM4", "on_demand"] == vast_record(
+        **a100, price_kind="on_demand", price_per_hour=Decimal("2.250000")
+    )
+    assert offers["DE", "2x A100 SXM4", "spot"] == vast_record(
+        **a100, price_kind="spot", price_per_hour=Decimal("1.400000")
+    )
+    # The real RTX 3090 offer: dph_base 0.12, never dph_total 0.12138... (+ 0.2 $/GB/month
+    # storage x 5 GB / 720 h); 24576 MiB = 24 GB.
+    assert offers["CA", "1x RTX 3090", "on_demand"] == vast_record(
+        instance_type="1x RTX 3090", region="CA", gpu_model="RTX3090", gpu_count=1,
+        gpu_memory_gib=24.0, price_kind="on_demand", price_per_hour=Decimal("0.120000"),
+    )  # fmt: skip
+
+
+def test_every_group_and_price() -> None:
+    result = parse(recorded())
+    prices = {key: r.price_per_hour for key, r in by_offer(result).items()}
+    assert prices == {
+        ("US", "1x H100 SXM", "on_demand"): Decimal("2.4024"),
+        ("US", "1x H100 SXM", "spot"): Decimal("1.0533"),
+        ("US", "8x H100 SXM", "on_demand"): Decimal("19.2192"),  # 2.4024 per GPU
+        ("US", "8x H100 SXM", "spot"): Decimal("12"),
+        ("SE", "1x RTX 4090", "on_demand"): Decimal("0.35"),  # 1020 (0.35 < 0.40)
+        ("SE", "1x RTX 4090", "spot"): Decimal("0.18"),  # 1021 (0.18 < 0.20)
+        ("CA", "1x RTX 3090", "on_demand"): Decimal("0.12"),
+        ("CA", "1x RTX 3090", "spot"): Decimal("0.0801"),
+        ("DE", "2x A100 SXM4", "on_demand"): Decimal("2.25"),
+        ("DE", "2x A100 SXM4", "spot"): Decimal("1.4"),
+        ("US", "4x RTX A6000", "on_demand"): Decimal("1.6"),
+        ("US", "4x RTX A6000", "spot"): Decimal("0.96"),
+    }
+    # 12 listings: 1001 twice, 1003 unverified, 1004 rented -> 9 offers in 6 groups
+    assert result.notes == [
+        "9 offers in 6 groups (GPU, count, country); most offered: 1x H100 SXM US (2), "
+        "1x RTX 4090 SE (2), 2x A100 SXM4 DE (2)",
+        "left out: 1 rented or not rentable, 1 unverified host",
+    ]
+    assert result.skipped_rows == 0 and not result.unknown_instance_types
+
+
+def test_traps(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="collectors.vastai"):
+        result = parse(answer())
+    offers = by_offer(result)
+    # 2005 (not rentable, 1.50) and 2006 (deverified, 1.70) are cheaper than 2.4024: left out
+    assert offers["US", "1x H100 SXM", "on_demand"].price_per_hour == Decimal("2.4024")
+    # no country (2001), a price as a string (2002), a zero price (2003): skipped, counted
+    assert result.skipped_rows == 3
+    assert "offer 2001 skipped: geolocation None names no country" in caplog.text
+    # A GPU the table does not know: stored, model NULL, named; 49140 MiB -> 48 GB
+    assert offers["JP", "2x RTX 5880Ada", "on_demand"] == vast_record(
+        instance_type="2x RTX 5880Ada", region="JP", gpu_model=None, gpu_count=2,
+        gpu_memory_gib=48.0, price_kind="on_demand", price_per_hour=Decimal("1.100000"),
+    )  # fmt: skip
+    assert offers["JP", "2x RTX 5880Ada", "spot"].price_per_hour == Decimal("0.7")
+    assert result.notes[1:] == [
+        "left out: 2 rented or not rentable, 2 unverified host",
+        "GPU not in the GPU table, stored with gpu_model NULL: 2x RTX 5880Ada",
+    ]
+    assert result.notes[0].startswith("10 offers in 7 groups")
+    # every group's count in the log
+    assert "offers per group: 1x H100 SXM US 2, 1x RTX 3090 CA 1," in caplog.text
+
+
+def test_configured_countries_limit_the_groups() -> None:
+    result = parse(recorded(), regions=("SE", "DE"))
+    assert {(r.region, r.instance_type) for r in result.records} == {
+        ("SE", "1x RTX 4090"),
+        ("DE", "2x A100 SXM4"),
+    }
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"offers": None}, {"success": False, "error": "invalid_args", "msg": "bad query"}, []],
+    ids=["offers-null", "error", "list"],
+)
+def test_a_changed_shape_fails(body: Any) -> None:
+    with pytest.raises(PayloadShapeError, match=r"^vastai: bundles: "):
+        parse(body)
+
+
+def test_an_answer_of_nothing_readable_fails() -> None:
+    with pytest.raises(PayloadShapeError, match="none of the 2 offers could be read"):
+        parse({"offers": [{"id": 1, "verified": True}, {"id": 2, "verified": True, "num_gpus": 1}]})
+
+
+def test_no_offer_is_no_price_and_no_error() -> None:
+    result = parse({"offers": []})
+    assert result.records == [] and result.notes == ["0 offers in 0 groups (GPU, count, country)"]
+
+
+# ---------------------------------------------------------------------------------------------
+# fetch: the real requests stack against loopback
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ReplayServer]:
+    spec = json.loads((DEMO / "exchanges.json").read_text())
+    spec["exchanges"].insert(0, {**spec["exchanges"][0], "status": 429, "times": 1,
+                                 "headers": {"Retry-After": "0"},
+                                 "body_file": str(FIXTURES / "error-429.json")})  # fmt: skip
+    spec["exchanges"][1]["body_file"] = str(DEMO / "bundles.json")
+    (tmp_path / "exchanges.json").write_text(json.dumps(spec))
+    replay = ReplayServer(Recording.load(tmp_path)).start()
+    yield replay
+    replay.stop()
+
+
+def test_fetch_posts_the_filter_and_waits_out_a_429(server: ReplayServer) -> None:
+    collector = VastaiCollector(ProviderSettings(endpoint=server.url, max_retries=2))
+    payloads = collector.fetch()
+    assert payloads == {"bundles": recorded()}
+    first, second = server.requests
+    assert first.method == second.method == "POST" and first.path == "/api/v0/bundles/"
+    query = second.json()
+    assert query["verified"] == {"eq": True} and query["rented"] == {"eq": False}
+    assert query["rentable"] == {"eq": True} and query["limit"] == 10_000
+    assert "authorization" not in second.headers  # no key: the search is public
+
+
+def test_fetch_sends_the_key_when_there_is_one(server: ReplayServer) -> None:
+    settings = ProviderSettings(endpoint=server.url, credentials={"api_key": "vk"})
+    VastaiCollector(settings).fetch()
+    assert server.requests[-1].headers["authorization"] == "Bearer vk"
+
+
+def test_throttling_that_persists_fails_naming_the_provider(tmp_path: Path) -> None:
+    exchange = {"match": {}, "status": 429, "headers": {"Retry-After": "0"},
+                "body_file": str(FIXTURES / "error-429.json")}  # fmt: skip
+    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [exchange]}))
+    replay = ReplayServer(Recording.load(tmp_path)).start()
+    try:
+        collector = VastaiCollector(ProviderSettings(endpoint=replay.url, max_retries=1))
+        with pytest.raises(FetchError, match=r"^vastai: offer search: HTTP 429"):
+            collector.fetch()
+    finally:
+        replay.stop()
+    assert len(replay.requests) == 2
+
+
+def test_collect_and_latest_through_the_cli_with_no_key(
+    server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("VAST_API_KEY", raising=False)
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[storage]\npath = "{tmp_path / "s.duckdb"}"\n'
+        f'[providers.vastai]\nendpoint = "{server.url}"\n'
+    )
+    run = CliRunner().invoke(cli, ["--config", str(config), "collect", "--provider", "vast"])
+    assert run.exit_code == 0, run.output
+    assert "9 offers in 6 groups" in run.output
+    sql = (
+        "SELECT region, instance_type, price_kind, price_per_hour, price_per_gpu_hour"
+        " FROM latest_prices WHERE provider = 'vastai' AND gpu_model = 'H100'"
+        " ORDER BY instance_type, price_kind"
+    )
+    rows = CliRunner().invoke(cli, ["--config", str(config), "sql", sql, "--format", "json"])
+    assert rows.exit_code == 0, rows.output
+    assert json.loads(rows.output) == [
+        {"region": "US", "instance_type": "1x H100 SXM", "price_kind": "on_demand",
+         "price_per_hour": 2.4024, "price_per_gpu_hour": 2.4024},
+        {"region": "US", "instance_type": "1x H100 SXM", "price_kind": "spot",
+         "price_per_hour": 1.0533, "price_per_gpu_hour": 1.0533},
+        # 19.2192 / 8 GPUs = 2.4024 per GPU-hour
+        {"region": "US", "instance_type": "8x H100 SXM", "price_kind": "on_demand",
+         "price_per_hour": 19.2192, "price_per_gpu_hour": 2.4024},
+        {"region": "US", "instance_type": "8x H100 SXM", "price_kind": "spot",
+         "price_per_hour": 12.0, "price_per_gpu_hour": 1.5},
+    ]  # fmt: skip
+    latest = CliRunner().invoke(
+        cli, ["--config", str(config), "latest", "--provider", "vastai", "--gpu", "RTX4090"]
+    )
+    assert latest.exit_code == 0, latest.output
+    assert "1x RTX 4090" in latest.output and "SE" in latest.output

@@ -63,29 +63,29 @@ def export(
         con = reading.enter_context(_open(store, lock, wait_s))  # first: no store, no folder
         folder = stack.enter_context(target.staging())
         with transaction(con, commit=False):
-            now = fingerprints(con)
+            current = fingerprints(con)
             changed = sorted(
                 group
-                for group, (_, print_) in now.items()
+                for group, (_, print_) in current.items()
                 if _stale(old.get(group.key), print_, present)
             )
             staged = stage(con, changed, folder) if changed else {}
         reading.close()  # the store is closed before anything is uploaded
-        manifest = {key: entry for key, entry in old.items() if key in _keys(now)}
+        manifest = {key: entry for key, entry in old.items() if key in _keys(current)}
         # Closed intervals before open ones: while an export runs, a price closed since the
         # last one may show twice (closed, and still open), never not at all.
         for group in sorted(changed, key=lambda g: g.part != "closed"):
             files = _put(target, group, staged[group])
             gone = [f for f in old.get(group.key, {}).get("files", []) if f not in files]
             _delete(target, gone, report)
-            manifest[group.key] = {"fingerprint": now[group][1], "files": files}
+            manifest[group.key] = {"fingerprint": current[group][1], "files": files}
             report.written += files
-            report.rows += now[group][0]
+            report.rows += current[group][0]
             if group.part != RUNS:
                 report.partitions.add((group.provider, group.month))
-    for key in sorted(set(old) - _keys(now)):  # a partition the store no longer has
+    for key in sorted(set(old) - _keys(current)):  # a partition the store no longer has
         _delete(target, old[key].get("files", []), report)
-    report.unchanged = len(now) - len(changed)
+    report.unchanged = len(current) - len(changed)
     if report.changed:
         target.write_manifest(_manifest(manifest))
     return report

@@ -5,6 +5,7 @@ deleted, and a second export sends nothing."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,15 +16,15 @@ import pyarrow.fs as pafs
 import pytest
 
 from storage.export import Target, export, open_target
-from tests.storage.export_support import Recording, columns
+from tests.storage.export_support import HOUR, T0, Recording, collect, columns, copy_store, later
 
-BUCKET = "analytics"
 PREFIX = "gpu-prices/tracker=acct-1"
 
 
 @pytest.fixture
 def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """An S3 server on loopback with an empty bucket; the URL `--to` takes for it."""
+    """An S3 server on loopback with an empty bucket; the URL `--to` takes for it. (Moto keeps
+    its buckets per process, not per server: each test takes a bucket of its own.)"""
     moto_server = pytest.importorskip("moto.server")
     # The AWS chain finds these first; without them the SDK would also ask the instance
     # metadata service, which is not on loopback.
@@ -34,11 +35,11 @@ def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"
-    boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(Bucket=BUCKET)
+    bucket = f"analytics-{uuid.uuid4().hex[:12]}"
+    s3_client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    s3_client.create_bucket(Bucket=bucket)
     try:
-        yield (
-            f"s3://{BUCKET}/{PREFIX}?endpoint_override={host}:{port}&scheme=http&region=us-east-1"
-        )
+        yield f"s3://{bucket}/{PREFIX}?endpoint_override={host}:{port}&scheme=http&region=us-east-1"
     finally:
         server.stop()
 
@@ -55,7 +56,7 @@ def test_an_export_to_s3_reads_back_exactly_and_moves_whole(demo_store: Path, s3
     assert report.written and "runs/collection_runs.parq" in report.written
     # Only the final objects are left: every temporary was deleted after its copy.
     assert objects(s3) == {*report.written, "_manifest.json"}
-    root = f"{BUCKET}/{PREFIX}"
+    root = direct.root
     writes = [op[1] for op in handler.ops if op[0] == "write"]
     moves = {op[2]: op[1] for op in handler.ops if op[0] == "move"}
     assert len(writes) == len(report.written) + 1
@@ -67,10 +68,26 @@ def test_an_export_to_s3_reads_back_exactly_and_moves_whole(demo_store: Path, s3
 
 
 def test_a_second_export_to_s3_sends_nothing(demo_store: Path, s3: str) -> None:
-    export(demo_store, open_target(s3))
+    assert export(demo_store, open_target(s3)).written
     handler = Recording(open_target(s3).fs)
     again = export(demo_store, Target(pafs.PyFileSystem(handler), open_target(s3).root))
     assert not again.changed and handler.ops == []
+
+
+def test_a_changed_object_is_replaced_in_place(demo_store: Path, s3: str, tmp_path: Path) -> None:
+    store = copy_store(demo_store, tmp_path / "store")
+    first = export(store, open_target(s3))
+    with later(store) as setup:
+        collect(setup, T0 + HOUR)  # every price confirmed: the open-* objects change
+    direct = open_target(s3)
+    handler = Recording(direct.fs)
+    second = export(store, Target(pafs.PyFileSystem(handler), direct.root, local=False))
+    replaced = [name for name in second.written if name in first.written]
+    assert replaced and all("/open-" in n or n.startswith("runs/") for n in replaced)
+    assert objects(s3) == {*first.written, "_manifest.json"}  # same names, no temporaries left
+    moved = {op[2] for op in handler.ops if op[0] == "move"}
+    assert {f"{direct.root}/{name}" for name in replaced} <= moved
+    assert _read_back_differences(store, direct) == (0, 0)
 
 
 def _read_back_differences(store: Path, target: Target) -> tuple[int, int]:

@@ -58,7 +58,11 @@ def spark() -> Iterator[Any]:
 
 
 def answers_of_the_store(store: Path, sql: str) -> list[list[Any]]:
-    result = CliRunner().invoke(cli, ["--db", str(store), "sql", sql, "--format", "json"])
+    """What `gpu-tracker sql` answers (with the built-in defaults, not the checkout's config)."""
+    config = store.parent / "empty-config.toml"
+    config.touch()
+    argv = ["--config", str(config), "--db", str(store), "sql", sql, "--format", "json"]
+    result = CliRunner().invoke(cli, argv)
     assert result.exit_code == 0, result.output
     return [list(row.values()) for row in json.loads(result.stdout)]
 

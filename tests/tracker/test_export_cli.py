@@ -17,6 +17,13 @@ from tracker.cli import cli
 from tracker.daemon.export import JOB_ID, ExportSettings, beside, parse_export
 
 
+@pytest.fixture(autouse=True)
+def no_config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run where no ./config.toml is: the built-in defaults, whatever the checkout's file says."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GPU_TRACKER_DB", raising=False)
+
+
 def invoke(*args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(cli, list(args))
     return result.exit_code, result.stdout, result.stderr

@@ -5,7 +5,8 @@
 as `cursor` until it is empty), and checks the count against `meta.total`. `parse` (in
 `collectors.vultr_parse`) makes one on-demand record per plan per location it lists
 (available: a listed location can deploy it), and a spot record from a bare-metal plan's
-`hourly_cost_preemptible`. A plan listed in no asked location is reported as sold out.
+`hourly_cost_preemptible`. A plan that lists no location at all is stored once, region NULL and
+available false; one listed only outside the configured regions makes no record (sold out).
 """
 
 from __future__ import annotations

@@ -84,15 +84,21 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
                 result.skipped_rows += 1
                 continue
             seen.add(plan.plan_id)
+            if not plan.locations and not asked:
+                # Listed but deployable nowhere: its price is kept, sold out, in no region
+                # (CONTRACT). Only when every location is asked: a region-less offer is closed
+                # by a collection that covers all of them, never by one of a few regions.
+                result.records.extend(_records(plan, None, available=False))
+                continue
             where = [loc for loc in plan.locations if not asked or loc in asked]
             if not where:
                 nowhere.append(plan.plan_id)
-            result.records.extend(rec for loc in where for rec in _records(plan, loc))
+            result.records.extend(rec for loc in where for rec in _records(plan, loc, True))
     if examined and result.skipped_rows == examined:
         raise PayloadShapeError(
             PROVIDER, f"none of the {examined} GPU plans could be read: changed shape?"
         )
-    # Listed, but deployable in no asked location: no record, and their open prices close.
+    # Deployable in none of the asked locations: no record, and their open prices close.
     result.sold_out.update(nowhere)
     if nowhere:
         log.info("%s: %d GPU plans deployable nowhere asked: %s", PROVIDER, len(nowhere), nowhere)
@@ -187,11 +193,11 @@ def _metal_gpu(plan_id: str) -> gpus.InstanceGpu:
     return known
 
 
-def _records(plan: _Plan, location: str) -> list[PriceRecord]:
-    # A location the plan lists is one it can be deployed in now.
+def _records(plan: _Plan, location: str | None, available: bool) -> list[PriceRecord]:
+    """The plan's prices in `location`: a location it lists is one it can be deployed in now."""
     return [
         kit.record(
-            PROVIDER, location, plan.plan_id, plan.gpu, price, available=True, host=plan.host
+            PROVIDER, location, plan.plan_id, plan.gpu, price, available=available, host=plan.host
         )
         for price in plan.prices
     ]

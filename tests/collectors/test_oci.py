@@ -52,8 +52,10 @@ def parse(payloads: dict[str, Any], observed_at: datetime, **settings: Any) -> P
     return collector(**settings).parse(payloads, observed_at=observed_at)
 
 
-def by_offer(result: ParseResult) -> dict[tuple[str, str, str], PriceRecord]:
-    out = {(r.instance_type, r.region, r.price_kind): r for r in result.records}
+def by_offer(result: ParseResult) -> dict[tuple[str, str | None, str], PriceRecord]:
+    out: dict[tuple[str, str | None, str], PriceRecord] = {
+        (r.instance_type, r.region, r.price_kind): r for r in result.records
+    }
     assert len(out) == len(result.records)
     return out
 
@@ -243,7 +245,8 @@ def test_demo_recording_fetch_then_parse(
         (PRICES_PATH, {"currencyCode": "USD"})
     ]
     assert [r.path for r in estimator.requests] == [SHAPES_PATH]
-    assert oci.parse(fetched, observed_at=observed_at).records == parse(recorded(), observed_at).records
+    expected = parse(recorded(), observed_at).records
+    assert oci.parse(fetched, observed_at=observed_at).records == expected
 
 
 def test_fetch_follows_a_next_link_on_our_own_host(serve: Callable[..., ReplayServer]) -> None:

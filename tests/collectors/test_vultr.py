@@ -52,8 +52,10 @@ def parse(payloads: dict[str, Any], observed_at: datetime, **settings: Any) -> P
     return collector(**settings).parse(payloads, observed_at=observed_at)
 
 
-def by_offer(result: ParseResult) -> dict[tuple[str, str, str], PriceRecord]:
-    out = {(r.instance_type, r.region, r.price_kind): r for r in result.records}
+def by_offer(result: ParseResult) -> dict[tuple[str, str | None, str], PriceRecord]:
+    out: dict[tuple[str, str | None, str], PriceRecord] = {
+        (r.instance_type, r.region, r.price_kind): r for r in result.records
+    }
     assert len(out) == len(result.records)
     return out
 
@@ -133,13 +135,19 @@ def test_every_offer_and_price(observed_at: datetime) -> None:
         ("vbm-256c-2048gb-8-mi300x-gpu", "ord", "spot"): Decimal("14.72"),
         ("vbm-256c-2048gb-8-mi300x-gpu", "sea", "on_demand"): Decimal("17.52"),
         ("vbm-256c-2048gb-8-mi300x-gpu", "sea", "spot"): Decimal("14.72"),
+        # Lists no location: its price kept once, in no region, sold out.
+        ("vcg-a100-6c-60g-40vram", None, "on_demand"): Decimal("1.199"),
     }
-    # The CPU bare-metal plan vbm-4c-32gb makes none; the A100 40 GB plan lists no location.
-    assert result.sold_out == {"vcg-a100-6c-60g-40vram"}
+    # The CPU bare-metal plan vbm-4c-32gb makes none.
+    assert {r.available for r in result.records if r.region is None} == {False}
+    assert {r.available for r in result.records if r.region is not None} == {True}
+    assert result.sold_out == set()
     assert result.skipped_rows == 0 and result.unknown_instance_types == set()
 
 
 def test_configured_regions_restrict(observed_at: datetime) -> None:
+    # A plan in no location makes no region-less record here either: a collection of some
+    # regions could never close it again.
     result = parse(recorded(), observed_at, regions=("ord",))
     assert {r.region for r in result.records} == {"ord"}
     assert result.sold_out == {
@@ -167,8 +175,12 @@ def test_traps(observed_at: datetime, caplog: pytest.LogCaptureFixture) -> None:
     # A plan priced 0 is never stored: skipped, its offers unconfirmed rather than withdrawn.
     assert result.unreadable == {"vcg-a100-3c-30g-20vram"} and result.skipped_rows == 1
     assert "vultr: vcg-a100-3c-30g-20vram skipped: hourly_cost is 0" in caplog.text
-    # GH200 bare metal lists no location: sold out, no record.
-    assert result.sold_out == {"vcg-a100-6c-60g-40vram", "vbm-72c-480gb-gh200-gpu"}
+    # GH200 bare metal lists no location: one record, region NULL, sold out; no spot price.
+    gh200 = [r for r in result.records if r.instance_type == "vbm-72c-480gb-gh200-gpu"]
+    assert [(r.region, r.price_kind, r.price_per_hour, r.available) for r in gh200] == [
+        (None, "on_demand", Decimal("3.36"), False)
+    ]
+    assert result.sold_out == set()
 
 
 @pytest.mark.parametrize(
@@ -279,9 +291,10 @@ def test_demo_recording_fetch_then_parse(
         ("/v2/plans", {"type": "vcg", "per_page": "500", "cursor": cursor}),
         ("/v2/plans-metal", {"per_page": "500"}),
     ]
-    assert vultr.parse(fetched, observed_at=observed_at).records == parse(
-        recorded(), observed_at
-    ).records
+    assert (
+        vultr.parse(fetched, observed_at=observed_at).records
+        == parse(recorded(), observed_at).records
+    )
 
 
 def test_fewer_plans_than_the_total_fail_the_run(serve: Callable[..., ReplayServer]) -> None:
@@ -296,9 +309,7 @@ def test_a_page_that_fails_halfway_fails_the_run(
 ) -> None:
     first = recorded()["plans/page-1"]
     cursor = first["meta"]["links"]["next"]
-    server = serve(
-        reply("/v2/plans", first), reply("/v2/plans", None, cursor=cursor, status=502)
-    )
+    server = serve(reply("/v2/plans", first), reply("/v2/plans", None, cursor=cursor, status=502))
     monkeypatch.setattr(time, "sleep", lambda seconds: None)
     with pytest.raises(FetchError, match=r"^vultr: plans/page-2: HTTP 502: busy"):
         collector(endpoint=server.url, max_retries=1).fetch()

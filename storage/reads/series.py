@@ -83,7 +83,7 @@ WITH clipped AS (
     FROM (SELECT series, price, sum(us) AS us FROM hashed WHERE us > 0 GROUP BY ALL)
 ), quantiles AS (
     SELECT series, max(total) AS total,
-           min(price) FILTER (WHERE 2 * upto >= total) AS p50,
+           min(price) FILTER (WHERE 2 * upto > total) AS p50,
            min(price) FILTER (WHERE 20 * upto >= 19 * total) AS p95
     FROM walked GROUP BY series
 )
@@ -95,7 +95,7 @@ FROM stats s JOIN quantiles q USING (series)
 WHERE q.total = s.us OR error('two price series share a hash; report this, please')
 """
 
-_ORDER = f"ORDER BY mean_usd NULLS LAST, currency, mean, {_KEY.replace('zone', 'zone NULLS FIRST')}"
+ORDER = f"ORDER BY mean_usd NULLS LAST, currency, mean, {_KEY.replace('zone', 'zone NULLS FIRST')}"
 
 _INTERVALS = """
 SELECT {key}, currency, price_per_hour,
@@ -263,16 +263,26 @@ def statistics(
 ) -> list[SeriesStats]:
     """Per series with covered time in the window, its statistics (module docstring)."""
     sql, params = statistics_sql(filters, window, below=below)
-    return [SeriesStats(*row) for row in _rows(store, f"{sql} {_ORDER}", params)]
+    return [SeriesStats(*row) for row in _rows(store, f"{sql} {ORDER}", params)]
 
 
 def intervals(
     store: Path | str, filters: SeriesFilters, window: Window
 ) -> dict[tuple[OfferKey, str], list[Interval]]:
     """Per series (key, currency), its intervals clipped to the window, oldest first."""
+    sql, params = intervals_sql(filters, window)
+    return by_series(_rows(store, sql, params))
+
+
+def intervals_sql(filters: SeriesFilters, window: Window) -> tuple[str, dict[str, Any]]:
+    """The statement `intervals` runs and its parameters (for a connection of the caller's)."""
     where, params = _where(filters)
     params |= {"s_since": window.since, "s_until": window.until}
-    found = _rows(store, _INTERVALS.format(key=_KEY, where=where), params)
+    return _INTERVALS.format(key=_KEY, where=where), params
+
+
+def by_series(found: list[tuple[Any, ...]]) -> dict[tuple[OfferKey, str], list[Interval]]:
+    """The rows of `intervals_sql` grouped per series (key, currency)."""
     series: dict[tuple[OfferKey, str], list[Interval]] = {}
     width = len(KEY)
     for row in found:
@@ -284,8 +294,14 @@ def intervals(
 def matching_series(store: Path | str, filters: SeriesFilters) -> int:
     """How many series match `filters` at any time (to tell "none matched" from "no covered
     time in the window")."""
+    sql, params = matching_sql(filters)
+    return int(_rows(store, sql, params)[0][0])
+
+
+def matching_sql(filters: SeriesFilters) -> tuple[str, dict[str, Any]]:
+    """The statement `matching_series` runs and its parameters."""
     where, params = _where(filters)
-    return int(_rows(store, _MATCHING.format(key=_KEY, where=where), params)[0][0])
+    return _MATCHING.format(key=_KEY, where=where), params
 
 
 def _rows(store: Path | str, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:

@@ -1,0 +1,174 @@
+"""The reads of the web dashboard: the current offers, the history of price series and the TCO
+of a need, each through the sandbox of `storage.reads.sandbox` (the store and nothing else)
+with a time limit, on a connection opened for the one request and closed after it, so a
+dashboard left open never keeps the daemon from writing.
+
+The formulas are not written here: the statistics come from `storage.reads.series`, the TCO
+from `storage.reads.tco`; this module only runs them on a bounded connection.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from collectors.common import StoreError
+from storage.reads import series
+from storage.reads import tco as tco_mod
+from storage.reads.sandbox import QueryStopped, one_line, sandboxed
+
+# The Now table is rendered whole into the page: beyond this many offers it is cut (and says
+# so), so a store of a huge marketplace cannot make a page of megabytes.
+MAX_OFFERS = 5000
+# The interrupt is repeated until DuckDB gives up: one sent just before a statement starts
+# would otherwise be lost.
+_REPEAT_S = 0.05
+
+_OFFERS = """
+SELECT p.provider, p.region, p.zone, p.instance_type, p.price_kind, p.term_months,
+       p.payment_option, p.offering_class, p.gpu_model, p.gpu_count, p.gpu_memory_gib,
+       p.currency, p.price_per_hour, p.price_per_gpu_hour, p.price_per_hour_usd,
+       p.price_per_gpu_hour_usd, p.pflop_per_usd, p.available, p.stale, i.band AS interruption
+FROM latest_prices p
+LEFT JOIN spot_interruption i
+  ON p.price_kind = 'spot' AND i.provider = p.provider AND i.region = p.region
+ AND i.instance_type = p.instance_type
+ORDER BY p.price_per_gpu_hour_usd NULLS LAST, p.currency, p.price_per_gpu_hour, p.provider,
+         p.region, p.zone NULLS FIRST, p.instance_type, p.price_kind, p.term_months,
+         p.payment_option, p.offering_class
+LIMIT $limit
+"""
+_COUNT = "SELECT count(*) FROM latest_prices"
+
+
+@dataclass(frozen=True)
+class Offers:
+    """The current offers as dicts (columns of `_OFFERS`) and how many there are in all."""
+
+    rows: list[dict[str, Any]]
+    total: int
+
+
+@contextmanager
+def bounded(path: Path | str, timeout_s: float | None) -> Iterator[Any]:
+    """A sandboxed read-only connection whose statements are interrupted once `timeout_s`
+    seconds have passed since it opened (then QueryStopped); closed on exit."""
+    with sandboxed(path) as con:
+        finished, fired = threading.Event(), threading.Event()
+        watchdog = threading.Thread(
+            target=_interrupt_after,
+            args=(con, timeout_s, finished, fired),
+            daemon=True,
+            name="web-timeout",
+        )
+        if timeout_s is not None:
+            watchdog.start()
+        try:
+            yield con
+        except (duckdb.InterruptException, StoreError) as exc:
+            if fired.is_set() and _interrupted(exc):
+                raise QueryStopped(timeout_s or 0) from exc
+            raise
+        finally:
+            finished.set()
+            if watchdog.is_alive():
+                watchdog.join()
+
+
+def offers(path: Path | str, *, timeout_s: float | None, limit: int = MAX_OFFERS) -> Offers:
+    """Every current offer (up to `limit`), cheapest per GPU-hour in USD first."""
+    with bounded(path, timeout_s) as con:
+        cursor = _run(con, _OFFERS, {"limit": limit})
+        rows = _dicts(cursor)
+        total = int(_run(con, _COUNT, {}).fetchone()[0])
+    return Offers(rows, total)
+
+
+def statistics(
+    path: Path | str,
+    filters: series.SeriesFilters,
+    window: series.Window,
+    *,
+    below: float | None = None,
+    timeout_s: float | None,
+) -> list[series.SeriesStats]:
+    """`series.statistics` on a bounded connection."""
+    sql, params = series.statistics_sql(filters, window, below=below)
+    with bounded(path, timeout_s) as con:
+        found = _run(con, f"{sql} {series.ORDER}", params).fetchall()
+    return [series.SeriesStats(*row) for row in found]
+
+
+def intervals(
+    path: Path | str,
+    filters: series.SeriesFilters,
+    window: series.Window,
+    *,
+    timeout_s: float | None,
+) -> dict[tuple[series.OfferKey, str], list[series.Interval]]:
+    """`series.intervals` on a bounded connection."""
+    sql, params = series.intervals_sql(filters, window)
+    with bounded(path, timeout_s) as con:
+        return series.by_series(_run(con, sql, params).fetchall())
+
+
+def matching_series(
+    path: Path | str, filters: series.SeriesFilters, *, timeout_s: float | None
+) -> int:
+    """`series.matching_series` on a bounded connection."""
+    sql, params = series.matching_sql(filters)
+    with bounded(path, timeout_s) as con:
+        return int(_run(con, sql, params).fetchone()[0])
+
+
+def tco(
+    path: Path | str,
+    need: tco_mod.Need,
+    *,
+    baseline: int | None = None,
+    timeout_s: float | None,
+) -> tco_mod.Tco:
+    """`storage.reads.tco.tco` on a bounded connection."""
+    with bounded(path, timeout_s) as con:
+        return tco_mod.tco(con, need, baseline=baseline)
+
+
+def _run(con: Any, sql: str, params: dict[str, Any]) -> Any:
+    try:
+        return con.execute(sql, params)
+    except duckdb.InterruptException:
+        raise
+    except duckdb.Error as exc:
+        raise StoreError(f"dashboard: could not read the store: {one_line(exc)}") from exc
+
+
+def _dicts(cursor: Any) -> list[dict[str, Any]]:
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def _interrupted(exc: BaseException) -> bool:
+    # tco wraps DuckDB's errors in a StoreError: the interrupt is its cause.
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, duckdb.InterruptException):
+            return True
+        seen = seen.__cause__
+    return False
+
+
+def _interrupt_after(
+    con: Any, timeout_s: float, finished: threading.Event, fired: threading.Event
+) -> None:
+    if finished.wait(timeout_s):
+        return
+    fired.set()
+    con.interrupt()
+    while not finished.wait(_REPEAT_S):
+        con.interrupt()

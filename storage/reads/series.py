@@ -83,7 +83,7 @@ WITH clipped AS (
     FROM (SELECT series, price, sum(us) AS us FROM hashed WHERE us > 0 GROUP BY ALL)
 ), quantiles AS (
     SELECT series, max(total) AS total,
-           min(price) FILTER (WHERE 2 * upto > total) AS p50,
+           min(price) FILTER (WHERE 2 * upto >= total) AS p50,
            min(price) FILTER (WHERE 20 * upto >= 19 * total) AS p95
     FROM walked GROUP BY series
 )

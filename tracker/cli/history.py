@@ -7,7 +7,6 @@ prints the answer (a table per currency, CSV or one JSON array) and says why an 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -18,7 +17,7 @@ import click
 from collectors.common import ConfigError, StoreError, parse_duration
 from storage.query import QueryResult
 from storage.reads.series import SeriesFilters, SeriesStats, Window
-from tracker.cli import common, render
+from tracker.cli import common, documents, render
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
 from tracker.cli.options import PRICE_KIND, PROVIDER
 
@@ -155,17 +154,25 @@ def _window(
     ctx: click.Context, since: datetime | timedelta | None, until: datetime | timedelta | None
 ) -> Window:
     now = datetime.now(UTC)
-    end = now - until if isinstance(until, timedelta) else until or now
-    if end > now:  # an open interval would count hours not lived yet
+    if isinstance(until, datetime) and until > now:
         say(common.err(ctx), "--until is later than now: the window ends now")
-        end = now
+    try:
+        return window_of(since, until, now)
+    except click.UsageError as exc:
+        fail(ctx, exc.message, EXIT_USAGE)
+
+
+def window_of(
+    since: datetime | timedelta | None, until: datetime | timedelta | None, now: datetime
+) -> Window:
+    """The window [since, until) the options mean at `now` (an end later than now is now: an
+    open interval would count hours not lived yet); click.UsageError when it is empty."""
+    end = min(now - until if isinstance(until, timedelta) else until or now, now)
     start = now - since if isinstance(since, timedelta) else since or end - DEFAULT_SINCE
     if start >= end:
-        fail(
-            ctx,
+        raise click.UsageError(
             f"--since ({start:%Y-%m-%d %H:%M} UTC) must come before --until "
-            f"({end:%Y-%m-%d %H:%M} UTC)",
-            EXIT_USAGE,
+            f"({end:%Y-%m-%d %H:%M} UTC)"
         )
     return Window(start, end)
 
@@ -202,8 +209,7 @@ def _print(
         else None
     )
     if fmt == "json":
-        out = [_plain(row) for row in shown.rows]
-        text = json.dumps(out, indent=2)
+        text = documents.dumps(documents.history(shown.rows))
         common.out(ctx).print(text, markup=False, highlight=False, soft_wrap=True)
     elif fmt == "csv":
         result = QueryResult(list(SeriesStats._fields), [], [tuple(r) for r in shown.rows])
@@ -216,10 +222,6 @@ def _print(
         return
     if cut:
         say(common.err(ctx), cut)
-
-
-def _plain(row: SeriesStats) -> dict[str, Any]:
-    return dict(row._asdict())
 
 
 def _draw(ctx: click.Context, store: Path, shown: Shown, window: Window, chart: Path) -> None:

@@ -31,8 +31,12 @@ def _plain(value: Any) -> Any:
 
 def to_json(result: QueryResult) -> str:
     """One JSON array of objects (CONTRACT.md), timestamps as ISO-8601."""
-    rows = [{c: _plain(v) for c, v in zip(result.columns, row, strict=True)} for row in result.rows]
-    return json.dumps(rows, indent=2, default=str)
+    return json.dumps(records(result), indent=2, default=str)
+
+
+def records(result: QueryResult) -> list[dict[str, Any]]:
+    """The rows as objects of plain JSON values (the web API answers these too)."""
+    return [{c: _plain(v) for c, v in zip(result.columns, row, strict=True)} for row in result.rows]
 
 
 def to_csv(result: QueryResult) -> str:

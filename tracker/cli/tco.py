@@ -14,7 +14,7 @@ import click
 
 from collectors.common import ConfigError, StoreError, parse_duration
 from storage.reads import tco as tco_mod
-from tracker.cli import common, render, tco_table
+from tracker.cli import common, documents, render, tco_table
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
 from tracker.cli.options import PROVIDER
 
@@ -148,7 +148,7 @@ def tco(
     **options: Any,
 ) -> None:
     """Total cost of ownership of a GPU need over a horizon, per rental strategy."""
-    need = _need(options)
+    need = need_from(options)
     if baseline is not None and baseline > need.gpus:
         fail(ctx, f"--baseline {baseline}: more than --gpus {need.gpus}", EXIT_USAGE)
     config = load_config(ctx)
@@ -173,7 +173,8 @@ def tco(
         say(err, f"chart written to {chart}")
 
 
-def _need(options: dict[str, Any]) -> tco_mod.Need:
+def need_from(options: dict[str, Any]) -> tco_mod.Need:
+    """The need the options describe (the web API builds it the same way)."""
     return tco_mod.Need(
         gpu=options["gpu"],
         gpus=options["gpus"],
@@ -205,7 +206,7 @@ def _print_tables(ctx: click.Context, answer: tco_mod.Tco, per_strategy: int) ->
 def _print_document(ctx: click.Context, answer: tco_mod.Tco, fmt: str, limit: int | None) -> None:
     # With --baseline the question is the blend: the document is the plans.
     rows = answer.blends if answer.baseline else answer.rows
-    shown = rows[:limit] if limit else rows
+    shown = documents.tco_rows(answer, limit)
     render.print_result(common.out(ctx), tco_table.as_result(shown), fmt)
     if len(shown) < len(rows):  # a document has no caption: the note goes to stderr
         say(

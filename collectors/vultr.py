@@ -41,6 +41,7 @@ class VultrCollector(Collector):
     def fetch(self) -> Payloads:
         base = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/")
         payloads: Payloads = {}
+        self._pages = self._plans = 0  # over both lists, for the progress report
         with make_session(max_retries=self.settings.max_retries) as session:
             for prefix, path, query in LISTS:
                 payloads.update(self._walk(session, prefix, base + path, query))
@@ -67,8 +68,10 @@ class VultrCollector(Collector):
                 session, self.name, url, timeout=self.settings.timeout, what=key, params=params
             )
             pages[key] = page
-            count += len(vultr_parse.plans(key, page))  # a changed shape fails here
-            self.progress(number, count)
+            found = len(vultr_parse.plans(key, page))  # a changed shape fails here
+            count += found
+            self._pages, self._plans = self._pages + 1, self._plans + found
+            self.progress(self._pages, self._plans)
             cursor = _cursor(page, key)
             if cursor is None:
                 break

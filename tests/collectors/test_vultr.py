@@ -282,9 +282,13 @@ def test_demo_recording_fetch_then_parse(
     replay: Callable[..., ReplayServer], observed_at: datetime
 ) -> None:
     server = replay(DEMO)
-    vultr = collector(endpoint=server.url)
+    progress: list[tuple[int, int]] = []
+    vultr = VultrCollector(
+        ProviderSettings(endpoint=server.url), lambda pages, plans: progress.append((pages, plans))
+    )
     fetched = vultr.fetch()
     assert server.unmatched == [] and fetched == recorded()
+    assert progress == [(1, 3), (2, 5), (3, 8)]  # pages and plans so far, over both lists
     cursor = recorded()["plans/page-1"]["meta"]["links"]["next"]
     assert [(r.path, r.query) for r in server.requests] == [
         ("/v2/plans", {"type": "vcg", "per_page": "500"}),

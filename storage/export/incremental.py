@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from collectors.common import ConfigError
 from storage.connection import LOCK_WAIT_S, connect, transaction
 from storage.export.partitions import LAYOUT, RUNS, Group, fingerprints, stage
 from storage.export.target import MANIFEST, Target
@@ -57,6 +58,7 @@ def export(
     open the store read-write, under the lock); without it the store is opened read-only."""
     old = _groups(target.read_manifest())
     present = target.existing()
+    _not_over_another(target, present)
     report = Report()
     with ExitStack() as stack:
         reading = stack.enter_context(ExitStack())
@@ -103,6 +105,18 @@ def _open(
 
     with session(store, lock=lock, wait_s=wait_s) as con:
         yield con
+
+
+def _not_over_another(target: Target, present: set[str]) -> None:
+    """Refuse a root that holds another export below it (another tracker's prefix): files
+    written beside it would mix two histories for every reader of the root."""
+    nested = sorted(name for name in present if name.endswith("/" + MANIFEST))
+    if nested:
+        below = nested[0].rsplit("/", 1)[0]
+        raise ConfigError(
+            f"{target.root} holds another export in {below}/: give this tracker a prefix of its "
+            "own beside it (like tracker=<name>/), not its parent"
+        )
 
 
 def _stale(entry: dict[str, Any] | None, fingerprint: str, present: set[str]) -> bool:

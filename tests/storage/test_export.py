@@ -162,6 +162,22 @@ def test_a_partition_the_store_no_longer_has_is_deleted(store: Path, tmp_path: P
     assert differences(store, PRICES.format(root=root))[1:] == (0, 0)
 
 
+def test_the_parent_of_another_export_is_refused(store: Path, tmp_path: Path) -> None:
+    from collectors.common import ConfigError
+
+    bucket = tmp_path / "bucket"
+    run(store, bucket / "tracker=acct-1")
+    with pytest.raises(ConfigError, match="another export in tracker=acct-1/"):
+        run(store, bucket)
+    assert sorted(p.name for p in bucket.iterdir()) == ["tracker=acct-1"]  # nothing written
+    run(store, bucket / "tracker=acct-2")  # a prefix of its own beside it is fine
+    total = differences(store, PRICES.format(root=bucket / "tracker=acct-2"))[0]
+    read = f"read_parquet('{bucket}/*/provider=*/month=*/*.parquet', hive_partitioning = true)"
+    with duckdb.connect() as con:  # the parent read as docs/export.md gives it
+        counts = con.execute(f"SELECT tracker, count(*) FROM {read} GROUP BY ALL").fetchall()
+    assert sorted(counts) == [("acct-1", total), ("acct-2", total)]
+
+
 def test_an_unknown_scheme_is_refused() -> None:
     from collectors.common import ConfigError
 

@@ -44,6 +44,8 @@ def export(ctx: click.Context, to: str, fmt: str) -> None:
         fail(ctx, str(exc), EXIT_USAGE)
     try:
         report = run_export(config.store_path, destination)
+    except ConfigError as exc:
+        fail(ctx, f"--to {to}: {exc}", EXIT_USAGE)
     except (StoreError, OSError) as exc:
         fail(ctx, f"export to {to} failed: {exc}", EXIT_FAILED)
     say(common.out(ctx), f"exported {config.store_path} to {to} ({fmt}): {summary(report)}")

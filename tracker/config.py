@@ -41,6 +41,7 @@ from tracker.daemon.settings import (
     parse_metrics,
     parse_review,
 )
+from tracker.web.settings import WebSettings, parse_web
 
 if TYPE_CHECKING:  # the collectors' base is imported by the commands that collect
     from collectors.base import ProviderSettings
@@ -59,6 +60,7 @@ _TOP_KEYS = {
     "metrics",
     "collect",
     "export",
+    "web",
 }
 _STORAGE_KEYS = {"path"} | store_settings.KEYS
 _COMMON_KEYS = {"enabled", "endpoint", "regions", "interval", "timeout", "deadline"}
@@ -123,6 +125,7 @@ class Config:
     review: ReviewSettings = field(default_factory=ReviewSettings)
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     export: ExportSettings = field(default_factory=ExportSettings)
+    web: WebSettings = field(default_factory=WebSettings)  # [web]: the daemon's dashboard
     store: store_settings.StoreSettings = field(default_factory=store_settings.StoreSettings)
     limits: PriceLimits = field(default_factory=PriceLimits)  # [collect]: what a storable price is
     # What chose the store, for messages about it: `storage.path`, `--db` or the variable.
@@ -223,6 +226,7 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
         review=parse_review(_table(data, "review"), set(alerts.channels)),
         metrics=parse_metrics(_table(data, "metrics")),
         export=parse_export(_table(data, "export")),
+        web=parse_web(_table(data, "web")),
         store=store_settings.parse_store_settings(storage),
         limits=parse_limits(_table(data, "collect")),
     )

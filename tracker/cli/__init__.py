@@ -18,6 +18,7 @@ from tracker.cli import export as cli_export
 from tracker.cli import history as cli_history
 from tracker.cli import query as cli_query
 from tracker.cli import review as cli_review
+from tracker.cli import serve as cli_serve
 from tracker.cli import tco as cli_tco
 from tracker.cli.options import add_global_options, chosen, setup_logging
 
@@ -47,6 +48,7 @@ for _command in (
     cli_export.export,
     cli_history.history,
     cli_tco.tco,
+    cli_serve.serve,
 ):
     cli.add_command(_command)
 add_global_options(cli)

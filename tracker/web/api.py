@@ -1,0 +1,131 @@
+"""`/api/latest`, `/api/history` and `/api/tco`: the commands' `--format json` documents, their
+options taken as query parameters (`?gpu=H100&kind=spot`).
+
+The parameters are parsed by the commands' own click options, so a bad one is refused with the
+words the command line uses (HTTP 400); the documents come from `tracker.cli.documents`, the
+same functions the commands print with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from storage import latest as latest_mod
+from storage.reads import dashboard
+from storage.reads.series import SeriesFilters
+from tracker.cli import documents
+from tracker.cli import history as cli_history
+from tracker.cli import query as cli_query
+from tracker.cli import tco as cli_tco
+
+# The options that write files, choose the output or the store are the server's, not a caller's.
+_SERVERS = {"fmt", "chart", "config_path", "db", "verbose", "help"}
+_TRUE, _FALSE = {"", "1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+# A bound on one answer: a caller wanting more narrows the question.
+MAX_ROWS = 10_000
+
+Query = Mapping[str, Sequence[str]]
+
+
+class BadRequest(Exception):
+    """A parameter the command would refuse (HTTP 400); the message is the command's."""
+
+
+def options(command: click.Command, query: Query) -> dict[str, Any]:
+    """The command's option values from the query parameters, validated by click."""
+    accepted = {
+        p.name: p
+        for p in command.params
+        if isinstance(p, click.Option) and p.name and p.name not in _SERVERS and p.expose_value
+    }
+    args: list[str] = []
+    for name, values in query.items():
+        option = accepted.get(name.replace("-", "_"))
+        if option is None:
+            names = ", ".join(sorted(accepted))
+            raise BadRequest(f"unknown parameter {name!r} (accepted: {names})")
+        args += _arguments(option, name, values)
+    try:
+        ctx = command.make_context(command.name or "", args)
+    except click.ClickException as exc:
+        raise BadRequest(exc.format_message()) from exc
+    return dict(ctx.params)
+
+
+def latest(store: Path, query: Query) -> list[dict[str, Any]]:
+    """What `gpu-tracker latest --format json` prints."""
+    given = options(cli_query.latest, query)
+    filters = latest_mod.Filters(
+        **{k: given[k] for k in ("gpu", "kind", "provider", "region", "instance_type")}
+    )
+    found = latest_mod.cheapest(
+        store,
+        filters,
+        sort=given["sort"],
+        limit=given["limit"],
+        per_gpu=given["per_gpu"],
+        usd=given["usd"],
+    )
+    if not found.result.rows:
+        _unknown(store, filters)
+    return _bounded(documents.latest(found))
+
+
+def history(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[str, Any]]:
+    """What `gpu-tracker history --format json` prints."""
+    given = options(cli_history.history, query)
+    try:
+        window = cli_history.window_of(given["since"], given["until"], datetime.now(UTC))
+    except click.UsageError as exc:
+        raise BadRequest(exc.message) from exc
+    names = ("gpu", "provider", "region", "zone", "instance_type", "kind", "term")
+    filters = SeriesFilters(**{k: given[k] for k in names})
+    found = dashboard.statistics(store, filters, window, below=given["below"], timeout_s=timeout_s)
+    return _bounded(documents.history(found[: given["limit"]]))
+
+
+def tco(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[str, Any]]:
+    """What `gpu-tracker tco --format json` prints."""
+    given = options(cli_tco.tco, query)
+    need = cli_tco.need_from(given)
+    baseline = given["baseline"]
+    if baseline is not None and baseline > need.gpus:
+        raise BadRequest(f"--baseline {baseline}: more than --gpus {need.gpus}")
+    answer = dashboard.tco(store, need, baseline=baseline, timeout_s=timeout_s)
+    if not answer.rows:
+        _unknown(store, latest_mod.Filters(gpu=need.gpu))
+    return _bounded(documents.tco(answer, given["limit"]))
+
+
+def _arguments(option: click.Option, name: str, values: Sequence[str]) -> list[str]:
+    flag = max(option.opts, key=len)
+    if not option.is_flag:
+        return [part for value in values for part in (flag, value)]
+    args = []
+    for value in values:
+        if value.lower() not in _TRUE | _FALSE:
+            raise BadRequest(f"{name}={value!r}: a switch is true or false")
+        args += [flag] if value.lower() in _TRUE else []
+    return args
+
+
+def _unknown(store: Path, filters: latest_mod.Filters) -> None:
+    from collectors.gpus import GPU_MODELS
+
+    problems = latest_mod.unknown_values(store, filters, list(GPU_MODELS))
+    if problems:
+        raise BadRequest("; ".join(problems))
+
+
+def _bounded(document: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if len(document) > MAX_ROWS:
+        raise BadRequest(
+            f"the answer has {len(document)} rows, more than {MAX_ROWS}: narrow the question "
+            "(limit, gpu, provider ...)"
+        )
+    return document

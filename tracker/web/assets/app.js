@@ -1,0 +1,82 @@
+// gpu-tracker dashboard: sort, filter and re-price the Now table in the page (no server round
+// trip, no library). The server renders every offer; this only shows, hides and reorders rows.
+"use strict";
+
+(function () {
+  const table = document.getElementById("offers");
+  if (!table) return;
+  const body = table.tBodies[0];
+  const rows = Array.from(body.rows);
+  const form = document.getElementById("filters");
+  const shown = document.getElementById("shown");
+  const heads = Array.from(table.tHead.rows[0].cells);
+  const priceAt = heads.findIndex((th) => th.textContent === "price");
+  const currencyAt = priceAt + 1;
+
+  function priceKey() {
+    const per = form.querySelector("[data-per]").value === "gpu" ? "gh" : "h";
+    return form.querySelector("[data-money]").value === "usd" ? per + "u" : per;
+  }
+
+  function reprice() {
+    const key = priceKey();
+    const usd = key.endsWith("u");
+    heads[priceAt].textContent = "price";
+    heads[priceAt].title = (key.startsWith("g") ? "per GPU-hour" : "per instance-hour");
+    for (const row of rows) {
+      const cell = row.cells[priceAt];
+      const value = cell.dataset[key];
+      cell.textContent = value === "" ? "" : Number(value).toFixed(4);
+      cell.dataset.sort = value;
+      row.cells[currencyAt].textContent = usd ? (value === "" ? "" : "USD") : cell.dataset.currency;
+    }
+  }
+
+  function filter() {
+    const wanted = {};
+    for (const select of form.querySelectorAll("[data-filter]")) {
+      if (select.value) wanted[select.dataset.filter] = select.value;
+    }
+    const text = form.querySelector("[data-search]").value.trim().toLowerCase();
+    const hidden = Array.from(form.querySelectorAll("[data-hide]"))
+      .filter((box) => box.checked).map((box) => box.dataset.hide);
+    let count = 0;
+    for (const row of rows) {
+      let visible = Object.entries(wanted).every(
+        ([key, value]) => row.getAttribute("data-f-" + key) === value);
+      visible = visible && (!text || row.textContent.toLowerCase().includes(text));
+      visible = visible && !hidden.some((name) => row.classList.contains(name));
+      row.hidden = !visible;
+      if (visible) count += 1;
+    }
+    shown.textContent = count + " of " + rows.length + " offers shown";
+  }
+
+  function sortBy(index) {
+    const th = heads[index];
+    const ascending = th.getAttribute("aria-sort") !== "ascending";
+    heads.forEach((h) => h.removeAttribute("aria-sort"));
+    th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+    const numeric = th.dataset.type === "number";
+    const value = (row) => {
+      const cell = row.cells[index];
+      const raw = cell.dataset.sort !== undefined ? cell.dataset.sort : cell.textContent;
+      return numeric ? (raw === "" ? NaN : Number(String(raw).replace(/,/g, ""))) : raw;
+    };
+    const sorted = rows.slice().sort((a, b) => {
+      const x = value(a), y = value(b);
+      if (numeric) {  // offers without the figure last, whichever the direction
+        if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) - Number.isNaN(y);
+        return ascending ? x - y : y - x;
+      }
+      return ascending ? String(x).localeCompare(String(y)) : String(y).localeCompare(String(x));
+    });
+    for (const row of sorted) body.appendChild(row);
+  }
+
+  heads.forEach((th, index) => th.addEventListener("click", () => sortBy(index)));
+  form.addEventListener("input", () => { reprice(); filter(); });
+  form.addEventListener("change", () => { reprice(); filter(); });
+  reprice();
+  filter();
+})();

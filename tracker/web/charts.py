@@ -1,0 +1,59 @@
+"""The dashboard's charts as SVG text, drawn by the house charts (`tracker.charts`): the step
+chart of `history` and the bars of `tco`.
+
+pyplot keeps global state, and the server answers on several threads: one chart at a time.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from storage.reads.series import Window
+from storage.reads.tco import Tco
+
+_DRAWING = threading.Lock()
+# Text stays text (not glyph paths): a third of the size, and the browser test can read it.
+_RC: dict[Any, Any] = {"svg.fonttype": "none"}
+
+
+def history_svg(lines: Sequence[object], currency: str, window: Window, left_out: int) -> str:
+    """The step chart of `lines` (`tracker.charts.history.Series`, one currency)."""
+    from tracker.charts import history
+
+    with _DRAWING:
+        fig = history.draw(
+            lines,  # type: ignore[arg-type]
+            currency=currency,
+            since=window.since,
+            until=window.until,
+            left_out=left_out,
+        )
+        return _svg(fig)
+
+
+def tco_svg(answer: Tco) -> str:
+    """The bars of the best option per strategy."""
+    from tracker.charts import tco
+
+    with _DRAWING:
+        return _svg(tco.chart(answer))
+
+
+def _svg(fig: object) -> str:
+    import matplotlib
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    assert isinstance(fig, Figure)
+    buffer = io.StringIO()
+    try:
+        with matplotlib.rc_context(_RC):
+            fig.tight_layout()
+            fig.savefig(buffer, format="svg")
+    finally:
+        plt.close(fig)
+    text = buffer.getvalue()
+    return text[text.index("<svg") :]  # no XML prolog or DOCTYPE inside an HTML page

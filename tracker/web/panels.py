@@ -1,0 +1,172 @@
+"""The History and Decide panels: a form of the command's options, then the answer as a chart
+(SVG drawn on the server) and a table. The options are checked by the commands' own click
+options (`tracker.web.api.options`), so the page refuses what the command line refuses."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import click
+
+from storage.reads import dashboard
+from storage.reads.series import SeriesFilters, SeriesStats
+from tracker.cli import history as cli_history
+from tracker.cli import tco as cli_tco
+from tracker.cli import tco_table
+from tracker.web import api, charts
+from tracker.web.pages import problem, table
+
+WINDOWS = ("7d", "30d", "90d", "365d")
+_KINDS = ("", "on-demand", "spot", "reserved")
+_STATS = ("series", "currency", "hours", "min", "mean", "p50", "p95", "max", "changes", "now")
+
+
+def history_panel(store: Path, query: api.Query, models: list[str], timeout_s: float) -> str:
+    """Pick a GPU model or an offer and a window: step charts and the statistics beside."""
+    form = _history_form(query, models)
+    if not query:
+        return form + '<p class="note">Pick a GPU model (or an offer) and a window.</p>'
+    try:
+        given = api.options(cli_history.history, query)
+        window = cli_history.window_of(given["since"], given["until"], datetime.now(UTC))
+    except api.BadRequest as exc:
+        return form + problem(str(exc))
+    except click.UsageError as exc:
+        return form + problem(exc.message)
+    names = ("gpu", "provider", "region", "zone", "instance_type", "kind", "term")
+    filters = SeriesFilters(**{k: given[k] for k in names})
+    found = dashboard.statistics(store, filters, window, below=given["below"], timeout_s=timeout_s)
+    if not found:
+        return form + problem("no series has a price in that window (widen it, or loosen the "
+                              "filters)")  # fmt: skip
+    shown = found[: given["limit"]]
+    return form + _history_charts(store, shown, window, timeout_s) + _stats_table(shown, len(found))
+
+
+def _history_charts(store: Path, shown: list[SeriesStats], window: Any, timeout_s: float) -> str:
+    from tracker.charts import history as history_chart
+
+    per_currency: dict[str, list[SeriesStats]] = {}
+    for row in shown:
+        per_currency.setdefault(row.currency, []).append(row)
+    figures = []
+    for currency, rows in per_currency.items():  # never two currencies on one axis
+        drawn = rows[: history_chart.MAX_SERIES]
+        keys = tuple(row.key for row in drawn)
+        steps = dashboard.intervals(store, SeriesFilters(keys=keys), window, timeout_s=timeout_s)
+        lines = [history_chart.Series(r.key.label, steps.get((r.key, r.currency), []))
+                 for r in drawn]  # fmt: skip
+        svg = charts.history_svg(lines, currency, window, len(rows) - len(drawn))
+        figures.append(f'<figure class="chart" data-currency="{escape(currency)}">{svg}</figure>')
+    return '<div class="charts">' + "".join(figures) + "</div>"
+
+
+def _stats_table(shown: list[SeriesStats], total: int) -> str:
+    rows = [
+        (r.key.label, r.currency, f"{r.covered_hours:,.0f}", f"{r.min:.4f}", f"{r.mean:.4f}",
+         f"{r.p50:.4f}", f"{r.p95:.4f}", f"{r.max:.4f}", str(r.changes),
+         "" if r.current is None else f"{r.current:.4f}")
+        for r in shown
+    ]  # fmt: skip
+    note = f"{len(shown)} of {total} series (cheapest mean first); prices per instance-hour"
+    return f'<p class="note">{note}</p>' + table("stats", _STATS, rows)
+
+
+def _history_form(query: api.Query, models: list[str]) -> str:
+    return (
+        '<h1>Price history</h1><form id="history-form" class="filters" method="get">'
+        + _select("gpu", "GPU", ["", *models], query)
+        + _input("provider", "provider", query)
+        + _input("region", "region", query)
+        + _input("instance_type", "instance type", query)
+        + _select("kind", "price kind", list(_KINDS), query)
+        + _select("since", "window", list(WINDOWS), query, default="30d")
+        + _input("limit", "series", query, default="12", kind="number")
+        + '<button type="submit">Show</button></form>'
+    )
+
+
+def decide_panel(store: Path, query: api.Query, models: list[str], timeout_s: float) -> str:
+    """The TCO of a need: the best option per strategy, as bars and as a table."""
+    form = _decide_form(query, models)
+    if not query:
+        return form + '<p class="note">Say what you need: a GPU, how many, for how long.</p>'
+    try:
+        given = api.options(cli_tco.tco, query)
+    except api.BadRequest as exc:
+        return form + problem(str(exc))
+    answer = dashboard.tco(store, cli_tco.need_from(given), timeout_s=timeout_s)
+    if not answer.rows:
+        return form + problem(tco_table.no_candidate(answer))
+    best = tco_table.best_per_strategy(answer)
+    cheapest = answer.rows[0]["total_usd"]
+    rows = [
+        (tco_table.strategy(r), tco_table.offer(r), str(r["instances"]),
+         f"{r['total_usd']:,.2f}", f"{r['usd_per_gpu_hour']:.4f}",
+         "" if r["pflop_per_usd"] is None else f"{r['pflop_per_usd']:,.1f}",
+         tco_table.distance(r["total_usd"], cheapest))
+        for r in best
+    ]  # fmt: skip
+    head = ("strategy", "offer", "instances", "total USD", "USD/GPU-h", "PFLOP/$", "vs best")
+    notes = "".join(f'<p class="note">{escape(line)}</p>' for line in
+                    tco_table.left_out_lines(answer))  # fmt: skip
+    return (
+        form
+        + f"<h2>{escape(tco_table.title(answer))}</h2>"
+        + f'<figure class="chart">{charts.tco_svg(answer)}</figure>'
+        + table("tco", head, rows)
+        + notes
+        + f'<p class="note">{len(answer.rows)} candidates; every one: '
+        f'<a href="/api/tco?{escape(_query_string(query))}">/api/tco</a></p>'
+    )
+
+
+def _decide_form(query: api.Query, models: list[str]) -> str:
+    return (
+        "<h1>Decide: total cost of a need</h1>"
+        '<form id="tco-form" class="filters" method="get">'
+        + _select("gpu", "GPU", models, query, default="H100")
+        + _input("gpus", "GPUs", query, default="8", kind="number")
+        + _input("months", "months", query, default="36", kind="number")
+        + _input(
+            "utilization",
+            "utilization",
+            query,
+            default="1.0",
+            kind="number",
+            extra=' step="0.05" min="0.05" max="1"',
+        )
+        + _input("provider", "provider", query)
+        + '<button type="submit">Compare</button></form>'
+    )
+
+
+def _value(query: api.Query, name: str, default: str = "") -> str:
+    values = query.get(name)
+    return values[-1] if values else default
+
+
+def _select(name: str, label: str, values: list[str], query: api.Query, default: str = "") -> str:
+    chosen = _value(query, name, default)
+    options = "".join(
+        f'<option value="{escape(v)}"{" selected" if v.lower() == chosen.lower() else ""}>'
+        f"{escape(v) or 'any'}</option>"
+        for v in values
+    )
+    return f'<label>{label} <select name="{name}">{options}</select></label>'
+
+
+def _input(
+    name: str, label: str, query: api.Query, default: str = "", kind: str = "text", extra: str = ""
+) -> str:
+    value = escape(_value(query, name, default))
+    return f'<label>{label} <input type="{kind}" name="{name}" value="{value}"{extra}></label>'
+
+
+def _query_string(query: api.Query) -> str:
+    from urllib.parse import urlencode
+
+    return urlencode([(k, v) for k, values in query.items() for v in values])

@@ -45,7 +45,7 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
     logs.setup(chosen, verbose=verbose)
     if not config.enabled():
         fail(ctx, "no provider is enabled: nothing to schedule", EXIT_USAGE)
-    metrics, server = None, None
+    metrics, server, web = None, None, None
     lock = DaemonLock(config.store_path)
     try:
         check_store_path(config.store_path, config.store_key, config.source)
@@ -57,6 +57,8 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
 
             metrics = Metrics()
             server = metrics.serve(config.metrics)
+        if config.web.enabled:  # after the lock too: a second daemon never takes the port
+            web = _web(config)
         daemon = Daemon(
             config, config_mod.environment(), metrics, log_format=chosen, verbose=verbose
         )
@@ -68,6 +70,8 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
     finally:
         if server is not None:
             server.close()
+        if web is not None:
+            web.close()
         lock.release()
     sys.exit(code)
 
@@ -176,3 +180,18 @@ def _duration(seconds: float | None) -> str:
         if seconds >= size:
             return f"{seconds / size:.1f} {unit}".replace(".0 ", " ")
     return f"{seconds:.0f} s"
+
+
+def _web(config: config_mod.Config) -> Any:
+    """The dashboard on [web] listen, warning when other machines can reach it."""
+    import logging
+
+    from tracker.web.server import start_for
+    from tracker.web.settings import NO_LOGIN
+
+    running = start_for(config, config.web, "web.listen")
+    log = logging.getLogger("tracker.web")
+    if not config.web.loopback:
+        log.warning("web.listen: " + NO_LOGIN.format(address=config.web.address))
+    log.info("web: serving the dashboard on %s", running.url)
+    return running

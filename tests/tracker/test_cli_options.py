@@ -159,8 +159,9 @@ def test_price_kinds_as_people_write_them(store: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "named"),
     [
-        (("--provider", "oracle"), "unknown provider 'oracle' (accepted: alibaba, aws, azure, "
-         "gcp, lambdalabs (lambda), paperspace (digitalocean), tencent)"),
+        (("--provider", "hetzner"), "unknown provider 'hetzner' (accepted: alibaba, aws, azure, "
+         "gcp, lambdalabs (lambda), oci (oracle), paperspace (digitalocean), runpod, tencent, "
+         "vastai (vast, vast.ai), vultr)"),
         (("--kind", "preemptible"), "unknown price kind 'preemptible' (accepted: on-demand (or "
          "on_demand), spot, reserved)"),
         (("--gpu", "H1000"), "--gpu H1000: no current offer has it (accepted: A10, A100,"),
@@ -192,8 +193,8 @@ def test_collect_takes_aliases_and_refuses_unknown_providers(tmp_path: Path) -> 
         "LAMBDA_API_KEY": ""})  # fmt: skip
     assert code == 0, err
     assert "lambdalabs skipped: lambdalabs: no credentials; set LAMBDA_API_KEY" in err
-    code, _, err = invoke("--config", str(config), "collect", "--provider", "Oracle")
-    assert code == 2 and "unknown provider 'Oracle'" in err
+    code, _, err = invoke("--config", str(config), "collect", "--provider", "Hetzner")
+    assert code == 2 and "unknown provider 'Hetzner'" in err
 
 
 # --- cut tables ------------------------------------------------------------------------------

@@ -209,9 +209,9 @@ def test_unknown_instance_types_are_named_in_the_summary(replay: Any, tmp_path: 
 
 def test_collect_rejects_an_unknown_provider(tmp_path: Path) -> None:
     config = write_config(tmp_path, None, None)
-    result = collect(config, "--provider", "oracle")
+    result = collect(config, "--provider", "hetzner")
     assert result.exit_code == 2
-    assert "unknown provider 'oracle' (accepted: alibaba, aws," in result.output
+    assert "unknown provider 'hetzner' (accepted: alibaba, aws," in result.output
     assert not (tmp_path / "prices.duckdb").exists()
 
 
@@ -236,8 +236,9 @@ def test_demo_runs_offline_end_to_end(tmp_path: Path) -> None:
     assert "unknown GPU" not in output
     # It says what to run next on the store it kept (test_cli_options runs those commands).
     assert f"gpu-tracker --db {store} latest" in done.stderr
-    assert "illustrative prices: alibaba, tencent (their APIs' real formats, invented" in " ".join(
-        done.stdout.split()
+    assert (
+        "illustrative prices: alibaba, tencent, vastai (their APIs' real formats, invented"
+        in " ".join(done.stdout.split())
     )
     runs = query(
         store,

@@ -71,6 +71,7 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
         parts.update(_parts(items(payloads, key)))
     result = ParseResult()
     seen: set[str] = set()
+    unknown: list[str] = []
     examined = 0
     for index, raw in enumerate(items(payloads, SHAPES)):
         if not _is_gpu_shape(raw) or not _on_sale(raw):
@@ -84,10 +85,17 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
             result.skipped_rows += 1
             continue
         seen.add(shape.name)
+        if shape.gpu.gpu_model is None:
+            unknown.append(shape.name)
         result.records.extend(rec for region in regions for rec in _records(shape, region))
     if examined and result.skipped_rows == examined:
         raise PayloadShapeError(
             PROVIDER, f"none of the {examined} GPU shapes could be priced: changed shape?"
+        )
+    if unknown:
+        log.warning("%s: GPU not in the GPU table: %s", PROVIDER, ", ".join(unknown))
+        result.notes.append(
+            "GPU not in the GPU table, stored with gpu_model NULL: " + ", ".join(unknown)
         )
     return result
 
@@ -210,13 +218,13 @@ def _gpu(name: str, count: int, memory: Any) -> gpus.InstanceGpu:
     tokens = name.split(".")
     token = tokens[2] if len(tokens) > 3 and tokens[1] == "GPU" else tokens[1:2] or [""]
     model = gpus.canonical_model(PROVIDER, token[0] if isinstance(token, list) else token)
-    if model is None:
-        raise _Unplaced(f"the GPU of {name} is not in the GPU table")
     stated = kit.size(memory)
     if stated is None:
         raise _Unplaced(f"gpuMemoryQty is {_short(memory)}")
     known = gpus.lookup(PROVIDER, name)
     if known is None:
+        # A GPU the table does not know (model None) is still stored, its count being known
+        # (CONTRACT); its memory by the estimator's usual rule, the shape's total.
         return gpus.InstanceGpu(model, count, stated / count)
     per_gpu = known.gpu_memory_gib
     if (known.gpu_model, known.gpu_count) != (model, count) or stated not in (

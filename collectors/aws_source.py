@@ -72,7 +72,9 @@ def parse_public(
             raise PayloadShapeError("aws", f"{key}: not the kept rows of an offer file")
         if kept.get("reused"):
             unchanged.append(key.rsplit("/", 1)[1])
-        for product in aws_feeds.products(kept.get("columns") or [], kept["rows"]):
+        columns = kept.get("columns") or []
+        rows = _readable(collector, key, columns, kept["rows"], result)
+        for product in aws_feeds.products(columns, rows):
             attrs = product["product"]["attributes"]
             if configured and attrs.get("instanceType") not in configured:
                 continue  # the API path asks only for these
@@ -83,6 +85,23 @@ def parse_public(
     if "public/spot" in payloads:
         result.records.extend(_spot_records(collector, payloads["public/spot"], hosts, result))
     return hosts
+
+
+def _readable(
+    collector: AwsCollector, key: str, columns: list[str], rows: list[Any], result: ParseResult
+) -> list[Any]:
+    """The kept rows a parser can read (a row of the header's width, all text); the others,
+    possible only in an archived answer edited by hand, are logged and counted as skipped."""
+    width = len(columns)
+    good = [
+        row
+        for row in rows
+        if isinstance(row, list) and len(row) == width and all(isinstance(c, str) for c in row)
+    ]
+    if len(good) < len(rows):
+        result.skipped_rows += len(rows) - len(good)
+        collector.log.warning("aws: %s: %d rows not understood", key, len(rows) - len(good))
+    return good
 
 
 def _spot_records(

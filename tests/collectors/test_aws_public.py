@@ -27,11 +27,12 @@ import tracker
 from collectors import REGISTRY
 from collectors.aws import AwsCollector
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
-from collectors.common import PayloadShapeError
+from collectors.common import ConfigError, PayloadShapeError
 from storage.connection import connect
 from storage.reads import tco
 from storage.store import Store
 from tracker.cli import cli
+from tracker.config import from_dict
 from tracker.daemon import isolation
 
 PUBLIC = Path(__file__).parents[1] / "fixtures" / "aws" / "public"
@@ -411,3 +412,29 @@ def test_the_daemons_collection_child_hands_back_bands_and_notes(
     assert len(fetched.parsed.records) == 35 + 9
     assert fetched.parsed.notes == ['prices from the public price files (source = "public")']
     assert fetched.parsed.interruption is not None and len(fetched.parsed.interruption) == 7
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("source", "free", "providers.aws.source: expected one of auto, api, public, got 'free'"),
+        ("spot_feed_url", "spot.js", "providers.aws.spot_feed_url: 'spot.js' is not an http(s)"),
+        ("offers_endpoint", "ftp://x", "providers.aws.offers_endpoint: 'ftp://x' is not an http"),
+        ("spot_advisor_url", 5, "providers.aws.spot_advisor_url"),
+    ],
+)
+def test_the_public_keys_are_checked_like_every_key(key: str, value: Any, message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        from_dict({"providers": {"aws": {key: value}}}, source=None)
+    assert str(err.value).startswith(message)
+
+
+def test_a_kept_row_of_another_shape_is_skipped_and_counted(files: Files, tmp_path: Path) -> None:
+    collector = public(files, tmp_path)
+    answer = collector.fetch()
+    good = collector.parse(answer, observed_at=NOW)
+    kept = answer["public/offers/us-east-1"]
+    hostile = {**kept, "rows": [[5] * len(kept["columns"]), ["short"], *kept["rows"]]}
+    parsed = collector.parse({**answer, "public/offers/us-east-1": hostile}, observed_at=NOW)
+    assert parsed.records == good.records and good.records
+    assert parsed.skipped_rows == good.skipped_rows + 2

@@ -91,9 +91,11 @@ class RunpodCollector(Collector):
             try:
                 records = _records(entry)
             except _Skip as why:
-                ident = str(kit.obj(entry).get("id"))[:60]
-                self.log.warning("%s: GPU type %r skipped: %s", self.name, ident, why)
+                ident = kit.obj(entry).get("id")
+                self.log.warning("%s: GPU type %r skipped: %s", self.name, str(ident)[:60], why)
                 result.skipped_rows += 1
+                if isinstance(ident, str):  # its offers unconfirmed, not withdrawn
+                    result.unreadable.update(f"{cloud[0]}/{ident}" for cloud in CLOUDS)
                 continue
             result.records.extend(records)
             unknown += sorted({r.instance_type for r in records if r.gpu_model is None})

@@ -115,6 +115,9 @@ def _read(
     except _Skip as skip:
         log.warning("%s: offer %s skipped: %s", PROVIDER, str(ident)[:40], skip)
         result.skipped_rows += 1
+        name, count = row.get("gpu_name"), row.get("num_gpus")
+        if isinstance(name, str) and len(name) <= 100 and isinstance(count, int):  # unconfirmed
+            result.unreadable.add(f"{count}x {name.strip()}")
         return None
 
 

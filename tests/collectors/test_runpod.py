@@ -211,3 +211,59 @@ def test_collect_without_the_key_skips_runpod_naming_the_variable(
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert "runpod skipped: runpod: no credentials; set RUNPOD_API_KEY" in lines, result.output
+
+
+def test_region_less_offers_are_stored_and_closed_when_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the CLI into a real store: region NULL and gpu_model NULL rows land; a type no
+    longer offered closes; a type whose row cannot be read stays open (unconfirmed)."""
+    (tmp_path / "types.json").write_text(json.dumps(answer()))
+    exchange = {"match": {"method": "POST", "path": "/graphql"}, "body_file": "types.json"}
+    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [exchange]}))
+    replay = ReplayServer(Recording.load(tmp_path)).start()
+    monkeypatch.setenv("RUNPOD_API_KEY", "rp-key")
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[storage]\npath = "{tmp_path / "s.duckdb"}"\n'
+        f'[providers.runpod]\nendpoint = "{replay.url}"\n'
+    )
+
+    def run(*args: str) -> Any:
+        result = CliRunner().invoke(cli, ["--config", str(config), *args])
+        assert result.exit_code == 0, result.output
+        return result
+
+    def sql(query: str) -> Any:
+        return json.loads(run("sql", query, "--format", "json").output)
+
+    try:
+        first = run("collect", "--provider", "runpod")
+        assert "stored with gpu_model NULL" in " ".join(first.output.split())
+        # 24 recorded + the PRO 6000 (on-demand in both clouds) + the B200 (secure on-demand)
+        assert sql("SELECT count(*) AS n FROM latest_prices WHERE region IS NULL") == [{"n": 27}]
+        assert sql(
+            "SELECT instance_type, price_per_hour FROM latest_prices WHERE gpu_model IS NULL"
+            " ORDER BY ALL"
+        ) == [
+            {"instance_type": "community/NVIDIA RTX PRO 6000 Blackwell Server Edition",
+             "price_per_hour": 1.49},
+            {"instance_type": "secure/NVIDIA RTX PRO 6000 Blackwell Server Edition",
+             "price_per_hour": 1.79},
+        ]  # fmt: skip
+        # Next collection: the PRO 6000 is gone, the A6000's row cannot be read.
+        body = answer()
+        types = body["data"]["gpuTypes"]
+        types[:] = [t for t in types if t["displayName"] != "RTX PRO 6000"]
+        next(t for t in types if t["displayName"] == "RTX A6000")["memoryInGb"] = None
+        (tmp_path / "types.json").write_text(json.dumps(body))
+        replay.serve(Recording.load(tmp_path))
+        run("collect", "--provider", "runpod")
+    finally:
+        replay.stop()
+    assert sql(
+        "SELECT count(*) AS n FROM prices WHERE gpu_model IS NULL AND valid_to IS NOT NULL"
+    ) == [{"n": 2}]
+    assert sql("SELECT count(*) AS n FROM latest_prices WHERE instance_type LIKE '%RTX A6000'") == [
+        {"n": 4}
+    ]

@@ -5,7 +5,7 @@ files, the spot feed and the Spot Advisor, no account) or "auto" (the default): 
 credentials are found (or an API endpoint is configured), else the public files. Credentials
 are looked for as every AWS tool does, through boto3's own chain (explicit keys, the
 environment, profiles, SSO, container and instance roles); off AWS, the last link (the
-instance metadata service) costs up to about a second, so a fixed `source` skips the look.
+instance metadata service) costs a second or two at most, so a fixed `source` skips the look.
 
 The public records are made by the API path's own helpers (`AwsCollector._product_records`,
 `_place`, `_usable`): the offer file's rows are regrouped into Price List products first, so the

@@ -96,3 +96,26 @@ def test_alibaba_one_region_live() -> None:
     kinds = {r.price_kind for r in result.records}
     assert {"on_demand", "reserved"} <= kinds
     assert {r.currency for r in result.records} <= {"CNY", "USD"}
+
+
+def test_vastai_offer_search_live() -> None:
+    from collectors.vastai import VastaiCollector
+
+    key = os.environ.get("VAST_API_KEY")
+    collector = VastaiCollector(_live_settings({"api_key": key} if key else {}))
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    # A market: which groups exist moves, but verified H100 or RTX 4090 offers are always there
+    assert {"H100", "RTX4090"} & {r.gpu_model for r in result.records}
+    assert all(0.01 < r.price_per_hour / r.gpu_count < 100 for r in result.records)
+    assert result.skipped_rows < len(result.records)
+
+
+@pytest.mark.skipif(not os.environ.get("RUNPOD_API_KEY"), reason="needs RUNPOD_API_KEY")
+def test_runpod_gpu_types_live() -> None:
+    from collectors.runpod import RunpodCollector
+
+    collector = RunpodCollector(_live_settings({"api_key": os.environ["RUNPOD_API_KEY"]}))
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    assert result.skipped_rows == 0
+    assert {"on_demand", "spot"} <= {r.price_kind for r in result.records}
+    assert all(r.region is None and 0.05 < r.price_per_hour < 100 for r in result.records)

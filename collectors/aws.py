@@ -29,7 +29,6 @@ from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserError
 
 from collectors import aws_source, aws_terms, gpus, kit
-from collectors.aws_public import PublicFiles
 from collectors.aws_terms import PRODUCT_FILTERS
 from collectors.base import Collector, ParseResult, Payloads, PriceRecord
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
@@ -98,21 +97,8 @@ class AwsCollector(Collector):
             )
 
     def fetch(self) -> Payloads:
-        public = PublicFiles(self.settings, self.log, self.progress)
-        source, why = self.source
-        if source == "public":
-            return {"source": {"source": source, "why": why}, **public.fetch(self.regions)}
-        payloads = {"source": {"source": source, "why": why}, **self._fetch_api()}
-        # The Advisor needs no account: asked wherever the collector talks to AWS itself (a
-        # mirror or a test server stands in for the APIs: asked only when its URL is given).
-        options = self.settings.options
-        mirrored = self.settings.endpoint or options.get("pricing_endpoint")
-        if options.get("spot_advisor_url") or not mirrored:
-            with public.session:
-                advice = public.advisor()
-            if advice is not None:
-                payloads["public/advisor"] = advice
-        return payloads
+        # The public files, or the APIs (and the Advisor where it applies): collectors.aws_source
+        return aws_source.fetch(self, self._fetch_api)
 
     def _fetch_api(self) -> Payloads:
         session = self._session()
@@ -134,13 +120,9 @@ class AwsCollector(Collector):
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         result = ParseResult()
         regions = frozenset(self.regions)
-        hosts: dict[str, Host] = {}
-        if any(key.startswith("public/") for key in payloads):
-            hosts = aws_source.parse_public(self, payloads, observed_at, result)
-            result.interruption = aws_source.bands(self, payloads, observed_at)
-        result.notes.insert(0, aws_source.note(payloads))
-        # Spot per zone (the API) or per region (the public feed): see ParseResult.spot_zoned.
-        result.spot_zoned = not any(key.startswith("public/offers/") for key in payloads)
+        # The public files' records, the Advisor's bands, the source's note (none of it when
+        # the payloads are the APIs' alone).
+        hosts = aws_source.parse_extras(self, payloads, observed_at, result)
         for key, page in _pages_of(payloads, "pricing"):
             for product in aws_terms.price_list(key, page):
                 if product is None:

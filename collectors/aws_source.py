@@ -14,10 +14,12 @@ filters and the reserved-price formula are the API path's, record for record.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from collectors import aws_feeds, aws_terms, gpus, kit
+from collectors.aws_public import PublicFiles
 from collectors.base import InterruptionBand, ParseResult, Payloads, PriceRecord
 from collectors.common import PayloadShapeError
 from collectors.kit import Host
@@ -44,6 +46,40 @@ def resolve(collector: AwsCollector) -> tuple[str, str]:
     if boto3.session.Session().get_credentials() is not None:
         return "api", "AWS credentials found"
     return "public", "no AWS credentials found"
+
+
+def fetch(collector: AwsCollector, api: Callable[[], Payloads]) -> Payloads:
+    """The public files, or what `api` fetches plus the Advisor: it needs no account and is
+    asked wherever the collector talks to AWS itself (a mirror or a test server standing in
+    for the APIs: only when its URL is given)."""
+    source, why = collector.source
+    public = PublicFiles(collector.settings, collector.log, collector.progress)
+    if source == "public":
+        return {"source": {"source": source, "why": why}, **public.fetch(collector.regions)}
+    payloads = {"source": {"source": source, "why": why}, **api()}
+    options = collector.settings.options
+    mirrored = collector.settings.endpoint or options.get("pricing_endpoint")
+    if options.get("spot_advisor_url") or not mirrored:
+        with public.session:
+            advice = public.advisor()
+        if advice is not None:
+            payloads["public/advisor"] = advice
+    return payloads
+
+
+def parse_extras(
+    collector: AwsCollector, payloads: Payloads, observed_at: datetime, result: ParseResult
+) -> dict[str, Host]:
+    """Into `result`: the public files' records, the Advisor's bands, the run summary's note
+    on the source and the grain of the spot prices; the host sizes read (for spot records)."""
+    hosts: dict[str, Host] = {}
+    if any(key.startswith("public/") for key in payloads):
+        hosts = parse_public(collector, payloads, observed_at, result)
+        result.interruption = bands(collector, payloads, observed_at)
+    result.notes.insert(0, note(payloads))
+    # Spot per zone (the API) or per region (the public feed): see ParseResult.spot_zoned.
+    result.spot_zoned = not any(key.startswith("public/offers/") for key in payloads)
+    return hosts
 
 
 def note(payloads: Payloads) -> str:

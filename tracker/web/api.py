@@ -39,9 +39,11 @@ class BadRequest(Exception):
 def options(command: click.Command, query: Query) -> dict[str, Any]:
     """The command's option values from the query parameters, validated by click."""
     accepted = {
-        p.name: p
+        flag.lstrip("-").replace("-", "_"): p
         for p in command.params
-        if isinstance(p, click.Option) and p.name and p.name not in _SERVERS and p.expose_value
+        if isinstance(p, click.Option) and p.name not in _SERVERS and p.expose_value
+        for flag in p.opts
+        if flag.startswith("--")
     }
     args: list[str] = []
     for name, values in query.items():

@@ -1,0 +1,219 @@
+"""The web dashboard (`gpu-tracker serve`) over a store the demo built from the recorded answers,
+through a real server on loopback: the API answers exactly what the commands print with
+`--format json`, refuses what they refuse with their words, the pages render, and the store is
+never held between requests."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from collectors.common import ConfigError
+from storage.reads import dashboard
+from storage.reads.sandbox import QueryStopped
+from tracker import config as config_mod
+from tracker.cli import cli
+from tracker.web.server import Running, start_for
+from tracker.web.settings import WebSettings, checked, parse_web
+
+# A window in the past of the demo's history (its earlier snapshot is six months before T0),
+# fixed, so the command and the API count the same hours.
+WINDOW = ("--since", "2026-07-01", "--until", "2026-11-01")
+
+
+@pytest.fixture(scope="module")
+def store(demo_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # A copy: one test opens it for writing while the server runs.
+    return Path(shutil.copy(demo_store, tmp_path_factory.mktemp("web") / "prices.duckdb"))
+
+
+@pytest.fixture(scope="module")
+def server(store: Path) -> Iterator[Running]:
+    config = config_mod.from_dict({"storage": {"path": str(store)}}, source=None)
+    running = start_for(config, WebSettings("127.0.0.1", 0), "web.listen")
+    yield running
+    running.close()
+
+
+def get(server: Running, path: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(server.url.rstrip("/") + path, timeout=60) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as exc:
+        with exc:
+            return exc.code, exc.read().decode()
+
+
+def command_json(store: Path, *args: str) -> Any:
+    result = CliRunner().invoke(cli, ["--db", str(store), *args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def command_error(store: Path, *args: str) -> str:
+    result = CliRunner().invoke(cli, ["--db", str(store), *args])
+    assert result.exit_code == 2, result.output
+    return result.stderr
+
+
+@pytest.mark.parametrize(
+    ("path", "args"),
+    [
+        ("/api/latest?gpu=H100&kind=spot", ("latest", "--gpu", "H100", "--kind", "spot")),
+        ("/api/latest?usd=true&per-gpu=1&limit=50",
+         ("latest", "--usd", "--per-gpu", "--limit", "50")),
+        ("/api/latest?sort=pflop&provider=Lambda",
+         ("latest", "--sort", "pflop", "--provider", "lambda")),
+        ("/api/tco?gpu=A100&provider=aws&provider=azure&months=12",
+         ("tco", "--gpu", "A100", "--provider", "aws", "--provider", "azure", "--months", "12")),
+        ("/api/tco?gpu=H100&gpus=4&utilization=0.5&limit=5&spot_overhead=25",
+         ("tco", "--gpu", "H100", "--gpus", "4", "--utilization", "0.5", "--limit", "5",
+          "--spot-overhead", "25")),
+        ("/api/history?gpu=A100&since=2026-07-01&until=2026-11-01&limit=100",
+         ("history", "--gpu", "A100", *WINDOW, "--limit", "100")),
+        ("/api/history?provider=aws&kind=spot&since=2026-07-01&until=2026-11-01&below=10",
+         ("history", "--provider", "aws", "--kind", "spot", *WINDOW, "--below", "10")),
+    ],
+)  # fmt: skip
+def test_the_api_answers_what_the_command_prints(
+    server: Running, store: Path, path: str, args: tuple[str, ...]
+) -> None:
+    status, body = get(server, path)
+    assert status == 200, body
+    answer = json.loads(body)
+    assert answer, "an empty answer would make the comparison say nothing"
+    assert answer == command_json(store, *args)
+
+
+def test_a_tco_total_is_the_formula_on_the_answers_own_numbers(server: Running) -> None:
+    status, body = get(server, "/api/tco?gpu=A100&provider=aws&gpus=8&months=36&utilization=0.5")
+    assert status == 200, body
+    rows = json.loads(body)
+    on_demand = next(r for r in rows if r["price_kind"] == "on_demand")
+    spot = next(r for r in rows if r["price_kind"] == "spot")
+    reserved = next(r for r in rows if r["price_kind"] == "reserved" and r["term_months"] == 12)
+    hours = 730 * 36
+    assert on_demand["total_usd"] == pytest.approx(
+        on_demand["instances"] * on_demand["price_per_hour_usd"] * hours * 0.5, abs=0.01
+    )
+    assert spot["total_usd"] == pytest.approx(
+        spot["instances"] * spot["price_per_hour_usd"] * hours * 0.5 * 1.10, abs=0.01
+    )
+    # Reserved is paid whatever the utilization: three whole 12-month terms.
+    assert reserved["total_usd"] == pytest.approx(
+        reserved["instances"] * 3 * reserved["price_per_hour_usd"] * 730 * 12, abs=0.01
+    )
+    assert on_demand["usd_per_gpu_hour"] == pytest.approx(
+        on_demand["total_usd"] / (8 * hours * 0.5), abs=1e-6
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "args"),
+    [
+        ("/api/latest?kind=weekly", ("latest", "--kind", "weekly")),
+        ("/api/latest?provider=nimbus", ("latest", "--provider", "nimbus")),
+        ("/api/latest?gpu=H999", ("latest", "--gpu", "H999")),
+        ("/api/tco?gpus=8", ("tco", "--gpus", "8")),
+        ("/api/tco?gpu=H100&utilization=1.5", ("tco", "--gpu", "H100", "--utilization", "1.5")),
+        ("/api/tco?gpu=H100&gpus=4&baseline=6",
+         ("tco", "--gpu", "H100", "--gpus", "4", "--baseline", "6")),
+        ("/api/history?since=yesterday", ("history", "--since", "yesterday")),
+        ("/api/history?since=2026-11-01&until=2026-07-01",
+         ("history", "--since", "2026-11-01", "--until", "2026-07-01")),
+    ],
+)  # fmt: skip
+def test_a_bad_parameter_is_400_with_the_commands_words(
+    server: Running, store: Path, path: str, args: tuple[str, ...]
+) -> None:
+    status, body = get(server, path)
+    assert status == 400, body
+    message = json.loads(body)["error"]
+    assert message and message in " ".join(command_error(store, *args).split())
+
+
+def test_what_is_not_a_callers_option_is_refused(server: Running) -> None:
+    for path in ("/api/latest?db=/etc/passwd", "/api/tco?gpu=H100&chart=x.png", "/api/latest?x=1"):
+        status, body = get(server, path)
+        assert status == 400, path
+        assert "unknown parameter" in json.loads(body)["error"]
+    assert get(server, "/api/latest?usd=perhaps")[0] == 400
+    assert get(server, "/api/nothing")[0] == 404
+    assert get(server, "/nothing")[0] == 404
+    assert get(server, "/?" + "a" * 5000)[0] == 414
+
+
+def test_only_reads_are_answered(server: Running) -> None:
+    request = urllib.request.Request(server.url + "api/latest", data=b"{}", method="POST")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 405
+    refused.value.close()
+
+
+def test_the_now_page_lists_every_current_offer(server: Running, store: Path) -> None:
+    status, body = get(server, "/")
+    assert status == 200
+    with duckdb.connect(str(store), read_only=True) as con:
+        (offers,) = con.execute("SELECT count(*) FROM latest_prices").fetchone() or (0,)
+    assert offers > 100
+    assert body.count("<tr class=") == offers
+    assert 'src="/assets/app.js"' in body and "http" not in body.split("<main")[0].replace(
+        'content="width', ""
+    )  # nothing fetched from elsewhere
+    for asset in ("/assets/app.js", "/assets/style.css"):
+        assert get(server, asset)[0] == 200
+
+
+def test_the_history_decide_and_health_pages(server: Running) -> None:
+    status, body = get(server, "/history?gpu=A100&provider=aws&since=365d")
+    assert status == 200 and "<svg" in body and 'id="stats"' in body
+    status, body = get(server, "/decide?gpu=A100&gpus=8&months=36&utilization=1")
+    assert status == 200 and "<svg" in body and 'id="tco"' in body
+    status, body = get(server, "/decide?gpu=A100&utilization=7")
+    assert status == 200 and "problem" in body and "--utilization" in body
+    status, body = get(server, "/health")
+    assert status == 200 and 'id="runs"' in body
+    assert "<td>aws</td>" in body and "<td>ok</td>" in body
+
+
+def test_the_store_is_not_held_between_requests(server: Running, store: Path) -> None:
+    assert get(server, "/")[0] == 200
+    # A writer (the daemon) can open the store at once: no connection is left open.
+    with duckdb.connect(str(store)) as writer:
+        writer.execute("CHECKPOINT")
+    assert get(server, "/api/latest?limit=1")[0] == 200
+
+
+def test_a_query_past_its_time_limit_is_stopped(store: Path) -> None:
+    with pytest.raises(QueryStopped), dashboard.bounded(store, 0.2) as con:
+        con.execute("SELECT count(*) FROM range(100000000000) a, range(10) b").fetchall()
+
+
+def test_a_remote_address_needs_to_be_asked_for() -> None:
+    assert WebSettings("127.0.0.1", 8080).loopback and WebSettings("::1", 1).loopback
+    with pytest.raises(ConfigError, match=r"web\.listen: 0\.0\.0\.0:8080 is not a loopback"):
+        parse_web({"listen": "0.0.0.0:8080"})
+    assert parse_web({"listen": "0.0.0.0:8080", "allow_remote": True}).host == "0.0.0.0"
+    with pytest.raises(ConfigError, match=r"web\.port"):
+        parse_web({"port": 1})
+    with pytest.raises(ConfigError, match=r"web\.listen"):
+        parse_web({"listen": "8080"})
+    assert checked(WebSettings("localhost", 1), "k", "h").loopback
+
+
+def test_serve_refuses_a_remote_address_without_the_flag(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli, ["--db", str(tmp_path / "p.duckdb"), "serve", "--listen", "0.0.0.0:0"]
+    )
+    assert result.exit_code == 2
+    assert "--allow-remote" in result.stderr and "no login" in result.stderr

@@ -50,8 +50,10 @@ def _leave_out_daemon_tests(config: pytest.Config, items: list[pytest.Item]) -> 
 
 
 def _own_run(item: pytest.Item) -> bool:
-    """Tests CI runs on their own: real daemons (`-m daemon`), Spark's JVM (`-m spark`)."""
-    return any(item.get_closest_marker(name) is not None for name in ("daemon", "spark"))
+    """Tests CI runs on their own: real daemons (`-m daemon`), Spark's JVM (`-m spark`), a
+    headless Chromium (`-m browser`)."""
+    names = ("daemon", "spark", "browser")
+    return any(item.get_closest_marker(name) is not None for name in names)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any, ClassVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import requests
 
@@ -72,8 +72,8 @@ class OciCollector(Collector):
 
     def _prices(self, session: requests.Session) -> Payloads:
         """Every page of the price list in US dollars (ORDS-style `links` followed if present)."""
-        first = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PRICES_PATH
-        url: str | None = first
+        base = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/")
+        url: str | None = base + PRICES_PATH
         params: dict[str, str] | None = {"currencyCode": oci_parse.CURRENCY}
         pages: Payloads = {}
         while url is not None:
@@ -91,11 +91,11 @@ class OciCollector(Collector):
             )
             pages[key] = page
             self.progress(number, len(oci_parse.items(pages, key)))
-            url, params = _next_url(page, first, key), None
+            url, params = _next_url(page, base, key), None
         return pages
 
 
-def _next_url(page: Any, first: str, where: str) -> str | None:
+def _next_url(page: Any, base: str, where: str) -> str | None:
     """The next page's link where the answer has one (`hasMore` and a `links` entry with rel
     "next"), rebuilt on our endpoint's host: a mirror or the demo must not be left."""
     if not isinstance(page, dict) or page.get("hasMore") is not True:
@@ -108,5 +108,9 @@ def _next_url(page: Any, first: str, where: str) -> str | None:
     ]
     if len(nexts) != 1 or not isinstance(nexts[0], str) or not nexts[0]:
         raise PayloadShapeError(OciCollector.name, f"{where}: hasMore without one next link")
-    ours, theirs = urlsplit(first), urlsplit(nexts[0])
-    return urlunsplit(ours._replace(path=theirs.path or ours.path, query=theirs.query))
+    ours, theirs = urlsplit(base), urlsplit(nexts[0])
+    if (theirs.scheme, theirs.netloc) == (ours.scheme, ours.netloc):
+        return nexts[0]
+    # Oracle writes its own host into the link: its path and query go on our endpoint (which
+    # may be a mirror under a path of its own), and the run never leaves it.
+    return base + theirs.path + (f"?{theirs.query}" if theirs.query else "")

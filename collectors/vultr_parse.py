@@ -57,7 +57,9 @@ def plans(key: str, page: Any) -> list[Any]:
     """The plans of one page; a changed overall shape fails the run loudly."""
     found = kit.obj(page).get(LIST_KEYS.get(key.partition("/")[0], ""))
     if not isinstance(found, list):
-        raise PayloadShapeError(PROVIDER, f"{key}: answer has no plan list")
+        error = kit.obj(page).get("error")  # Vultr's error body: {"error": "...", "status": N}
+        said = f" (the answer is an error: {_short(error)})" if isinstance(error, str) else ""
+        raise PayloadShapeError(PROVIDER, f"{key}: answer has no plan list{said}")
     return found
 
 

@@ -235,8 +235,9 @@ def test_decimal_and_float_json_give_the_same_records(observed_at: datetime) -> 
 def test_a_changed_shape_fails_loudly(observed_at: datetime, key: str) -> None:
     payloads = recorded()
     payloads[key] = {"error": "Invalid API token.", "status": 401}
-    with pytest.raises(PayloadShapeError, match=rf"^vultr: {key}: answer has no plan list"):
+    with pytest.raises(PayloadShapeError, match=rf"^vultr: {key}: answer has no plan list") as e:
         parse(payloads, observed_at)
+    assert "(the answer is an error: 'Invalid API token.')" in str(e.value)
 
 
 def test_nothing_readable_fails_loudly(observed_at: datetime) -> None:

@@ -136,6 +136,28 @@ def test_every_file_is_moved_into_place_whole(store: Path, tmp_path: Path) -> No
             assert len(writes) == len(report.written) + 1
 
 
+class NoMoves(Recording):
+    """A store that cannot move (Azure Blob Storage without a hierarchical namespace)."""
+
+    def move(self, src: str, dest: str) -> None:
+        raise NotImplementedError("no moves here")
+
+
+def test_where_nothing_moves_each_file_is_copied_whole_and_its_temporary_deleted(
+    store: Path, tmp_path: Path
+) -> None:
+    handler = NoMoves()
+    root = tmp_path / "out"
+    report = export(store, Target(pafs.PyFileSystem(handler), root.as_posix(), local=False))
+    copies = {op[2]: op[1] for op in handler.ops if op[0] == "copy"}
+    deleted = {op[1] for op in handler.ops if op[0] == "delete"}
+    for name in [*report.written, "_manifest.json"]:
+        temporary = copies[f"{root.as_posix()}/{name}"]
+        assert temporary.rsplit("/", 1)[1].startswith(".") and temporary in deleted
+    assert not [p for p in root.rglob(".*") if p.is_file()]
+    assert differences(store, PRICES.format(root=root))[1:] == (0, 0)
+
+
 def test_a_replaced_store_with_the_same_history_rewrites_nothing(
     store: Path, tmp_path: Path
 ) -> None:

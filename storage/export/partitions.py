@@ -24,16 +24,15 @@ from collectors.common import StoreError
 # Bumped when the layout or the way files are written changes: every group is then rewritten.
 LAYOUT = 1
 RUNS = "runs"
-# Types every engine reads the same (Spark, BigQuery, Athena, DuckDB, Polars). DuckDB writes
-# TIMESTAMPTZ as Parquet TIMESTAMP(isAdjustedToUTC=true, MICROS), the form Spark and BigQuery
-# accept (never nanoseconds, never INT96).
+# Types every engine reads the same (Spark, BigQuery, Athena, DuckDB, Polars), as docs/export.md
+# lists them. DuckDB writes TIMESTAMPTZ as Parquet TIMESTAMP(isAdjustedToUTC=true, MICROS), the
+# form Spark and BigQuery accept (never nanoseconds, never INT96).
 PORTABLE_TYPES = {
     "VARCHAR",
     "BOOLEAN",
     "INTEGER",
     "BIGINT",
     "DOUBLE",
-    "DATE",
     "TIMESTAMP WITH TIME ZONE",
 }
 _MONTH = "strftime(valid_from, '%Y-%m')"

@@ -299,3 +299,22 @@ def test_garbage_instead_of_json_fails_naming_the_provider(
     )
     with pytest.raises(FetchError, match=r"^oci: price list page 1: answer is not JSON"):
         collector(endpoint=server.url, options={"shapes_endpoint": server.url}).fetch()
+
+
+def test_a_mirror_under_a_path_keeps_its_prefix_on_the_next_page(
+    serve: Callable[..., ReplayServer],
+) -> None:
+    """Oracle's next link names Oracle's host: its path and query go on the mirror's endpoint,
+    under the mirror's own path; the run never leaves the configured host."""
+    foreign = "https://apexapps.oracle.com" + PRICES_PATH + "?currencyCode=USD&offset=8"
+    first = {"items": [], "hasMore": True, "links": [{"rel": "next", "href": foreign}]}
+    path = "/mirror" + PRICES_PATH
+    server = serve(
+        Exchange(match={"path": path, "query": {"offset": "8"}}, body=b'{"items": []}'),
+        Exchange(match={"path": path}, body=json.dumps(first).encode()),
+        shapes(recorded()["shapes"]),
+    )
+    oci = collector(endpoint=server.url + "/mirror", options={"shapes_endpoint": server.url})
+    assert list(oci.fetch()) == ["prices/page-1", "prices/page-2", "shapes"]
+    assert [r.path for r in server.requests] == [path, path, SHAPES_PATH]
+    assert server.requests[1].query == {"currencyCode": "USD", "offset": "8"}

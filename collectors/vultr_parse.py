@@ -22,7 +22,9 @@ from collectors.common import PayloadShapeError
 PROVIDER = "vultr"
 CLOUD = "plans"  # payload prefixes: "plans/page-<n>", "plans-metal/page-<n>"
 METAL = "plans-metal"
-LIST_KEYS = {CLOUD: "plans", METAL: "plans_metal"}  # each list's key in its answer
+# Each list's key in its answer, the first that is there: the live API, its ansible, libcloud
+# and gpuhunt clients say `plans_metal`; the clients generated from Vultr's spec, `plans`.
+LIST_KEYS = {CLOUD: ("plans",), METAL: ("plans_metal", "plans")}
 CLOUD_GPU = "vcg"
 CURRENCY = "USD"  # Vultr prices in US dollars only
 MIB_PER_GIB = 1024  # `ram` is in MB, which Vultr counts in MiB (122880 for a 120 GB plan)
@@ -55,9 +57,11 @@ def meta(page: Any) -> dict[str, Any]:
 
 def plans(key: str, page: Any) -> list[Any]:
     """The plans of one page; a changed overall shape fails the run loudly."""
-    found = kit.obj(page).get(LIST_KEYS.get(key.partition("/")[0], ""))
+    body = kit.obj(page)
+    names = LIST_KEYS.get(key.partition("/")[0], ())
+    found = next((body[name] for name in names if name in body), None)
     if not isinstance(found, list):
-        error = kit.obj(page).get("error")  # Vultr's error body: {"error": "...", "status": N}
+        error = body.get("error")  # Vultr's error body: {"error": "...", "status": N}
         said = f" (the answer is an error: {_short(error)})" if isinstance(error, str) else ""
         raise PayloadShapeError(PROVIDER, f"{key}: answer has no plan list{said}")
     return found

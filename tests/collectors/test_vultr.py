@@ -226,6 +226,14 @@ def test_a_plan_on_two_pages_is_stored_once(observed_at: datetime) -> None:
     assert result.records == parse(recorded(), observed_at).records
 
 
+def test_bare_metal_under_the_specs_key_is_read_the_same(observed_at: datetime) -> None:
+    """Vultr's spec names the bare-metal list `plans`, the live answer `plans_metal`."""
+    payloads = recorded()
+    metal = payloads["plans-metal/page-1"]
+    payloads["plans-metal/page-1"] = {"plans": metal.pop("plans_metal"), **metal}
+    assert parse(payloads, observed_at).records == parse(recorded(), observed_at).records
+
+
 def test_decimal_and_float_json_give_the_same_records(observed_at: datetime) -> None:
     exact = {k: json.loads(json.dumps(v), parse_float=Decimal) for k, v in recorded().items()}
     assert parse(exact, observed_at).records == parse(recorded(), observed_at).records

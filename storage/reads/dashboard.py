@@ -34,7 +34,8 @@ _OFFERS = """
 SELECT p.provider, p.region, p.zone, p.instance_type, p.price_kind, p.term_months,
        p.payment_option, p.offering_class, p.gpu_model, p.gpu_count, p.gpu_memory_gib,
        p.currency, p.price_per_hour, p.price_per_gpu_hour, p.price_per_hour_usd,
-       p.price_per_gpu_hour_usd, p.pflop_per_usd, p.available, p.stale, i.band AS interruption
+       p.price_per_gpu_hour_usd, p.pflop_per_usd, p.available, p.stale, i.band AS interruption,
+       count(*) OVER () AS _total
 FROM latest_prices p
 LEFT JOIN spot_interruption i
   ON p.price_kind = 'spot' AND i.provider = p.provider AND i.region = p.region
@@ -44,7 +45,6 @@ ORDER BY p.price_per_gpu_hour_usd NULLS LAST, p.currency, p.price_per_gpu_hour, 
          p.payment_option, p.offering_class
 LIMIT $limit
 """
-_COUNT = "SELECT count(*) FROM latest_prices"
 
 
 @dataclass(frozen=True)
@@ -84,10 +84,11 @@ def bounded(path: Path | str, timeout_s: float | None) -> Iterator[Any]:
 def offers(path: Path | str, *, timeout_s: float | None, limit: int = MAX_OFFERS) -> Offers:
     """Every current offer (up to `limit`), cheapest per GPU-hour in USD first."""
     with bounded(path, timeout_s) as con:
-        cursor = _run(con, _OFFERS, {"limit": limit})
-        rows = _dicts(cursor)
-        total = int(_run(con, _COUNT, {}).fetchone()[0])
-    return Offers(rows, total)
+        rows = _dicts(_run(con, _OFFERS, {"limit": limit}))
+    total = rows[0].pop("_total") if rows else 0
+    for row in rows[1:]:
+        del row["_total"]
+    return Offers(rows, int(total))
 
 
 def statistics(

@@ -1,0 +1,135 @@
+"""`gpu-tracker serve`: how long the dashboard takes to load over loopback on a store of a year
+of hourly collections, against the same reads run directly in the same run.
+
+The store comes from `big_store.py` (4 million change-rows by default: a year of hourly
+collections of about 22,500 offers of which some 2 % change each hour comes to about 3.9
+million; its offers all current). A page load is what a browser fetches for the first view: the
+HTML of the Now panel (every current offer, rendered on the server: the first data), then the
+script and the stylesheet, each on a fresh loopback connection. The baseline, measured just
+before each load: the reads that page makes, run directly (`storage.reads.dashboard.offers` on
+a fresh connection, every row fetched). Also timed, each against its own direct read: the
+Health panel, `/api/latest?limit=100`, `/api/tco?gpu=H100` and a History chart of H100 spot
+over 30 days. Figures are medians over the runs. Target: the page load under 300 ms.
+
+    python bench/bench_web.py [--rows 4000000] [--runs 15] [--store PATH [--reuse]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import big_store
+
+from storage.reads import dashboard
+from storage.reads.series import SeriesFilters, Window
+from storage.reads.tco import Need
+from tracker import config as config_mod
+from tracker.web.server import Running, start_for
+from tracker.web.settings import WebSettings
+
+DEFAULT_ROWS = 4_000_000
+TARGET_MS = 300.0
+PAGE = ("/", "/assets/app.js", "/assets/style.css")
+
+
+def fetch(running: Running, path: str) -> int:
+    host, port = running.server.server_address[:2]
+    connection = http.client.HTTPConnection(str(host), int(port), timeout=120)
+    try:
+        connection.request("GET", path)
+        answer = connection.getresponse()
+        body = answer.read()
+        if answer.status != 200:
+            raise SystemExit(f"{path}: HTTP {answer.status}: {body[:300]!r}")
+        return len(body)
+    finally:
+        connection.close()
+
+
+def _ms(fn: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1000
+
+
+def cases(store: Path, running: Running) -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
+    """name -> (the direct read, the request(s)), measured in that order."""
+    now = datetime.now(UTC)
+    window = Window(now - timedelta(days=30), now)
+    h100_spot = SeriesFilters(gpu="H100", kind="spot")
+    return {
+        "page load: Now HTML + script + stylesheet": (
+            lambda: dashboard.offers(store, timeout_s=60),
+            lambda: [fetch(running, path) for path in PAGE],
+        ),
+        "Health panel": (
+            lambda: running.server.site.status(),
+            lambda: fetch(running, "/health"),
+        ),
+        "/api/latest?limit=100": (
+            lambda: dashboard.offers(store, timeout_s=60, limit=100),
+            lambda: fetch(running, "/api/latest?limit=100"),
+        ),
+        "/api/tco?gpu=H100": (
+            lambda: dashboard.tco(store, Need(gpu="H100"), timeout_s=60),
+            lambda: fetch(running, "/api/tco?gpu=H100"),
+        ),
+        "History: H100 spot, 30 days (chart + statistics)": (
+            lambda: dashboard.statistics(store, h100_spot, window, timeout_s=60),
+            lambda: fetch(running, "/history?gpu=H100&kind=spot&since=30d"),
+        ),
+    }
+
+
+def measure(store: Path, runs: int) -> None:
+    config = config_mod.from_dict({"storage": {"path": str(store)}}, source=None)
+    running = start_for(config, WebSettings("127.0.0.1", 0), "web.listen")
+    try:
+        size = fetch(running, "/")  # warm: the first request imports the page's modules
+        print(f"Now page: {size:,} bytes of HTML")
+        for name, (direct, served) in cases(store, running).items():
+            served()
+            pairs = [(_ms(direct), _ms(served)) for _ in range(runs)]
+            base = statistics.median(p[0] for p in pairs)
+            ours = statistics.median(p[1] for p in pairs)
+            worst = max(p[1] for p in pairs)
+            print(
+                f"{name}: {ours:.0f} ms (max {worst:.0f}) against the direct read "
+                f"{base:.0f} ms, {ours / base:.2f}x"
+            )
+            if name.startswith("page load"):
+                verdict = "within" if ours < TARGET_MS else "OVER"
+                print(f"  target {TARGET_MS:.0f} ms: {verdict}")
+    finally:
+        running.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=DEFAULT_ROWS)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--store", type=Path, help="where to build the store (default: a temp dir)")
+    parser.add_argument("--reuse", action="store_true", help="use --store as it is")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = args.store or Path(tmp) / "big.duckdb"
+        if not args.reuse:
+            started = time.perf_counter()
+            big_store.build(store, args.rows)
+            print(f"built {args.rows:,} rows in {time.perf_counter() - started:.0f} s")
+        measure(store, args.runs)
+
+
+if __name__ == "__main__":
+    main()

@@ -106,7 +106,10 @@ class PublicFiles:
         with response:
             if response.status_code == 304 and seen:
                 self.log.info("aws: %s offer file not modified, not read again", region)
-                return {**seen, "url": url, "reused": True}
+                # Kept under the new URL: the next run asks nothing until the index moves on.
+                same = {**seen, "url": url}
+                self._remember(region, same)
+                return {**same, "reused": True}
             columns, rows = self._gpu_rows(region, response)
         kept = {
             "url": url,

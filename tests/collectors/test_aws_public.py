@@ -55,6 +55,7 @@ class Files(ThreadingHTTPServer):
         self.files["/spot.js"] = (PUBLIC / "spot.js").read_bytes()
         self.files["/spot-advisor-data.json"] = (PUBLIC / "spot-advisor-data.json").read_bytes()
         self.requests: list[tuple[str, str | None]] = []
+        self.modified_since: list[tuple[str, str | None]] = []
 
     @property
     def url(self) -> str:
@@ -66,6 +67,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.server.requests.append((self.path, self.headers.get("If-None-Match")))
+        self.server.modified_since.append((self.path, self.headers.get("If-Modified-Since")))
         body = self.server.files.get(self.path)
         if body is None:
             self.send_error(404)
@@ -225,11 +227,20 @@ def test_an_unchanged_region_file_is_not_read_again(files: Files, tmp_path: Path
         ]
     files.files[INDEX] = json.dumps(index).encode()
     files.requests.clear()
+    files.modified_since.clear()
     third = public(files, tmp_path)
     result = third.parse(third.fetch(), observed_at=NOW)
     conditional = [(p, tag) for p, tag in files.requests if p.endswith(".csv")]
     assert len(conditional) == 3 and all(tag for _, tag in conditional)
+    # Both validators the first answer gave go back: a server without ETags still answers 304.
+    since = {date for p, date in files.modified_since if p.endswith(".csv")}
+    assert since == {"Wed, 25 Nov 2026 18:35:42 GMT"}
     assert result.records == before.records
+    # The 304 is remembered under the new URL: the next run asks for no offer file at all.
+    files.requests.clear()
+    fourth = public(files, tmp_path)
+    assert fourth.parse(fourth.fetch(), observed_at=NOW).records == before.records
+    assert [p for p, _ in files.requests if p.endswith(".csv")] == []
 
 
 def test_a_file_cut_before_its_header_fails_loudly(files: Files, tmp_path: Path) -> None:

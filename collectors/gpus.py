@@ -64,6 +64,9 @@ GPU_MODELS: dict[str, GpuModel] = {
         # the A16 board has four GPUs, the figures are one GPU's).
         GpuModel("A40", "nvidia", 149.7, 37.4),
         GpuModel("A16", "nvidia", 17.9, 4.5),
+        # Oracle Cloud BM.GPU.MI355X.8: AMD Instinct MI355X product page (FP16/BF16 2.5 PFLOPS
+        # dense, 5.0 with sparsity; FP32 vector 157.3 TFLOPS), 288 GB HBM3E.
+        GpuModel("MI355X", "amd", 2516.6, 157.3),
         # Vast.ai and RunPod sell GeForce cards. NVIDIA's Ada and Ampere GA102 whitepapers: FP16
         # tensor with FP32 accumulate (what BF16 training runs at; GeForce halves it against
         # FP16 accumulate), dense.
@@ -294,6 +297,7 @@ INSTANCE_GPUS["alibaba"] = {
 GPU_NAMES["oci"] = {
     "GPU2": "P100", "GPU3": "V100", "GPU4": "A100", "A100-v2": "A100", "A10": "A10",
     "L40S": "L40S", "H100": "H100", "H200": "H200", "B200": "B200", "MI300X": "MI300X",
+    "MI355X": "MI355X",
 }  # fmt: skip
 # fmt: off
 INSTANCE_GPUS["oci"] = {
@@ -309,6 +313,8 @@ INSTANCE_GPUS["oci"] = {
     **_family("BM.GPU.H200.", "H200", 141, {"8": 8}),
     **_family("BM.GPU.B200.", "B200", 180, {"8": 8}),
     **_family("BM.GPU.MI300X.", "MI300X", 192, {"8": 8}),
+    # The estimator gives this shape's gpuMemoryQty per GPU (288), not the total (2304).
+    **_family("BM.GPU.MI355X.", "MI355X", 288, {"8": 8}),
 }
 # fmt: on
 

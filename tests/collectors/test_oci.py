@@ -169,6 +169,18 @@ def test_traps(observed_at: datetime, caplog: pytest.LogCaptureFixture) -> None:
     assert "oci: shape BM.GPU.MI300X.8 listed twice" in text
 
 
+def test_memory_given_per_gpu_is_read_as_such(observed_at: datetime) -> None:
+    """BM.GPU.MI355X.8: the estimator gives 288 (one GPU's), not 8 x 288 = 2304; the GPU table
+    knows the shape, so 288 per GPU, not 288 / 8 = 36. Priced by the MI300X part here: 6 x 8."""
+    payloads = recorded()
+    mi300x = next(s for s in payloads["shapes"]["items"] if s["name"] == "BM.GPU.MI300X.8")
+    payloads["shapes"]["items"].append({**mi300x, "name": "BM.GPU.MI355X.8", "gpuMemoryQty": 288})
+    offers = by_offer(parse(payloads, observed_at))
+    mi355x = offers["BM.GPU.MI355X.8", "us-ashburn-1", "on_demand"]
+    assert (mi355x.gpu_model, mi355x.gpu_count, mi355x.gpu_memory_gib) == ("MI355X", 8, 288)
+    assert mi355x.price_per_hour == Decimal(48)
+
+
 def test_memory_that_contradicts_the_table_is_reported(observed_at: datetime) -> None:
     payloads = recorded()
     h100 = next(s for s in payloads["shapes"]["items"] if s["name"] == "BM.GPU.H100.8")

@@ -158,7 +158,9 @@ def test_a_timed_out_collection_leaves_no_process_behind(tmp_path: Path) -> None
     aws_config = tmp_path / "aws-config"
     aws_config.write_text(f"[default]\ncredential_process = /bin/sleep {marker}\n")
     extra = {"daemon": {"job_timeout": "2s"}}
-    with replayed(tmp_path, names=("aws",), interval="1h", extra=extra) as setup:
+    # The demo's AWS reads the public files, which need no credentials: the APIs use the chain.
+    api = {"aws": {"source": "api"}}
+    with replayed(tmp_path, names=("aws",), interval="1h", extra=extra, overrides=api) as setup:
         for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
             setup.env.pop(key, None)
         setup.env["AWS_CONFIG_FILE"] = str(aws_config)

@@ -83,6 +83,9 @@ def test_the_worked_example_of_the_docs(store: Path) -> None:
 def test_utilization_scales_hours_used_but_not_reserved_terms(store: Path) -> None:
     rows = candidates(store, "--gpu", "A100", "--provider", "aws", "--utilization", "0.5")
     assert p4d(rows, "on_demand")["total_usd"] == 288523.42  # 577,046.83176 / 2
+    west = [r for r in rows if r["region"] == "us-west-2" and r["price_kind"] == "on_demand"
+            and r["instance_type"] == "p4d.24xlarge"]  # fmt: skip
+    assert [r["total_usd"] for r in west] == [288523.39]  # 21.95764 x 26280 / 2 = 288,523.3896
     assert (
         p4d(rows, "spot", price_per_hour_usd=SPOT_AZ6)["total_usd"] == 116308.45
     )  # 232,616.8944 / 2
@@ -143,6 +146,9 @@ def test_the_table_shows_the_best_per_strategy_and_the_distance(store: Path) -> 
     assert strategies == ["reserved 3y", "spot", "reserved 1y", "on-demand"]
     # the best: 3y at 214,419.99; spot 232,616.89 is 18,196.90 (8 %) above it.
     assert "best" in lines[0] and "+18,197 (+8%)" in lines[1]
+    # the best on-demand offer is us-west-2's, listed at 21.95764: 21.95764 x 26280 = 577,046.78
+    assert "us-west-2" in lines[3] and "577,046.78" in lines[3]
+    assert "214,419.99" in lines[0] and "232,616.89" in lines[1] and "341,457.01" in lines[2]
     assert "other candidates not shown" in result.stdout
 
 

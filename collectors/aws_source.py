@@ -98,7 +98,9 @@ def parse_public(
     """On-demand and reserved records of the offer files, spot records of the feed, into
     `result`; the host sizes read, for the spot records."""
     regions = frozenset(collector.regions)
-    configured = set(collector.settings.options.get("instance_types") or ())
+    # The types the API path asks for (configured, else the GPU table's): a GPU type of the
+    # file that the table does not track (g4ad, g5g, ...) is left out, not named as unknown.
+    wanted = set(collector.instance_types)
     hosts: dict[str, Host] = {}
     unchanged = []
     for key, kept in payloads.items():
@@ -112,8 +114,8 @@ def parse_public(
         rows = _readable(collector, key, columns, kept["rows"], result)
         for product in aws_feeds.products(columns, rows):
             attrs = product["product"]["attributes"]
-            if configured and attrs.get("instanceType") not in configured:
-                continue  # the API path asks only for these
+            if attrs.get("instanceType") not in wanted:
+                continue
             records = collector._product_records(product, regions, hosts, result)
             result.records.extend(records)
     if unchanged:

@@ -134,9 +134,13 @@ def test_public_files_give_the_api_records_exactly(files: Files, tmp_path: Path)
     api = listed(api_parse().records, "on_demand", "reserved")
     assert len(api) == 35
     assert listed(result.records, "on_demand", "reserved") == api
-    # The traps only the CSV has: the Dedicated g4dn and the CPU row never become records.
-    assert not [r for r in result.records if r.price_per_hour in (Decimal("0.5786"),)]
-    assert "m5.large" not in {r.instance_type for r in result.records}
+    # The traps only the CSV has: the Dedicated g4dn, the g4dn with SQL Web and the CPU row
+    # never become records; g4ad (an AMD GPU the table does not track, never asked of the
+    # API) is left out as the API path leaves it, not named as an unknown type.
+    found = {r.price_per_hour for r in result.records}
+    assert not found & {Decimal("0.5786"), Decimal("0.593"), Decimal("0.37853")}
+    assert {"m5.large", "g4ad.xlarge"}.isdisjoint(r.instance_type for r in result.records)
+    assert result.unknown_instance_types == set()
 
 
 def test_reserved_effective_hourly_by_hand(files: Files, tmp_path: Path) -> None:

@@ -198,7 +198,8 @@ def offer_words(offer: dict[str, Any] | None) -> str:
     (`, 3y all-upfront standard`), the native price of a converted one."""
     if offer is None:
         return DASH
-    words = f"{offer['provider']} {offer['region']}"
+    # RunPod prices no region: its offers read `runpod community/...`, never `runpod None`.
+    words = " ".join(p for p in (offer["provider"], offer["region"]) if p)
     words += f" ({offer['zone']})" if offer.get("zone") else ""
     words += f" {offer['instance_type']}"
     term = offer.get("term_months")

@@ -202,3 +202,13 @@ def test_the_chart_bars_are_the_3_year_costs_cheapest_now_first(facts: dict[str,
         ("H100", "now", 523497.6, "on-demand, lambdalabs"),
         ("V100", "then", 643334.4, "on-demand, aws"),
     ]
+
+
+def test_an_offer_without_a_region_is_named_without_one() -> None:
+    # RunPod prices no region (CONTRACT.md): the review named its offers `runpod None ...`.
+    offer = {
+        "provider": "runpod", "region": None, "zone": None,
+        "instance_type": "community/NVIDIA L40S", "price_kind": "spot", "term_months": None,
+        "payment_option": None, "offering_class": None, "currency": "USD", "price": 0.42,
+    }  # fmt: skip
+    assert digest.offer_words(offer) == "runpod community/NVIDIA L40S"

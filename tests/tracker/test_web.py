@@ -6,6 +6,7 @@ never held between requests."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import urllib.error
 import urllib.request
@@ -22,6 +23,7 @@ from storage.reads import dashboard
 from storage.reads.sandbox import QueryStopped
 from tracker import config as config_mod
 from tracker.cli import cli
+from tracker.web.cache import PageCache
 from tracker.web.server import Running, start_for
 from tracker.web.settings import WebSettings, checked, parse_web
 
@@ -217,3 +219,24 @@ def test_serve_refuses_a_remote_address_without_the_flag(tmp_path: Path) -> None
     )
     assert result.exit_code == 2
     assert "--allow-remote" in result.stderr and "no login" in result.stderr
+
+
+def test_the_now_page_is_kept_until_the_store_changes(tmp_path: Path) -> None:
+    store = tmp_path / "prices.duckdb"
+    store.write_bytes(b"x")
+    now = [0.0]
+    cache = PageCache(store, max_age_s=60, clock=lambda: now[0])
+    built: list[int] = []
+
+    def build() -> bytes:
+        built.append(1)
+        return str(len(built)).encode()
+
+    assert cache.get("/", build) == b"1"
+    assert cache.get("/", build) == b"1"  # kept
+    os.utime(store, ns=(1, 1))  # a write: the store's modification time moved
+    assert cache.get("/", build) == b"2"
+    Path(f"{store}.wal").write_bytes(b"w")  # a write still in the write-ahead log
+    assert cache.get("/", build) == b"3"
+    now[0] = 61.0  # staleness follows the clock: an old copy is built again
+    assert cache.get("/", build) == b"4"

@@ -26,6 +26,7 @@ from storage.query import QueryStopped
 from storage.reads import dashboard
 from tracker.config import Config
 from tracker.web import api, pages, panels
+from tracker.web.cache import PageCache
 from tracker.web.settings import WebSettings
 
 log = logging.getLogger("tracker.web")
@@ -55,6 +56,7 @@ class WebServer(ThreadingHTTPServer):
         self.site = site
         self.slots = threading.BoundedSemaphore(MAX_THREADS)
         self.assets = {name: _asset(name) for name in ASSETS}
+        self.pages = PageCache(site.store)
         self.address_family = _family(address[0])
         super().__init__(address, Handler)
 
@@ -153,8 +155,10 @@ class Handler(BaseHTTPRequestHandler):
             return
         filled = {k: v for k, vs in query.items() if (v := [x for x in vs if x])}
         if path == "/":
-            body = pages.now_panel(dashboard.offers(site.store, timeout_s=site.timeout_s))
-        elif path == "/history":
+            html = self.server.pages.get("/", lambda: self._page("/", self._now()))
+            self._send(HTTPStatus.OK, "text/html; charset=utf-8", html)
+            return
+        if path == "/history":
             body = panels.history_panel(site.store, filled, _models(), site.timeout_s)
         elif path == "/decide":
             body = panels.decide_panel(site.store, filled, _models(), site.timeout_s)
@@ -166,8 +170,15 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._send(HTTPStatus.NOT_FOUND, "text/plain", b"no such page")
             return
-        name = dict(pages.PANELS).get(path, "")
-        self._send(HTTPStatus.OK, "text/html; charset=utf-8", pages.page(name, path, body).encode())
+        self._send(HTTPStatus.OK, "text/html; charset=utf-8", self._page(path, body))
+
+    def _now(self) -> str:
+        site = self.server.site
+        return pages.now_panel(dashboard.offers(site.store, timeout_s=site.timeout_s))
+
+    @staticmethod
+    def _page(path: str, body: str) -> bytes:
+        return pages.page(dict(pages.PANELS).get(path, ""), path, body).encode()
 
     def _api(self, path: str, query: dict[str, list[str]]) -> list[dict[str, Any]] | None:
         site = self.server.site

@@ -113,6 +113,16 @@ class InterruptionBand:
     as_of: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class MarketDepth:
+    """How many offers a marketplace had for one group it is stored by (Vast.ai: a GPU, a GPU
+    count and a country), where the prices keep only the cheapest of them."""
+
+    region: str
+    instance_type: str
+    offers: int
+
+
 @dataclass
 class ParseResult:
     """What `parse` found: the records, and what it could not place (for the run summary)."""
@@ -136,6 +146,8 @@ class ParseResult:
     # per zone from the API, False per region from the public feed): the other grain's spot
     # offers are another source's, kept open (stale) rather than closed as withdrawn.
     spot_zoned: bool | None = None
+    # A marketplace's offer counts per group (Vast.ai); None: the provider has none.
+    market: list[MarketDepth] | None = None
 
 
 @dataclass(frozen=True)

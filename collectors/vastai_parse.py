@@ -6,7 +6,8 @@ the country code. On-demand is the lowest `dph_base` (compute only: `dph_total` 
 the disk size the query named, so it is no list price) and spot the lowest `min_bid` (the
 interruptible floor) among the group's verified, rentable, not rented offers; an offer listed
 twice (same `id`) counts once. Per-offer detail (host, machine, reliability) stays out of the
-price history; the run summary says how many offers each collection saw.
+price history; how many offers each group had goes beside it (`market`, the view
+`market_depth`) and into the run summary.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 from collectors import gpus, kit
-from collectors.base import ParseResult, Payloads, PriceRecord, money
+from collectors.base import MarketDepth, ParseResult, Payloads, PriceRecord, money
 from collectors.common import PayloadShapeError
 
 PROVIDER = "vastai"
@@ -86,6 +87,9 @@ def parse(payloads: Payloads, countries: tuple[str, ...], log: Log) -> ParseResu
         raise PayloadShapeError(PROVIDER, f"none of the {len(answer)} offers could be read")
     for key in sorted(groups):
         result.records.extend(_records(key, groups[key]))
+    result.market = [
+        MarketDepth(key[2], f"{key[0]}x {key[1]}", groups[key].offers) for key in sorted(groups)
+    ]
     result.notes.extend(_notes(answer, groups, left_out))
     if groups:  # every group's count, for the log a daemon keeps
         counts = ", ".join(f"{_name(key)} {groups[key].offers}" for key in sorted(groups))

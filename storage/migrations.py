@@ -193,6 +193,25 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             "ALTER TABLE price_intervals ALTER COLUMN gpu_model DROP NOT NULL",
         ],
     ),
+    (
+        8,
+        "a marketplace's offer counts per group",
+        [
+            # Change-only like the prices: a count that did not change extends last_seen.
+            """
+            CREATE TABLE market_depth_intervals (
+                provider VARCHAR NOT NULL,
+                region VARCHAR,
+                instance_type VARCHAR NOT NULL,
+                offers INTEGER NOT NULL CHECK (offers > 0),
+                valid_from TIMESTAMPTZ NOT NULL,
+                valid_to TIMESTAMPTZ,
+                last_seen TIMESTAMPTZ NOT NULL,
+                run_id BIGINT NOT NULL
+            )
+            """,
+        ],
+    ),
 ]
 
 _VERSIONS = [version for version, _, _ in MIGRATIONS]

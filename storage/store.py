@@ -16,13 +16,14 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from collectors.base import InterruptionBand, PriceRecord
+from collectors.base import InterruptionBand, MarketDepth, PriceRecord
 from collectors.common import PayloadShapeError, StoreError
 from storage.connection import connect, scalar, transaction
 from storage.fx import FxRate, GpuFact, replace_gpu_facts, replace_rates
 from storage.merge import merge
 from storage.migrations import migrate
 from storage.writes.bands import replace_bands
+from storage.writes.market import record_market
 from storage.writes.validate import PriceLimits, Screened, screen
 
 DEFAULT_PATH = Path("prices.duckdb")
@@ -117,6 +118,7 @@ class Store:
         keep_open: Collection[str] = (),
         interruption: Sequence[InterruptionBand] | None = None,
         spot_zoned: bool | None = None,
+        market: Sequence[MarketDepth] | None = None,
     ) -> RunResult:
         """Merge one provider's collection into the history: all of it lands, or none does.
 
@@ -133,6 +135,8 @@ class Store:
         same transaction; None leaves them as they are. `spot_zoned` says the grain of this
         collection's spot prices (True per zone, False per region; None: the provider has one):
         spot offers of the other grain, another source's, are not closed as withdrawn.
+        `market` (a marketplace's offer counts per group) goes into their change-only history
+        (`storage.writes.market`), in the same transaction.
         """
         screened = screen(records, self.limits, observed_at=observed_at)
         if records and not screened.records:
@@ -158,6 +162,8 @@ class Store:
                         replace_gpu_facts(con, self.gpu_facts)
                     if interruption is not None:
                         replace_bands(con, provider, interruption)
+                    if market is not None:
+                        record_market(con, provider, market, run_id, observed_at, regions)
                     con.execute(
                         "INSERT INTO runs VALUES (?, ?, ?, now(), 'ok', ?, ?, NULL, ?, ?)",
                         [

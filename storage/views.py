@@ -116,6 +116,12 @@ SELECT provider, region, instance_type, band,
 FROM interruption_bands
 """
 
+# How many offers a marketplace (Vast.ai) had per group its prices are stored by, over time.
+MARKET_DEPTH = """
+SELECT provider, region, instance_type, offers, valid_from, valid_to, last_seen
+FROM market_depth_intervals
+"""
+
 ALERT_EVENTS = """
 SELECT rule, subject, fired_at, value, threshold, channel, status, detail,
        event_id, attempts, next_attempt_at, last_error, sent_at
@@ -131,6 +137,7 @@ VIEWS: tuple[tuple[str, str], ...] = (
     ("exchange_rates", EXCHANGE_RATES),
     ("alert_events", ALERT_EVENTS),
     ("spot_interruption", SPOT_INTERRUPTION),
+    ("market_depth", MARKET_DEPTH),
 )
 DIGEST = hashlib.sha256(repr(VIEWS).encode()).hexdigest()
 

@@ -217,6 +217,7 @@ def _store(
             interval_seconds=provider.interval_s,
             interruption=parsed.interruption,
             spot_zoned=parsed.spot_zoned,
+            market=parsed.market,
         )
     outcome.records, outcome.changed = result.records, result.changed
     outcome.invalid = dict(result.skipped)

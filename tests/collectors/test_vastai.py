@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import pickle
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -16,10 +17,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.base import MarketDepth, ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from collectors.vastai import VastaiCollector
 from tracker.cli import cli
+from tracker.daemon import isolation
 from tracker.replay import Recording, ReplayServer
 
 DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "vastai"
@@ -260,3 +262,66 @@ def test_collect_and_latest_through_the_cli_with_no_key(
     )
     assert latest.exit_code == 0, latest.output
     assert "1x RTX 4090" in latest.output and "SE" in latest.output
+
+
+def test_offer_counts_are_stored_change_only(tmp_path: Path) -> None:
+    """market_depth through the CLI into a real store: a count per group; a changed count
+    closes the old row and opens a new one, an unchanged one is confirmed, an emptied group
+    closes."""
+    (tmp_path / "bundles.json").write_text(json.dumps(recorded()))
+    exchange = {"match": {"method": "POST"}, "body_file": "bundles.json"}
+    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [exchange]}))
+    replay = ReplayServer(Recording.load(tmp_path)).start()
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[storage]\npath = "{tmp_path / "s.duckdb"}"\n'
+        f'[providers.vastai]\nendpoint = "{replay.url}"\n'
+    )
+
+    def run(*args: str) -> Any:
+        result = CliRunner().invoke(cli, ["--config", str(config), *args])
+        assert result.exit_code == 0, result.output
+        return result
+
+    depth = (
+        "SELECT region, instance_type, offers, valid_to IS NULL AS current FROM market_depth"
+        " ORDER BY instance_type, region, valid_from"
+    )
+    try:
+        run("collect", "--provider", "vastai")
+        first = json.loads(run("sql", depth, "--format", "json").output)
+        # 1001 (listed twice) and 1002; 1003 unverified and 1004 rented do not count
+        assert first[:3] == [
+            {"region": "US", "instance_type": "1x H100 SXM", "offers": 2, "current": True},
+            {"region": "CA", "instance_type": "1x RTX 3090", "offers": 1, "current": True},
+            {"region": "SE", "instance_type": "1x RTX 4090", "offers": 2, "current": True},
+        ]
+        assert len(first) == 6
+        # Next: 1002 gone (H100 US: 2 -> 1), both RTX 4090 offers gone (the group empties).
+        body = recorded()
+        body["offers"] = [o for o in body["offers"] if o["id"] not in (1002, 1020, 1021)]
+        (tmp_path / "bundles.json").write_text(json.dumps(body))
+        replay.serve(Recording.load(tmp_path))
+        run("collect", "--provider", "vastai")
+    finally:
+        replay.stop()
+    second = json.loads(run("sql", depth, "--format", "json").output)
+    assert second[:4] == [
+        {"region": "US", "instance_type": "1x H100 SXM", "offers": 2, "current": False},
+        {"region": "US", "instance_type": "1x H100 SXM", "offers": 1, "current": True},
+        {"region": "CA", "instance_type": "1x RTX 3090", "offers": 1, "current": True},
+        {"region": "SE", "instance_type": "1x RTX 4090", "offers": 2, "current": False},
+    ]
+    assert len(second) == 7  # the three other groups confirmed, not repeated
+
+
+def test_the_daemons_collection_child_hands_back_the_offer_counts(server: ReplayServer) -> None:
+    """The daemon collects in a child process and gets plain data back: the counts travel
+    with the records, as a direct parse gives them."""
+    settings = ProviderSettings(endpoint=server.url, max_retries=2)
+    answer = isolation._collect("vastai", settings, NOW, isolation._RECORD_FIELDS)
+    fetched = isolation._answer("vastai", pickle.dumps(answer), 0)
+    direct = parse(recorded())
+    assert fetched.parsed.market == direct.market and direct.market
+    assert direct.market[0] == MarketDepth("US", "1x H100 SXM", 2)
+    assert fetched.parsed.records == direct.records

@@ -18,7 +18,7 @@ from tests.storage import old_schema
 NOW = datetime.now(UTC).replace(microsecond=0)  # `latest_prices.stale` reads the real clock
 H = timedelta(hours=1)
 OLD_PUBLIC = ("alert_events", "collection_runs", "exchange_rates", "latest_prices", "prices")
-PUBLIC = (*OLD_PUBLIC, "spot_interruption")
+PUBLIC = tuple(sorted((*OLD_PUBLIC, "market_depth", "spot_interruption")))
 _KEY = "{}|us-east-1||{}|on_demand||||{}"
 
 
@@ -99,7 +99,7 @@ def test_a_store_of_the_last_release_keeps_its_view_columns_and_values(tmp_path:
         fill(con)
         before = snapshot(con)
         # Only the later migrations (run_skips, gpu_facts, bands, NULL-able region) and the views.
-        assert migrations.migrate(con) == [4, 5, 6, 7]
+        assert migrations.migrate(con) == [4, 5, 6, 7, 8]
         con.execute("INSERT INTO gpu_facts VALUES ('H100', 989.4)")
         after = snapshot(con)
         assert views.stored_digest(con) == views.DIGEST

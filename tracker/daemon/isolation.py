@@ -164,9 +164,11 @@ def _answer(name: str, output: bytes, returncode: int) -> Fetched:
         reason = f"killed by signal {-returncode}" if returncode < 0 else f"exit code {returncode}"
         raise CollectorError(name, f"the collector process died ({reason})") from None
     if kind == "ok":
-        rows, unknown, skipped, sold_out, unreadable, covered, notes, bands, zoned = rest
+        rows, unknown, skipped, sold_out, unreadable, covered, notes, bands, zoned, market = rest
         records = [PriceRecord(*row) for row in rows]
-        parsed = ParseResult(records, unknown, skipped, sold_out, unreadable, notes, bands, zoned)
+        parsed = ParseResult(
+            records, unknown, skipped, sold_out, unreadable, notes, bands, zoned, market
+        )
         return Fetched(parsed, covered)
     if kind == "skipped":
         raise _ChildSkipped(name, rest[0])
@@ -213,7 +215,8 @@ def _collect(
     extra = (parsed.unknown_instance_types, parsed.skipped_rows, parsed.sold_out)
     bands = parsed.interruption  # a few hundred small frozen dataclasses at most
     covered = collector.regions or None
-    return ("ok", rows, *extra, parsed.unreadable, covered, parsed.notes, bands, parsed.spot_zoned)
+    zoned, market = parsed.spot_zoned, parsed.market  # market: a few hundred small dataclasses
+    return ("ok", rows, *extra, parsed.unreadable, covered, parsed.notes, bands, zoned, market)
 
 
 def _die_with_parent() -> None:

@@ -197,6 +197,25 @@ def test_a_bad_timeout_is_a_usage_error(setup: tuple[Path, Path, Path, Path]) ->
     assert code == 2 and "--timeout" in err
 
 
+def test_a_timeout_a_collection_would_not_outlast_is_a_usage_error(
+    setup: tuple[Path, Path, Path, Path],
+) -> None:
+    """A writer waits [storage] write_wait for readers: a query allowed to run longer could make
+    a collection give up and lose its prices."""
+    config, store, _, _ = setup
+    before = store.read_bytes()
+    code, out, err = run(config, "sql", "SELECT 1", "--timeout", "120s")  # write_wait: 120s
+    assert (code, out) == (2, "")
+    assert err.strip() == (
+        "error: --timeout: 120 s is not shorter than [storage] write_wait (120 s), the longest "
+        "a collection waits for a reader; give a shorter --timeout or raise write_wait"
+    )
+    assert store.read_bytes() == before
+    config.write_text(config.read_text() + 'write_wait = "10m"\n')
+    code, out, _ = run(config, "sql", "SELECT 1 AS one", "--timeout", "5m", "--format", "csv")
+    assert (code, out) == (0, "one\n1\n")
+
+
 def test_csv_prints_decimals_exactly(setup: tuple[Path, Path, Path, Path]) -> None:
     sql = (
         "SELECT 123456789012345678.123456::DECIMAL(38, 6) AS big, "

@@ -40,6 +40,13 @@ def sql(ctx: click.Context, sql: str, fmt: str, timeout: str | None) -> None:
     config = load_config(ctx)
     try:
         limit = config.store.query_timeout_s if timeout is None else duration(timeout, "--timeout")
+        # A longer query would outlast a collection's wait for the store and cost its prices.
+        if limit >= config.store.write_wait_s:
+            raise ConfigError(
+                f"--timeout: {limit} s is not shorter than [storage] write_wait "
+                f"({config.store.write_wait_s} s), the longest a collection waits for a reader; "
+                "give a shorter --timeout or raise write_wait"
+            )
     except ConfigError as exc:
         fail(ctx, str(exc), EXIT_USAGE)
     try:

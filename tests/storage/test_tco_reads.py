@@ -113,3 +113,24 @@ def test_a_blend_counts_migration_once_per_provider_away(tmp_path: Path) -> None
     )  # fmt: skip
     assert spot["total_usd"] == 211179.0
     assert on_demand["total_usd"] == round(113819.00412 + 21.957642 * 8760 + 1000, 2)
+
+
+def test_a_blend_without_burst_offers_says_what_is_missing(tmp_path: Path) -> None:
+    store = Store(tmp_path / "p.duckdb")
+    reserved = replace(
+        ON_DEMAND, price_kind="reserved", term_months=12, payment_option="all_upfront",
+        offering_class="standard", price_per_hour=Decimal("12.993037"),
+        upfront_total=Decimal("113819"),
+    )  # fmt: skip
+    write(store, [reserved], T0, ["us-east-1"])  # a reserved term, nothing by the hour
+    args = ["--db", str(store.path), "tco", "--gpu", "A100", "--gpus", "16", "--baseline", "8"]
+    said = "no blend: no on-demand or spot offer of A100 for the other 8 GPUs"
+    for fmt in ("table", "json"):
+        result = CliRunner().invoke(cli, [*args, "--format", fmt])
+        assert result.exit_code == 0, result.output
+        assert said in result.stderr
+    # With only on-demand offers, the reserved part is what is missing.
+    store = Store(tmp_path / "o.duckdb")
+    write(store, [ON_DEMAND], T0, ["us-east-1"])
+    result = CliRunner().invoke(cli, ["--db", str(store.path), *args[2:], "--format", "json"])
+    assert "no blend: no reserved offer of A100 can hold the baseline" in result.stderr

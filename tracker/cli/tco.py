@@ -199,8 +199,7 @@ def _print_tables(ctx: click.Context, answer: tco_mod.Tco, per_strategy: int) ->
     if answer.blends:
         out.print(tco_table.blends(answer))
     elif answer.baseline:
-        gpu = answer.rows[0]["gpu_model"]
-        say(common.err(ctx), f"no blend: no reserved offer of {gpu} can hold the baseline")
+        say(common.err(ctx), tco_table.no_blend(answer))
 
 
 def _print_document(ctx: click.Context, answer: tco_mod.Tco, fmt: str, limit: int | None) -> None:
@@ -216,6 +215,8 @@ def _print_document(ctx: click.Context, answer: tco_mod.Tco, fmt: str, limit: in
         )
     for line in tco_table.left_out_lines(answer):
         say(common.err(ctx), line)
+    if answer.baseline and answer.rows and not answer.blends:
+        say(common.err(ctx), tco_table.no_blend(answer))
 
 
 def _unknown(store: Path, gpu: str) -> list[str]:

@@ -133,6 +133,16 @@ def no_candidate(answer: Tco) -> str:
     return f"no candidate: {reasons}"
 
 
+def no_blend(answer: Tco) -> str:
+    """Why no blended plan was priced although candidates were: no reserved offer, or nothing
+    on-demand or spot for the GPUs beyond the baseline."""
+    gpu = answer.rows[0]["gpu_model"]
+    if not any(row["price_kind"] == "reserved" for row in answer.rows):
+        return f"no blend: no reserved offer of {gpu} can hold the baseline"
+    rest = answer.need.gpus - (answer.baseline or 0)
+    return f"no blend: no on-demand or spot offer of {gpu} for the other {rest} GPUs"
+
+
 def left_out_lines(answer: Tco) -> list[str]:
     if not answer.rows or not answer.excluded:
         return []

@@ -165,6 +165,10 @@ def test_blend_prices_the_baseline_reserved_and_the_rest_burst(store: Path) -> N
     assert on_demand["total_usd"] == 791466.77  # 214,419.99168 + 577,046.7792
     table = run(store, "--gpu", "A100", "--provider", "aws", "--baseline", "4")
     assert "no blend beats reserved 3y alone" in table.stdout
+    cut = run(store, "--gpu", "A100", "--provider", "aws", "--baseline", "4", "--format", "json",
+              "--limit", "1")  # fmt: skip
+    assert [p["burst_kind"] for p in json.loads(cut.stdout)] == ["spot"]
+    assert "showing 1 of 2 plans, 1 left out (--limit 1" in cut.stderr
 
 
 def test_the_whole_need_as_baseline_is_the_reserved_plan(store: Path) -> None:

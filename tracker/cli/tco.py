@@ -210,7 +210,7 @@ def _print_document(ctx: click.Context, answer: tco_mod.Tco, fmt: str, limit: in
     if len(shown) < len(rows):  # a document has no caption: the note goes to stderr
         say(
             common.err(ctx),
-            f"showing {len(shown)} of {len(rows)} candidates, "
+            f"showing {len(shown)} of {len(rows)} {'plans' if answer.baseline else 'candidates'}, "
             f"{len(rows) - len(shown)} left out (--limit {limit}; raise it to see more)",
         )
     for line in tco_table.left_out_lines(answer):

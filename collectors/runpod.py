@@ -94,7 +94,7 @@ class RunpodCollector(Collector):
                 ident = kit.obj(entry).get("id")
                 self.log.warning("%s: GPU type %r skipped: %s", self.name, str(ident)[:60], why)
                 result.skipped_rows += 1
-                if isinstance(ident, str):  # its offers unconfirmed, not withdrawn
+                if isinstance(ident, str) and len(ident) <= 100:  # unconfirmed, not withdrawn
                     result.unreadable.update(f"{cloud[0]}/{ident}" for cloud in CLOUDS)
                 continue
             result.records.extend(records)

@@ -253,14 +253,19 @@ def test_a_file_cut_before_its_header_fails_loudly(files: Files, tmp_path: Path)
         public(files, tmp_path).fetch()
 
 
-def test_auto_without_credentials_uses_the_public_files(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, files: Files
-) -> None:
+def no_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Nothing for boto3's chain to find (and no metadata service to ask)."""
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def test_auto_without_credentials_uses_the_public_files(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, files: Files
+) -> None:
+    no_credentials(monkeypatch, tmp_path)
     collector = public(files, tmp_path, source="auto")
     collector.check_credentials()  # nothing to find, nothing missing
     result = collector.parse(collector.fetch(), observed_at=NOW)
@@ -346,12 +351,15 @@ def test_tco_spot_overhead_from_the_advisor_band(files: Files, tmp_path: Path) -
     assert plain[("us-east-1", "spot")] == pytest.approx(5874.16)  # 8.0468 x 730
 
 
-def test_collect_and_latest_through_the_cli(files: Files, tmp_path: Path) -> None:
-    """No key at all: `collect` stores AWS from the public files (the summary says so), a second
-    run reads no offer file again, and `latest` shows the band beside the spot prices."""
+def test_collect_and_latest_through_the_cli(
+    files: Files, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No key at all and no `source`: `collect` stores AWS from the public files (the summary
+    says so and why), a second run reads no offer file again, and `latest` shows the band
+    beside the spot prices."""
+    no_credentials(monkeypatch, tmp_path)
     lines = [f'[storage]\npath = "{tmp_path / "prices.duckdb"}"', "[providers.aws]"]
     lines += [
-        'source = "public"',
         f"regions = {list(REGIONS)}",
         f'offers_endpoint = "{files.url}"',
         f'spot_feed_url = "{files.url}/spot.js"',
@@ -363,7 +371,8 @@ def test_collect_and_latest_through_the_cli(files: Files, tmp_path: Path) -> Non
     runner = CliRunner()
     first = runner.invoke(cli, ["--config", str(config), "collect"])
     assert first.exit_code == 0, first.output
-    assert "prices from the public price files" in " ".join(first.output.split())
+    said = " ".join(first.output.split())
+    assert "prices from the public price files (no AWS credentials found)" in said, said
     files.requests.clear()
     again = runner.invoke(cli, ["--config", str(config), "collect"])
     assert again.exit_code == 0, again.output

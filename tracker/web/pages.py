@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from html import escape
 from typing import Any
 
@@ -83,13 +84,13 @@ def _offer_row(row: dict[str, Any]) -> str:
     place = "/".join(p for p in (row["region"], row["zone"]) if p)
     filters = {"gpu_model": row["gpu_model"] or "unknown", "kind": kind,
                "provider": row["provider"], "region": row["region"] or "none"}  # fmt: skip
-    attributes = "".join(f' data-f-{k}="{escape(str(v))}"' for k, v in filters.items())
+    attributes = "".join(f' data-f-{k}="{_escaped(str(v))}"' for k, v in filters.items())
     classes = " ".join(s.replace(" ", "-") for s in state)
     cells = (
         _td(row["gpu_model"] or "unknown"), _td(_number(row["gpu_memory_gib"], 0)), _td(kind),
         _td(row["provider"]), _td(place), _td(row["instance_type"]),
         _td(_number(row["gpu_count"], 2)),
-        f'<td class="price" data-currency="{escape(row["currency"])}"{data}>'
+        f'<td class="price" data-currency="{_escaped(row["currency"])}"{data}>'
         f"{_number(row['price_per_gpu_hour_usd'], 4)}</td>",
         f'<td class="currency">{"USD" if row["price_per_hour_usd"] is not None else ""}</td>',
         _td(_number(row["pflop_per_usd"], 1)), _td(row["interruption"] or ""),
@@ -167,7 +168,13 @@ def table(name: str, head: Iterable[str], rows: Iterable[Sequence[str]]) -> str:
 
 
 def _td(value: Any) -> str:
-    return f"<td>{escape(str(value))}</td>"
+    return f"<td>{_escaped(str(value))}</td>"
+
+
+@lru_cache(maxsize=8192)
+def _escaped(text: str) -> str:
+    # Providers, regions, kinds and instance types repeat across thousands of rows.
+    return escape(text)
 
 
 def _number(value: float | None, places: int) -> str:

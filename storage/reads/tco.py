@@ -130,7 +130,8 @@ SELECT {key}, gpu_model, gpu_count, gpu_memory_gib, currency, instances, hours,
        round((rent_usd + migration_usd) / (gpus * hours * $utilization), 6) AS usd_per_gpu_hour,
        round({tflops} * gpus * hours * $utilization * 3.6 / (rent_usd + migration_usd), 6)
            AS pflop_per_usd,
-       round(basis_usd, 6) AS price_per_hour_usd, terms, migration_usd
+       round(basis_usd, 6) AS price_per_hour_usd, terms, migration_usd,
+       CASE WHEN price_kind = 'spot' THEN round(overhead_pct, 6) END AS spot_overhead_pct
 FROM totals WHERE gpus = $gpus
 ORDER BY rent_usd + migration_usd, {ties}
 """
@@ -189,8 +190,9 @@ class Need:
 @dataclass(frozen=True)
 class Tco:
     """The answer: every candidate cheapest first (dicts with the JSON fields of CONTRACT.md
-    plus `price_per_hour_usd` (the p of the formula), `terms` and `migration_usd`), why the
-    other offers of the GPU were left out, and the blended plans when a baseline was asked."""
+    plus `price_per_hour_usd` (the p of the formula), `terms`, `migration_usd` and, for spot,
+    `spot_overhead_pct`: the overhead it was priced with, the offer's own with the advisor), why
+    the other offers of the GPU were left out, and the blended plans when a baseline was asked."""
 
     need: Need
     as_of: datetime | None

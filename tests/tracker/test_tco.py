@@ -125,6 +125,22 @@ def test_spot_overhead_and_migration_cost(store: Path) -> None:
     assert "migration: 5,000.00 USD added once to every option away from gcp" in table.stdout
 
 
+def test_the_advisor_overhead_is_each_offers_own_in_the_json_and_the_table(store: Path) -> None:
+    args = ["--gpu", "A100", "--provider", "aws", "--spot-overhead", "advisor"]
+    rows = candidates(store, *args)
+    # The demo's Spot Advisor: p4d in us-east-1 ">20%" (100 % redone), us-west-2 "10-15%" (15 %).
+    east = p4d(rows, "spot", price_per_hour_usd=SPOT_AZ6)
+    assert east["spot_overhead_pct"] == 100 and east["total_usd"] == 422939.81  # 8.0468 x 26280 x 2
+    (west,) = [r for r in rows if r["price_kind"] == "spot" and r["region"] == "us-west-2"]
+    assert west["spot_overhead_pct"] == 15
+    assert west["total_usd"] == round(west["price_per_hour_usd"] * HOURS * 1.15, 2)
+    assert all(r["spot_overhead_pct"] is None for r in rows if r["price_kind"] != "spot")
+    table = run(store, *args, "--limit", "9").stdout.replace("\n", " ")
+    assert "per hour used +100%" in table and "per hour used +15%" in table
+    assert "per hour used +10%" not in table
+    assert "its Spot Advisor band as interruption overhead" in table
+
+
 def test_fractional_gpus_take_whole_instances(store: Path) -> None:
     # Azure NV6ads A10 v5 is a sixth of an A10 (gpu_count 1/6): 8 GPUs need 48 instances.
     rows = candidates(store, "--gpu", "A10", "--provider", "azure", "--months", "1")

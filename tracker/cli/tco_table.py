@@ -170,8 +170,8 @@ def _paid(row: dict[str, Any], need: Need) -> str:
     """How the option is paid: per hour used, or whole terms (a term past the horizon said)."""
     if row["price_kind"] == "on_demand":
         return "per hour used"
-    if row["price_kind"] == "spot":
-        return f"per hour used +{need.spot_overhead_pct:g}%"
+    if row["price_kind"] == "spot":  # with the advisor, each offer has an overhead of its own
+        return f"per hour used +{row['spot_overhead_pct']:g}%"
     option = " ".join(p.replace("_", "-") for p in (row["payment_option"], row["offering_class"])
                       if p and p != "standard")  # fmt: skip
     term = row["term_months"]
@@ -202,7 +202,10 @@ def _notes(answer: Tco, shown: list[dict[str, Any]]) -> list[str]:
     need = answer.need
     basis = "current price" if need.spot_basis == "current" else (
         f"{need.spot_basis} price over {duration_words(need.spot_window_s)}")  # fmt: skip
-    notes = [f"spot: {basis} + {need.spot_overhead_pct:g}% interruption overhead; "
+    overhead = (f"its Spot Advisor band as interruption overhead ({need.spot_overhead_pct:g}% "
+                "where none is known)" if need.spot_overhead_advisor
+                else f"{need.spot_overhead_pct:g}% interruption overhead")  # fmt: skip
+    notes = [f"spot: {basis} + {overhead}; "
              "reserved: whole terms, paid whatever the utilization"]  # fmt: skip
     if need.migration_usd:
         away = f" away from {need.current_provider}" if need.current_provider else ""

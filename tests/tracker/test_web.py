@@ -240,3 +240,11 @@ def test_the_now_page_is_kept_until_the_store_changes(tmp_path: Path) -> None:
     assert cache.get("/", build) == b"3"
     now[0] = 61.0  # staleness follows the clock: an old copy is built again
     assert cache.get("/", build) == b"4"
+
+
+def test_head_is_answered_without_a_body(server: Running) -> None:
+    request = urllib.request.Request(server.url + "assets/app.js", method="HEAD")
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert answer.status == 200 and int(answer.headers["Content-Length"]) > 100
+        assert answer.read() == b""
+        assert "frame-ancestors 'none'" in answer.headers["Content-Security-Policy"]

@@ -35,6 +35,11 @@ MAX_URL = 4096  # a dashboard's query string is a few options
 MAX_THREADS = 8  # requests answered at once; more wait for a free one
 SOCKET_TIMEOUT_S = 30  # a client that stops sending mid-request
 ASSETS = ("app.js", "style.css")
+# Only the tracker's own script and styles; the SVG charts carry inline styles.
+_POLICY = (
+    "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "frame-ancestors 'none'"
+)
 _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 
 
@@ -137,6 +142,9 @@ class Handler(BaseHTTPRequestHandler):
         except StoreError as exc:
             self._error(HTTPStatus.SERVICE_UNAVAILABLE, url.path, str(exc))
 
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
     def do_POST(self) -> None:
         self._send(HTTPStatus.METHOD_NOT_ALLOWED, "text/plain", b"read-only: GET only")
 
@@ -207,8 +215,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Content-Security-Policy", "default-src 'self'; style-src 'self' "
-                         "'unsafe-inline'; img-src 'self' data:")  # fmt: skip
+        self.send_header("Content-Security-Policy", _POLICY)
         self.send_header("Cache-Control", "max-age=3600" if cache else "no-store")
         self.end_headers()
         if self.command != "HEAD":

@@ -130,7 +130,7 @@ class PublicFiles:
             header = next(reader)
         except StopIteration:
             raise PayloadShapeError("aws", f"{region} offer file: ends before its header") from None
-        except csv.Error as exc:
+        except (csv.Error, UnicodeDecodeError) as exc:
             raise PayloadShapeError("aws", f"{region} offer file: {exc}") from exc
         keep = [header.index(c) for c in aws_feeds.COLUMNS if c in header]
         if "Instance Family" not in header or "GPU" not in header:
@@ -141,7 +141,7 @@ class PublicFiles:
             for row in reader:
                 if len(row) == width and aws_feeds.might_be_gpu(row, family, gpu):
                     rows.append([row[i] for i in keep])
-        except csv.Error as exc:
+        except (csv.Error, UnicodeDecodeError) as exc:  # not UTF-8: not an offer file
             raise PayloadShapeError("aws", f"{region} offer file: {exc}") from exc
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise FetchError("aws", f"{region} offer file: the download broke off: {exc}") from exc

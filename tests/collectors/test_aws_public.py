@@ -9,6 +9,7 @@ records. Expected money is worked out by hand from the files' own strings.
 
 from __future__ import annotations
 
+import gzip
 import json
 import pickle
 import threading
@@ -24,7 +25,7 @@ import pytest
 from click.testing import CliRunner
 
 import tracker
-from collectors import REGISTRY
+from collectors import REGISTRY, aws_feeds
 from collectors.aws import AwsCollector
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import ConfigError, PayloadShapeError
@@ -56,6 +57,12 @@ class Files(ThreadingHTTPServer):
         self.files["/spot-advisor-data.json"] = (PUBLIC / "spot-advisor-data.json").read_bytes()
         self.requests: list[tuple[str, str | None]] = []
         self.modified_since: list[tuple[str, str | None]] = []
+        self.gzipped: set[str] = set()  # paths sent gzip-encoded to a client that accepts it
+        # path -> byte offset where the answer stops until `release` is set (10 s at most);
+        # `paused` says, per pause, whether it was released.
+        self.pause_at: dict[str, int] = {}
+        self.release = threading.Event()
+        self.paused: list[bool] = []
 
     @property
     def url(self) -> str:
@@ -77,12 +84,20 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(304)
             self.end_headers()
             return
+        pause = self.server.pause_at.get(self.path, len(body))
         self.send_response(200)
+        if self.path in self.server.gzipped and "gzip" in self.headers.get("Accept-Encoding", ""):
+            body, pause = gzip.compress(body), len(body)
+            self.send_header("Content-Encoding", "gzip")
         self.send_header("Content-Length", str(len(body)))
         self.send_header("ETag", etag)
         self.send_header("Last-Modified", "Wed, 25 Nov 2026 18:35:42 GMT")
         self.end_headers()
-        self.wfile.write(body)
+        self.wfile.write(body[:pause])
+        if pause < len(body):
+            self.wfile.flush()
+            self.server.paused.append(self.server.release.wait(10))
+            self.wfile.write(body[pause:])
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -245,6 +260,50 @@ def test_an_unchanged_region_file_is_not_read_again(files: Files, tmp_path: Path
     fourth = public(files, tmp_path)
     assert fourth.parse(fourth.fetch(), observed_at=NOW).records == before.records
     assert [p for p, _ in files.requests if p.endswith(".csv")] == []
+
+
+def test_the_offer_file_is_read_as_it_arrives(
+    files: Files, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server sends the file's rows, then holds back the rest (3,000 CPU rows) until the
+    collector has tested a row: a reader that waited for the whole file would never test one
+    while the answer is held, and the pause would end unreleased."""
+    path = f"{VERSION}/us-east-1/index.csv"
+    whole = files.files[path]
+    cpu_row = next(line for line in whole.splitlines(keepends=True) if b'"m5.large"' in line)
+    files.files[path] = whole + cpu_row * 3000
+    files.pause_at[path] = len(whole)
+    tested = aws_feeds.might_be_gpu
+
+    def first_test(row: list[str], family: int, gpu: int) -> bool:
+        files.release.set()
+        return tested(row, family, gpu)
+
+    monkeypatch.setattr(aws_feeds, "might_be_gpu", first_test)
+    result = public(files, None).parse(public(files, None).fetch(), observed_at=NOW)
+    assert files.paused == [True]
+    assert listed(result.records, "on_demand", "reserved") == listed(
+        api_parse().records, "on_demand", "reserved"
+    )
+
+
+def test_a_gzip_encoded_offer_file_is_unpacked_on_the_way(files: Files, tmp_path: Path) -> None:
+    """The raw stream under requests is not decoded by requests itself: the collector asks
+    urllib3 to unpack it, else csv would meet gzip bytes."""
+    files.gzipped = {f"{VERSION}/{region}/index.csv" for region in REGIONS}
+    result = public(files, None).parse(public(files, None).fetch(), observed_at=NOW)
+    assert listed(result.records, "on_demand", "reserved") == listed(
+        api_parse().records, "on_demand", "reserved"
+    )
+
+
+def test_an_offer_file_that_is_not_utf8_fails_as_a_payload_error(
+    files: Files, tmp_path: Path
+) -> None:
+    path = f"{VERSION}/us-east-1/index.csv"
+    files.files[path] += b'"\xff\xfe",' * 20 + b"\n"
+    with pytest.raises(PayloadShapeError, match="us-east-1 offer file: 'utf-8' codec"):
+        public(files, None).fetch()
 
 
 def test_a_file_cut_before_its_header_fails_loudly(files: Files, tmp_path: Path) -> None:

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import socket
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -181,3 +184,41 @@ def test_a_damaged_store_is_one_line_and_exit_2(tmp_path: Path, kind: str, comma
     assert "Traceback" not in result.stderr
     assert _fingerprint(store) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml", "prices.duckdb"]
+
+
+@pytest.mark.daemon
+def test_the_daemon_refuses_a_damaged_store_before_it_binds_a_port(tmp_path: Path) -> None:
+    """The daemon as systemd runs it: exit 2 (not restarted), one line, and neither the metrics
+    nor the dashboard port taken first (a port bound then given up would read as a start)."""
+    store = tmp_path / "prices.duckdb"
+    _garbage(store)
+    before = _fingerprint(store)
+    metrics, web = _free_port(), _free_port()
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[storage]\npath = "{store}"\n\n[providers.azure]\nendpoint = "http://127.0.0.1:9"\n\n'
+        f'[metrics]\nlisten = "127.0.0.1:{metrics}"\n\n[web]\nlisten = "127.0.0.1:{web}"\n'
+    )
+    env = {k: v for k, v in os.environ.items() if k != "GPU_TRACKER_DB"}
+    done = subprocess.run(
+        [sys.executable, "-m", "tracker", "--config", str(config), "daemon"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,  # a safety net: the refusal comes before the scheduler starts
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        f'error: the store {store} is damaged (IO Error: The file "{store}" exists, but it is '
+        "not a valid DuckDB database file!); nothing was read or written. Move it aside and "
+        "restore a backup (a collection into a new path starts a fresh store)"
+    )
+    assert _fingerprint(store) == before
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from collectors.common import ConfigError, StoreError
+from storage.connection import probe
 from tracker import config as config_mod
 from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config
@@ -52,6 +53,7 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
         # The store's lock before anything is bound: a second daemon is refused as such, not
         # for the metrics port the first one holds.
         lock.acquire()
+        probe(config.store_path)  # a damaged store file: exit 2 before any port is bound
         if config.metrics.enabled:
             from tracker.daemon.metrics import Metrics  # prometheus_client only when asked for
 

@@ -169,6 +169,14 @@ def test_reserved_effective_hourly_by_hand(files: Files, tmp_path: Path) -> None
     # 0.158 + 1382 / 8760 = 0.315763 (to six places), the recording's own strings.
     assert partial.price_per_hour == Decimal("0.315763")
     assert partial.upfront_total == Decimal("1382.000000")
+    (whole,) = [
+        r
+        for r in result.records
+        if (r.instance_type, r.region, r.term_months, r.payment_option)
+        == ("p4d.24xlarge", "us-east-1", 36, "all_upfront")
+    ]
+    # All Upfront: an "Hrs" dimension of 0 and the fee, 214420 / 26280 = 8.159056.
+    assert (whole.price_per_hour, whole.upfront_total) == (Decimal("8.159056"), Decimal("214420"))
 
 
 def test_spot_feed_one_price_per_region_zone_null(files: Files, tmp_path: Path) -> None:

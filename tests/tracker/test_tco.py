@@ -152,6 +152,10 @@ def test_fractional_gpus_take_whole_instances(store: Path) -> None:
     assert "Standard_NV6ads_A10_v5 is a 0.17 share of one A10: 48 instances make 8" in (
         table.stdout.replace("\n", " ")
     )
+    one = run(store, "--gpu", "A10", "--provider", "azure", "--gpus", "1", "--limit", "9").stdout
+    words = " ".join(one.split())  # the caption as words, however the table wrapped it
+    assert "Standard_NV6ads_A10_v5 is a 0.17 share of one A10: 6 instances make 1 GPU " in words
+    assert "make 1 GPUs" not in words
 
 
 def test_the_table_shows_the_best_per_strategy_and_the_distance(store: Path) -> None:

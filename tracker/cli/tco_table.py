@@ -214,6 +214,6 @@ def _notes(answer: Tco, shown: list[dict[str, Any]]) -> list[str]:
         if row["gpu_count"] < 1:
             notes.append(f"{row['instance_type']} is a {row['gpu_count']:.2f} share of one "
                          f"{row['gpu_model']}: {row['instances']} instances make "
-                         f"{need.gpus} GPUs")  # fmt: skip
+                         f"{need.gpus} GPU{'s' if need.gpus != 1 else ''}")  # fmt: skip
     notes.extend(left_out_lines(answer))
     return notes

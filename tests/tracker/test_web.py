@@ -248,3 +248,13 @@ def test_head_is_answered_without_a_body(server: Running) -> None:
         assert answer.status == 200 and int(answer.headers["Content-Length"]) > 100
         assert answer.read() == b""
         assert "frame-ancestors 'none'" in answer.headers["Content-Security-Policy"]
+
+
+def test_the_daemons_web_table_is_read_from_config() -> None:
+    config = config_mod.from_dict({"web": {"listen": "[::1]:8181"}}, source=None)
+    assert (config.web.host, config.web.port, config.web.loopback) == ("::1", 8181, True)
+    assert not config_mod.from_dict({}, source=None).web.enabled
+    with pytest.raises(ConfigError, match=r"web\.allow_remote"):
+        config_mod.from_dict({"web": {"listen": "192.0.2.1:80"}}, source=None)
+    with pytest.raises(ConfigError, match=r"web\.lisen"):
+        config_mod.from_dict({"web": {"lisen": "127.0.0.1:80"}}, source=None)

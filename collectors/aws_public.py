@@ -112,6 +112,7 @@ class PublicFiles:
                 return {**same, "reused": True}
             columns, rows = self._gpu_rows(region, response)
         kept = {
+            "kept_for": list(aws_feeds.COLUMNS),
             "url": url,
             "etag": response.headers.get("ETag"),
             "last_modified": response.headers.get("Last-Modified"),
@@ -157,7 +158,10 @@ class PublicFiles:
         except (OSError, ValueError) as exc:  # a damaged state file: read the region again
             self.log.warning("aws: %s: %s; the offer file is read again", path, exc)
             return None
-        return seen if isinstance(seen, dict) and isinstance(seen.get("rows"), list) else None
+        if not isinstance(seen, dict) or not isinstance(seen.get("rows"), list):
+            return None
+        # Rows kept by a version that copied other columns would parse differently: read again.
+        return seen if seen.get("kept_for") == list(aws_feeds.COLUMNS) else None
 
     def _remember(self, region: str, kept: dict[str, Any]) -> None:
         path = self._state_file(region)

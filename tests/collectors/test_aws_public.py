@@ -314,6 +314,22 @@ def test_an_offer_file_that_is_not_utf8_fails_as_a_payload_error(
         public(files, None).fetch()
 
 
+def test_rows_kept_by_a_version_copying_other_columns_are_read_again(
+    files: Files, tmp_path: Path
+) -> None:
+    public(files, tmp_path).fetch()
+    state = tmp_path / "aws-offers" / "us-east-1.json"
+    kept = json.loads(state.read_text())
+    state.write_text(json.dumps({**kept, "kept_for": kept["kept_for"][:-1]}))
+    files.requests.clear()
+    answer = public(files, tmp_path).fetch()
+    assert [p for p, _ in files.requests if p.endswith(".csv")] == [
+        f"{VERSION}/us-east-1/index.csv"
+    ]
+    assert answer["public/offers/us-east-1"]["reused"] is False
+    assert answer["public/offers/us-west-2"]["reused"] is True
+
+
 def test_a_file_cut_before_its_header_fails_loudly(files: Files, tmp_path: Path) -> None:
     files.files[f"{VERSION}/us-east-1/index.csv"] = b'"FormatVersion","v1.0"\n'
     with pytest.raises(PayloadShapeError, match="us-east-1 offer file: ends before its header"):

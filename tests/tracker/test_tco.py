@@ -231,6 +231,12 @@ def test_an_unknown_gpu_is_a_usage_error(store: Path) -> None:
     assert result.exit_code == 2 and "--gpu A1000" in result.output
 
 
+def test_the_title_spells_the_model_as_the_store_does(store: Path) -> None:
+    result = run(store, "--gpu", "rtx4000ada")
+    assert result.exit_code == 0, result.output
+    assert "TCO of 8x RTX4000Ada for 36 months" in result.stdout
+
+
 def test_no_candidate_says_why(store: Path) -> None:
     result = run(store, "--gpu", "A100", "--provider", "paperspace")
     assert result.exit_code == 0

@@ -110,7 +110,9 @@ def title(answer: Tco) -> str:
     """The need in words: '8x A100 for 36 months at 100% utilization'."""
     need = answer.need
     when = f", as of {answer.as_of:%Y-%m-%d %H:%M} UTC" if answer.as_of else ""
-    return (f"TCO of {need.gpus}x {need.gpu.upper()} for {need.months} months at "
+    # The model as the store spells it (RTX4000Ada), whatever case it was asked in.
+    gpu = answer.rows[0]["gpu_model"] if answer.rows else need.gpu.upper()
+    return (f"TCO of {need.gpus}x {gpu} for {need.months} months at "
             f"{need.utilization:.0%} utilization{when}")  # fmt: skip
 
 

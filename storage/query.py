@@ -26,7 +26,14 @@ from storage.reads.sandbox import (
     sandboxed,
 )
 
-__all__ = ["QueryRefused", "QueryResult", "QueryStopped", "query"]
+__all__ = ["QueryInvalid", "QueryRefused", "QueryResult", "QueryStopped", "query"]
+# What DuckDB raises for a query that is wrong as written (an unknown column or table, a bad
+# cast, a value out of range, a function it lacks): the user's to fix, like a refusal.
+_USER_ERRORS = (duckdb.ProgrammingError, duckdb.DataError, duckdb.NotSupportedError)
+
+
+class QueryInvalid(QueryRefused):
+    """The query cannot run as written (a usage error, not a store failure)."""
 
 
 @dataclass(frozen=True)
@@ -47,13 +54,16 @@ def query(
     """Run one read-only statement (a user's or our own) against the store at `path`.
 
     Raises `QueryRefused` for anything that is not exactly one read of the store (a file, the
-    network, an extension, a setting: a usage error), `QueryStopped` when `timeout_s` seconds
-    pass first, `StoreDamaged` (from `storage.connection`) for a damaged store file and
-    `StoreError` for any other failure; every message is one line."""
+    network, an extension, a setting: a usage error), `QueryInvalid` (a `QueryRefused`) for a
+    query that cannot run as written (an unknown column, a bad cast), `QueryStopped` when
+    `timeout_s` seconds pass first, `StoreDamaged` (from `storage.connection`) for a damaged
+    store file and `StoreError` for any other failure; every message is one line."""
     with sandboxed(path, wait_s=wait_s) as con:
         check_statement(con, sql)
         try:
             description, rows = run(con, sql, params, timeout_s=timeout_s)
+        except _USER_ERRORS as exc:
+            raise QueryInvalid(f"query failed: {one_line(exc)}") from exc
         except duckdb.Error as exc:
             raise StoreError(f"query failed: {one_line(exc)}") from exc
         return QueryResult(

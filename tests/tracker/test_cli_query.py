@@ -140,7 +140,7 @@ def test_sql_refuses_writes_with_exit_2(config_path: Path) -> None:
 
 def test_sql_bad_query_is_a_clear_error(config_path: Path) -> None:
     code, _, err = run(config_path, "sql", "SELECT nope FROM prices")
-    assert code == 1
+    assert code == 2  # the user's query to fix: a usage error, as the contract gives it
     assert "query failed" in err and "nope" in err
 
 

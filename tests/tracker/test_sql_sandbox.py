@@ -197,6 +197,30 @@ def test_a_bad_timeout_is_a_usage_error(setup: tuple[Path, Path, Path, Path]) ->
     assert code == 2 and "--timeout" in err
 
 
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        ("SELECT nosuch FROM prices", 'Binder Error: Referenced column "nosuch" not found'),
+        ("SELECT * FROM nosuch", "Catalog Error: Table with name nosuch does not exist!"),
+        ("SELECT 1e308::DECIMAL(38, 6)", "Conversion Error: Could not cast value"),
+        ("SELECT 'x'::INTEGER", "Conversion Error: Could not convert string 'x' to INT32"),
+        ("SELECT 9223372036854775807::BIGINT + 1", "Out of Range Error: Overflow in addition"),
+    ],
+)
+def test_a_query_wrong_as_written_is_a_usage_error(
+    setup: tuple[Path, Path, Path, Path], statement: str, message: str
+) -> None:
+    """The user's to fix, like a statement that does not parse: exit 2, one line, DuckDB's
+    reason in it, the store untouched."""
+    config, store, _, _ = setup
+    before = store.read_bytes()
+    code, out, err = run(config, "sql", statement)
+    assert (code, out) == (2, ""), err
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith(f"error: query failed: {message}"), err
+    assert store.read_bytes() == before
+
+
 def test_a_timeout_a_collection_would_not_outlast_is_a_usage_error(
     setup: tuple[Path, Path, Path, Path],
 ) -> None:

@@ -78,7 +78,9 @@ def parse_extras(
         result.interruption = bands(collector, payloads, observed_at)
     result.notes.insert(0, note(payloads))
     # Spot per zone (the API) or per region (the public feed): see ParseResult.spot_zoned.
-    result.spot_zoned = not any(key.startswith("public/offers/") for key in payloads)
+    # The feed's presence decides, not the offer files': an index naming none of the regions
+    # asked must not make the feed's prices count as per zone (the API's would be closed).
+    result.spot_zoned = "public/spot" not in payloads
     return hosts
 
 

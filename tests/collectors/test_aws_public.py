@@ -405,6 +405,17 @@ def test_public_and_api_spot_series_stay_apart_in_the_store(files: Files, tmp_pa
     assert bands == [("15-20%", 0.15, 0.2, 64)]
 
 
+def test_the_feeds_spot_is_per_region_even_when_the_index_names_no_region_asked(
+    files: Files, tmp_path: Path
+) -> None:
+    files.files[INDEX] = json.dumps({"formatVersion": "v1.0", "regions": {}}).encode()
+    collector = public(files, tmp_path)
+    result = collector.parse(collector.fetch(), observed_at=NOW)
+    assert not [r for r in result.records if r.price_kind != "spot"]
+    assert {r.zone for r in result.records} == {None} and len(result.records) == 9
+    assert result.spot_zoned is False  # else the API's per-zone series would be closed
+
+
 def test_tco_spot_overhead_from_the_advisor_band(files: Files, tmp_path: Path) -> None:
     path = tmp_path / "prices.duckdb"
     collector = public(files, tmp_path)

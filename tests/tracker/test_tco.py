@@ -248,3 +248,15 @@ def test_the_chart_is_written(store: Path, tmp_path: Path) -> None:
     result = run(store, "--gpu", "A100", "--chart", str(chart))
     assert result.exit_code == 0, result.output
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_chart_that_cannot_be_written_is_said_plainly(store: Path, tmp_path: Path) -> None:
+    result = run(store, "--gpu", "A100", "--chart", str(tmp_path / "tco.jpg"))
+    assert result.exit_code == 2 and "the chart is a PNG file" in result.stderr
+    assert not (tmp_path / "tco.jpg").exists()
+    missing = tmp_path / "no-such-folder" / "tco.png"
+    result = run(store, "--gpu", "A100", "--chart", str(missing))
+    assert result.exit_code == 1 and f"--chart {missing}: cannot write it" in result.stderr
+    result = run(store, "--gpu", "A100", "--provider", "paperspace", "--chart", str(missing))
+    assert result.exit_code == 0
+    assert f"no chart written to {missing}: no candidate to draw" in result.stderr

@@ -151,6 +151,8 @@ def tco(
     need = need_from(options)
     if baseline is not None and baseline > need.gpus:
         fail(ctx, f"--baseline {baseline}: more than --gpus {need.gpus}", EXIT_USAGE)
+    if chart is not None and chart.suffix.lower() != ".png":  # as `history --chart` says it
+        fail(ctx, f"--chart {chart}: the chart is a PNG file (name it *.png)", EXIT_USAGE)
     config = load_config(ctx)
     try:
         answer = tco_mod.read(config.store_path, need, baseline=baseline)
@@ -167,10 +169,9 @@ def tco(
     else:
         _print_document(ctx, answer, fmt, limit)
     if chart is not None and answer.rows:
-        from tracker.charts import tco as tco_chart
-
-        tco_chart.save_chart(answer, chart)
-        say(err, f"chart written to {chart}")
+        _draw(ctx, answer, chart)
+    elif chart is not None:
+        say(err, f"no chart written to {chart}: no candidate to draw")
 
 
 def need_from(options: dict[str, Any]) -> tco_mod.Need:
@@ -217,6 +218,16 @@ def _print_document(ctx: click.Context, answer: tco_mod.Tco, fmt: str, limit: in
         say(common.err(ctx), line)
     if answer.baseline and answer.rows and not answer.blends:
         say(common.err(ctx), tco_table.no_blend(answer))
+
+
+def _draw(ctx: click.Context, answer: tco_mod.Tco, chart: Path) -> None:
+    from tracker.charts import tco as tco_chart
+
+    try:
+        tco_chart.save_chart(answer, chart)
+    except OSError as exc:
+        fail(ctx, f"--chart {chart}: cannot write it: {exc}", EXIT_FAILED)
+    say(common.err(ctx), f"chart written to {chart}")
 
 
 def _unknown(store: Path, gpu: str) -> list[str]:

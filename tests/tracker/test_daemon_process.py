@@ -24,10 +24,11 @@ from tests.tracker.daemon_support import (
     replayed,
     wait_for_request,
 )
+from tracker.demo import recordings
 from tracker.replay import Exchange
 
 pytestmark = pytest.mark.daemon
-PROVIDERS = 7
+PROVIDERS = len(recordings())  # every provider the demo replays
 # The same offer twice in the current view would be a duplicate; so would two intervals of one
 # offer overlapping in time.
 _OFFER = "provider, region, coalesce(zone, ''), instance_type, price_kind, "

@@ -91,7 +91,7 @@ class AwsCollector(Collector):
         creds = self.settings.credentials
         if "aws_access_key_id" in creds and "aws_secret_access_key" in creds:
             return
-        if boto3.session.Session().get_credentials() is None:
+        if not aws_source.chain_has_credentials(self.name):
             raise MissingCredentials(
                 self.name, "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
             )

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from collectors import aws_feeds, aws_terms, gpus, kit
 from collectors.aws_public import PublicFiles
 from collectors.base import InterruptionBand, ParseResult, Payloads, PriceRecord
-from collectors.common import PayloadShapeError
+from collectors.common import CollectorError, PayloadShapeError
 from collectors.kit import Host
 
 if TYPE_CHECKING:
@@ -41,11 +41,26 @@ def resolve(collector: AwsCollector) -> tuple[str, str]:
     creds = settings.credentials
     if "aws_access_key_id" in creds and "aws_secret_access_key" in creds:
         return "api", "AWS credentials found"
-    import boto3  # the chain: environment, profiles, SSO, container and instance roles
-
-    if boto3.session.Session().get_credentials() is not None:
+    if chain_has_credentials(collector.name):
         return "api", "AWS credentials found"
     return "public", "no AWS credentials found"
+
+
+def chain_has_credentials(provider: str) -> bool:
+    """Whether boto3's chain (environment, profiles, SSO, container and instance roles) finds
+    credentials. A chain that breaks (a profile named but not defined, a `credential_process`
+    that fails) is the user's configuration to mend, not a bug: a CollectorError saying so."""
+    import boto3
+    from botocore.exceptions import BotoCoreError
+
+    try:
+        return boto3.session.Session().get_credentials() is not None
+    except BotoCoreError as exc:
+        raise CollectorError(
+            provider,
+            f'the AWS credentials configured cannot be read: {exc} (source = "public" reads'
+            " the public price files without any)",
+        ) from exc
 
 
 def fetch(collector: AwsCollector, api: Callable[[], Payloads]) -> Payloads:

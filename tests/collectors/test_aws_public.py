@@ -28,7 +28,7 @@ import tracker
 from collectors import REGISTRY, aws_feeds
 from collectors.aws import AwsCollector
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
-from collectors.common import ConfigError, PayloadShapeError
+from collectors.common import CollectorError, ConfigError, PayloadShapeError
 from storage.connection import connect
 from storage.reads import tco
 from storage.store import Store
@@ -355,6 +355,17 @@ def test_auto_without_credentials_uses_the_public_files(
     assert result.notes[0] == "prices from the public price files (no AWS credentials found)"
     keyed = ProviderSettings(credentials={"aws_access_key_id": "a", "aws_secret_access_key": "b"})
     assert AwsCollector(keyed).source == ("api", "AWS credentials found")
+
+
+@pytest.mark.parametrize("source", ["auto", "api"])
+def test_a_broken_credential_chain_is_a_collector_error_not_a_crash(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, files: Files, source: str
+) -> None:
+    no_credentials(monkeypatch, tmp_path)
+    monkeypatch.setenv("AWS_PROFILE", "nowhere")  # named, but in no config file
+    collector = public(files, tmp_path, source=source)
+    with pytest.raises(CollectorError, match=r"config profile \(nowhere\) could not be found"):
+        collector.check_credentials()
 
 
 def test_public_and_api_spot_series_stay_apart_in_the_store(files: Files, tmp_path: Path) -> None:

@@ -131,12 +131,14 @@ def cheapest(
     limit: int = 20,
     per_gpu: bool = False,
     usd: bool = False,
+    timeout_s: float | None = None,
 ) -> Cheapest:
     """The cheapest current offers matching `filters`, `limit` per currency, grouped by
     currency (USD first) and ranked within it.
 
     With `per_gpu`, only the cheapest offer of each GPU model and price kind. With `usd`, one
-    USD ranking of every offer that has a USD price (see the module docstring)."""
+    USD ranking of every offer that has a USD price (see the module docstring). The query
+    stops after `timeout_s` seconds (None: no limit; the web dashboard sets one)."""
     where, params = _where(filters)
     if usd:
         where += " AND price_per_hour_usd IS NOT NULL"
@@ -155,7 +157,7 @@ def cheapest(
         qualify=qualify,
         ties=_TIES,
     )
-    found = query(store, sql, [*params, limit])
+    found = query(store, sql, [*params, limit], timeout_s=timeout_s)
     at = found.columns.index("_matching")
     currency = found.columns.index("currency")
     matching = {row[currency]: row[at] for row in found.rows}

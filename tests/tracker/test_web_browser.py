@@ -169,3 +169,15 @@ def test_the_tco_form_answers(server: Running, page: Any) -> None:
     page.fill("#tco-form input[name=gpus]", "0")
     page.click("#tco-form button[type=submit]")
     assert "--gpus" in (page.wait_for_selector(".problem").text_content() or "")
+
+
+def test_an_offer_links_to_its_history(server: Running, page: Any) -> None:
+    page.goto(server.url)
+    page.select_option("select[data-filter=gpu_model]", "A100")
+    page.select_option("select[data-filter=provider]", "aws")
+    link = visible_rows(page).first.locator("a")
+    name = link.text_content()
+    link.click()
+    page.wait_for_selector("figure.chart svg")
+    rows = page.locator("#stats tbody tr")
+    assert rows.count() == 1 and name in (rows.first.text_content() or "")

@@ -59,7 +59,7 @@ def options(command: click.Command, query: Query) -> dict[str, Any]:
     return dict(ctx.params)
 
 
-def latest(store: Path, query: Query) -> list[dict[str, Any]]:
+def latest(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[str, Any]]:
     """What `gpu-tracker latest --format json` prints."""
     given = options(cli_query.latest, query)
     filters = latest_mod.Filters(
@@ -72,6 +72,7 @@ def latest(store: Path, query: Query) -> list[dict[str, Any]]:
         limit=given["limit"],
         per_gpu=given["per_gpu"],
         usd=given["usd"],
+        timeout_s=timeout_s,
     )
     if not found.result.rows:
         _unknown(store, filters)

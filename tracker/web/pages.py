@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from html import escape
 from typing import Any
+from urllib.parse import urlencode
 
 from collectors.common import kind_label
 from storage.query import QueryResult
@@ -82,13 +83,17 @@ def _offer_row(row: dict[str, Any]) -> str:
     }  # fmt: skip
     data = "".join(f' data-{k}="{"" if v is None else f"{v:.6g}"}"' for k, v in prices.items())
     place = "/".join(p for p in (row["region"], row["zone"]) if p)
+    series = [(k, row[k]) for k in ("provider", "region", "zone", "instance_type") if row[k]]
+    series += [("kind", row["price_kind"]), ("term", row["term_months"]), ("since", "90d")]
+    history = _escaped("/history?" + urlencode([(k, v) for k, v in series if v is not None]))
     filters = {"gpu_model": row["gpu_model"] or "unknown", "kind": kind,
                "provider": row["provider"], "region": row["region"] or "none"}  # fmt: skip
     attributes = "".join(f' data-f-{k}="{_escaped(str(v))}"' for k, v in filters.items())
     classes = " ".join(s.replace(" ", "-") for s in state)
     cells = (
         _td(row["gpu_model"] or "unknown"), _td(_number(row["gpu_memory_gib"], 0)), _td(kind),
-        _td(row["provider"]), _td(place), _td(row["instance_type"]),
+        _td(row["provider"]), _td(place),
+        f'<td><a href="{history}">{_escaped(row["instance_type"])}</a></td>',
         _td(_number(row["gpu_count"], 2)),
         f'<td class="price" data-currency="{_escaped(row["currency"])}"{data}>'
         f"{_number(row['price_per_gpu_hour_usd'], 4)}</td>",

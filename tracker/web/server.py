@@ -191,7 +191,7 @@ class Handler(BaseHTTPRequestHandler):
     def _api(self, path: str, query: dict[str, list[str]]) -> list[dict[str, Any]] | None:
         site = self.server.site
         if path == "/api/latest":
-            return api.latest(site.store, query)
+            return api.latest(site.store, query, timeout_s=site.timeout_s)
         if path == "/api/history":
             return api.history(site.store, query, timeout_s=site.timeout_s)
         if path == "/api/tco":

@@ -237,6 +237,24 @@ def test_the_title_spells_the_model_as_the_store_does(store: Path) -> None:
     assert "TCO of 8x RTX4000Ada for 36 months" in result.stdout
 
 
+def test_offers_left_out_are_counted_under_the_table_and_on_stderr(store: Path) -> None:
+    import duckdb
+
+    with duckdb.connect(str(store), read_only=True) as con:
+        sold_out = con.execute(
+            "SELECT provider, region, instance_type FROM latest_prices"
+            " WHERE gpu_model = 'A100' AND NOT stale AND available = false"
+        ).fetchall()
+    assert sold_out  # the demo's Vultr lists A100 plans deployable nowhere
+    said = f"left out: {len(sold_out)} offer{'s' if len(sold_out) > 1 else ''} of A100 "
+    table = run(store, "--gpu", "A100")
+    assert said in " ".join(table.stdout.split())
+    document = run(store, "--gpu", "A100", "--format", "json")
+    assert said in document.stderr
+    priced = {(r["provider"], r["region"], r["instance_type"]) for r in json.loads(document.stdout)}
+    assert priced.isdisjoint(sold_out)
+
+
 def test_no_candidate_says_why(store: Path) -> None:
     result = run(store, "--gpu", "A100", "--provider", "paperspace")
     assert result.exit_code == 0

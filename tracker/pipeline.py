@@ -25,7 +25,7 @@ from storage.writes.validate import summary
 from tracker.config import Config, ProviderConfig
 from tracker.daemon.isolation import Abandoned, Fetched
 from tracker.deadline import within
-from tracker.failure import hold, one_line, redact, secrets_of
+from tracker.failure import flat, hold, one_line, redact, secrets_of
 
 # Fetches and parses one provider: (name, settings with credentials, observed_at).
 Fetcher = Callable[[str, ProviderSettings, datetime], Fetched]
@@ -140,15 +140,16 @@ def _collect_one(
         outcome.status, outcome.error = "failed", one_line(provider.name, exc) or str(exc)
         if outcome.error != str(exc):
             outcome.detail = str(exc)
-            log.info("%s failed: %s", provider.name, exc)
+            log.info("%s failed: %s", provider.name, flat(str(exc)))
     except Exception as exc:  # a bug in one collector must not stop the others
         log.exception("%s: unexpected error", provider.name)
         outcome.status, outcome.error = "failed", f"{provider.name}: {type(exc).__name__}: {exc}"
     outcome.seconds = time.monotonic() - clock
     # What an API echoed back (its 401 quoting the Authorization header) is never printed or
     # stored; the log lines above were masked as they were made.
-    outcome.error = redact(outcome.error) if outcome.error else outcome.error
-    outcome.detail = redact(outcome.detail) if outcome.detail else outcome.detail
+    # An HTML error page or a colour escape in an answer: one plain line, wherever it goes.
+    outcome.error = flat(redact(outcome.error)) if outcome.error else outcome.error
+    outcome.detail = flat(redact(outcome.detail)) if outcome.detail else outcome.detail
     if outcome.status != "ok":
         _record_unsuccessful(store, write_lock, outcome, started_at, provider.interval_s)
     reporter.finished(outcome)

@@ -9,23 +9,28 @@ from __future__ import annotations
 import io
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from storage.reads.series import Window
 from storage.reads.tco import Tco
+
+if TYPE_CHECKING:  # matplotlib is imported when the first chart is drawn
+    from matplotlib.figure import Figure
+
+    from tracker.charts.history import Series
 
 _DRAWING = threading.Lock()
 # Text stays text (not glyph paths): a third of the size, and the browser test can read it.
 _RC: dict[Any, Any] = {"svg.fonttype": "none"}
 
 
-def history_svg(lines: Sequence[object], currency: str, window: Window, left_out: int) -> str:
-    """The step chart of `lines` (`tracker.charts.history.Series`, one currency)."""
+def history_svg(lines: Sequence[Series], currency: str, window: Window, left_out: int) -> str:
+    """The step chart of `lines` (one currency)."""
     from tracker.charts import history
 
     with _DRAWING:
         fig = history.draw(
-            lines,  # type: ignore[arg-type]
+            lines,
             currency=currency,
             since=window.since,
             until=window.until,
@@ -42,12 +47,10 @@ def tco_svg(answer: Tco) -> str:
         return _svg(tco.chart(answer))
 
 
-def _svg(fig: object) -> str:
+def _svg(fig: Figure) -> str:
     import matplotlib
     import matplotlib.pyplot as plt
-    from matplotlib.figure import Figure
 
-    assert isinstance(fig, Figure)
     buffer = io.StringIO()
     try:
         with matplotlib.rc_context(_RC):

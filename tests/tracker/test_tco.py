@@ -4,6 +4,7 @@ values from the API's own numbers, and the command's options and edge cases."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,14 @@ def test_a_term_longer_than_the_horizon_is_paid_whole(store: Path) -> None:
     assert p4d(rows, "on_demand")["total_usd"] == round(ON_DEMAND * 730 * 6, 2)
     table = run(store, "--gpu", "A100", "--provider", "aws", "--months", "6")
     assert "whole 3y, 30 mo unused" in table.stdout
+    from rich.console import Console
+
+    from storage.reads.tco import Need, read
+    from tracker.cli.tco_table import strategies
+
+    console = Console(width=250, record=True, file=io.StringIO())  # wide: no cell wraps
+    console.print(strategies(read(store, Need("A100", months=6, providers=("aws",))), 9))
+    assert "│ whole 1y, 6 mo unused, all-upfront " in console.export_text()
 
 
 def test_eighteen_months_take_two_one_year_terms(store: Path) -> None:

@@ -177,9 +177,10 @@ def _paid(row: dict[str, Any], need: Need) -> str:
     option = " ".join(p.replace("_", "-") for p in (row["payment_option"], row["offering_class"])
                       if p and p != "standard")  # fmt: skip
     term = row["term_months"]
-    paid = f"{row['terms']} x {term_words(term)}"
-    if term > need.months:
+    if term > need.months:  # the option after a comma: 'unused all-upfront' misread
         paid = f"whole {term_words(term)}, {term - need.months} mo unused"
+        return f"{paid}, {option}" if option else paid
+    paid = f"{row['terms']} x {term_words(term)}"
     return f"{paid} {option}" if option else paid
 
 

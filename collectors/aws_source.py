@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from collectors import aws_feeds, aws_terms, gpus, kit
 from collectors.aws_public import PublicFiles
-from collectors.base import InterruptionBand, ParseResult, Payloads, PriceRecord
+from collectors.base import InterruptionBand, ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import CollectorError, PayloadShapeError
 from collectors.kit import Host
 
@@ -36,7 +36,7 @@ def resolve(collector: AwsCollector) -> tuple[str, str]:
     if chosen != "auto":
         return chosen, f'source = "{chosen}"'
     settings = collector.settings
-    if settings.endpoint or settings.options.get("pricing_endpoint"):
+    if _mirrored(settings):
         return "api", "an API endpoint is configured"  # a mirror of the APIs: the APIs it is
     creds = settings.credentials
     if "aws_access_key_id" in creds and "aws_secret_access_key" in creds:
@@ -63,6 +63,12 @@ def chain_has_credentials(provider: str) -> bool:
         ) from exc
 
 
+def _mirrored(settings: ProviderSettings) -> bool:
+    """An API endpoint is configured (`endpoint`, `pricing_endpoint` or `ec2_endpoint`)."""
+    options = settings.options
+    return bool(settings.endpoint or options.get("pricing_endpoint") or options.get("ec2_endpoint"))
+
+
 def fetch(collector: AwsCollector, api: Callable[[], Payloads]) -> Payloads:
     """The public files, or what `api` fetches plus the Advisor: it needs no account and is
     asked wherever the collector talks to AWS itself (a mirror or a test server standing in
@@ -73,8 +79,7 @@ def fetch(collector: AwsCollector, api: Callable[[], Payloads]) -> Payloads:
         return {"source": {"source": source, "why": why}, **public.fetch(collector.regions)}
     payloads = {"source": {"source": source, "why": why}, **api()}
     options = collector.settings.options
-    mirrored = collector.settings.endpoint or options.get("pricing_endpoint")
-    if options.get("spot_advisor_url") or not mirrored:
+    if options.get("spot_advisor_url") or not _mirrored(collector.settings):
         with public.session:
             advice = public.advisor()
         if advice is not None:

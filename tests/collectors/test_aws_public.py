@@ -355,6 +355,9 @@ def test_auto_without_credentials_uses_the_public_files(
     assert result.notes[0] == "prices from the public price files (no AWS credentials found)"
     keyed = ProviderSettings(credentials={"aws_access_key_id": "a", "aws_secret_access_key": "b"})
     assert AwsCollector(keyed).source == ("api", "AWS credentials found")
+    for key in ("pricing_endpoint", "ec2_endpoint"):  # a mirror of an API: the APIs it is
+        mirror = ProviderSettings(options={key: "http://127.0.0.1:4566"})
+        assert AwsCollector(mirror).source == ("api", "an API endpoint is configured")
 
 
 @pytest.mark.parametrize("source", ["auto", "api"])

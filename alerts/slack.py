@@ -24,6 +24,7 @@ from alerts import digest
 from alerts.digest_render import slack_message
 from alerts.message import alternatives_table, subject_line
 from alerts.notify import AlertEvent, ChannelError, Redactor, redacted_logs
+from collectors.common import flat
 
 # Slack allows 50 blocks a message; each alert takes up to three, plus header and footer.
 MAX_ALERTS_SHOWN = 14
@@ -67,7 +68,7 @@ class SlackNotifier:
                 ) from None
         if response.status_code == 200:
             return
-        body = self._redact(response.text[:200].strip())
+        body = flat(self._redact(response.text[:200]))  # an HTML page: one plain line
         raise ChannelError(
             f"slack: HTTP {response.status_code}: {body or response.reason}",
             retry_after_s=_retry_after(response),

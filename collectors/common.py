@@ -63,6 +63,20 @@ class Redactor:
         return text
 
 
+def flat(text: str) -> str:
+    """`text` on one line, as a server's error answer may not be: an HTML page's lines, a
+    terminal's escape sequences (colours, cursor moves, window titles) and every other control
+    character become single spaces, so a summary, a log line and a stored error stay one line
+    and nothing a server sent can move the cursor."""
+    return " ".join(_CONTROL.sub(" ", _ESCAPE.sub(" ", text)).split())
+
+
+# A terminal's escape sequences (CSI: colours, cursor moves; OSC: titles, links), then any C0
+# or C1 control character left.
+_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 def _forms(secret: str) -> set[str]:
     raw = secret.encode()
     escaped = json.dumps(secret)[1:-1]

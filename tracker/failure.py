@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import errno
 import logging
-import re
 import socket
 import ssl
 import threading
@@ -46,10 +45,6 @@ _REASONS: tuple[tuple[type[BaseException], str], ...] = (
     (ssl.SSLError, "TLS failed"),
     (TimeoutError, "timed out"),
 )
-# A terminal's escape sequences (CSI: colours, cursor moves; OSC: titles, links), then any C0
-# or C1 control character left.
-_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _ERRNO_WORDS = {
     errno.ENETUNREACH: "network unreachable",
     errno.EHOSTUNREACH: "host unreachable",
@@ -95,14 +90,6 @@ def hold(secrets: Iterable[str]) -> None:
 def redact(text: str) -> str:
     """`text` with every held credential masked."""
     return _HELD.redactor(text)
-
-
-def flat(text: str) -> str:
-    """`text` on one line, as a provider's error answer may not be: an HTML page's lines, a
-    terminal's escape sequences (colours, cursor moves) and every other control character
-    become single spaces, so the summary, a log line and `collection_runs.error` stay one line
-    and nothing a server sent can move the cursor."""
-    return " ".join(_CONTROL.sub(" ", _ESCAPE.sub(" ", text)).split())
 
 
 def _masking_factory(make: Any) -> Any:

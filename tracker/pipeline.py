@@ -18,14 +18,14 @@ from pathlib import Path
 
 from collectors import collector_class
 from collectors.base import ParseResult, ProviderSettings
-from collectors.common import CollectorError, MissingCredentials, StoreError
+from collectors.common import CollectorError, MissingCredentials, StoreError, flat
 from storage.connection import StoreDamaged
 from storage.store import Store
 from storage.writes.validate import summary
 from tracker.config import Config, ProviderConfig
 from tracker.daemon.isolation import Abandoned, Fetched
 from tracker.deadline import within
-from tracker.failure import flat, hold, one_line, redact, secrets_of
+from tracker.failure import hold, one_line, redact, secrets_of
 
 # Fetches and parses one provider: (name, settings with credentials, observed_at).
 Fetcher = Callable[[str, ProviderSettings, datetime], Fetched]

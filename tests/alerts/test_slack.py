@@ -134,6 +134,16 @@ def test_a_refused_webhook_is_an_error_with_slacks_reason(events: list[AlertEven
     assert len(responses.calls) == 1  # a 4xx other than 429 is not retried now
 
 
+@responses.activate
+def test_an_error_page_is_one_plain_line(events: list[AlertEvent]) -> None:
+    """A proxy's HTML page with a colour escape: stored in alert_events.detail and printed, so
+    one line without the escape."""
+    responses.post(URL, status=403, body="<html>\n<h1>\x1b[31mForbidden\x1b[0m</h1>\r\n</html>\n")
+    with pytest.raises(ChannelError) as caught:
+        fast().send(events)
+    assert str(caught.value) == "slack: HTTP 403: <html> <h1> Forbidden </h1> </html>"
+
+
 def test_the_webhook_url_never_appears_in_errors_or_logs(
     events: list[AlertEvent], caplog: pytest.LogCaptureFixture
 ) -> None:

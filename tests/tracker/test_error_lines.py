@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from collectors import REGISTRY
+from collectors.common import flat
 from storage.query import query
 from tracker.cli import cli
-from tracker.failure import flat
 
 # A page a proxy might send, with a colour and a window-title escape, and a NUL.
 PAGE = b"<html>\n<body>\r\n\tBad \x1b[31mgateway\x1b[0m\x00\n\x1b]0;pwned\x07</body>\n</html>\n"

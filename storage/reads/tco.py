@@ -201,6 +201,8 @@ class Tco:
     offers: int  # offers of the GPU matching the filters, before the exclusions
     blends: list[dict[str, Any]] = field(default_factory=list)
     baseline: int | None = None  # the GPUs reserved in the blends asked for
+    # The fields of the document (the blends' with a baseline): a CSV of no rows has its header.
+    columns: tuple[str, ...] = ()
 
 
 def read(
@@ -231,14 +233,18 @@ def tco(con: Any, need: Need, *, as_of: datetime | None = None, baseline: int | 
         con.register(_MATCHED, found)
         try:
             counted = _run(con, _EXCLUDED.format(matching=_REUSED), params).fetchall()
-            rows = _dicts(_run(con, _candidates_sql(priced), params))
-            blends = _dicts(_run(con, _blends_sql(priced), params)) if baseline else []
+            columns, rows = _dicts(_run(con, _candidates_sql(priced), params))
+            if baseline:
+                columns, blends = _dicts(_run(con, _blends_sql(priced), params))
+            else:
+                blends = []
         finally:
             con.unregister(_MATCHED)
     except duckdb.Error as exc:
         raise StoreError(f"tco: could not read the store: {exc}") from exc
     reasons = {str(reason): int(n) for reason, n in counted if reason is not None}
-    return Tco(need, as_of, rows, reasons, sum(int(n) for _, n in counted), blends, baseline)
+    offers = sum(int(n) for _, n in counted)
+    return Tco(need, as_of, rows, reasons, offers, blends, baseline, tuple(columns))
 
 
 def _params(need: Need, as_of: datetime | None, baseline: int | None) -> dict[str, Any]:
@@ -313,6 +319,6 @@ def _blends_sql(priced: str) -> str:
     )
 
 
-def _dicts(cursor: Any) -> list[dict[str, Any]]:
+def _dicts(cursor: Any) -> tuple[list[str], list[dict[str, Any]]]:
     names = [d[0] for d in cursor.description]
-    return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+    return names, [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]

@@ -268,6 +268,10 @@ def test_no_candidate_says_why(store: Path) -> None:
     result = run(store, "--gpu", "A100", "--provider", "paperspace")
     assert result.exit_code == 0
     assert "no candidate: no current offer of A100 from paperspace" in result.output
+    # A CSV of no candidates still has its header: the fields of the JSON objects.
+    empty = run(store, "--gpu", "A100", "--provider", "paperspace", "--format", "csv")
+    fields = list(candidates(store, "--gpu", "A100", "--provider", "aws")[0])
+    assert empty.stdout.splitlines() == [",".join(fields)]
 
 
 def test_the_chart_is_written(store: Path, tmp_path: Path) -> None:

@@ -207,7 +207,7 @@ def _print_document(ctx: click.Context, answer: tco_mod.Tco, fmt: str, limit: in
     # With --baseline the question is the blend: the document is the plans.
     rows = answer.blends if answer.baseline else answer.rows
     shown = documents.tco_rows(answer, limit)
-    render.print_result(common.out(ctx), tco_table.as_result(shown), fmt)
+    render.print_result(common.out(ctx), tco_table.as_result(shown, answer.columns), fmt)
     if len(shown) < len(rows):  # a document has no caption: the note goes to stderr
         say(
             common.err(ctx),

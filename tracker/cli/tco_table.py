@@ -3,6 +3,7 @@ best, the blended plans, and plain words for what was left out and why."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.markup import escape
@@ -153,9 +154,10 @@ def left_out_lines(answer: Tco) -> list[str]:
     return [f"left out: {reasons}"]
 
 
-def as_result(rows: list[dict[str, Any]]) -> QueryResult:
-    """Dict rows as a result the CSV and JSON writers take (columns in the rows' order)."""
-    columns = list(rows[0]) if rows else []
+def as_result(rows: list[dict[str, Any]], columns: Sequence[str] = ()) -> QueryResult:
+    """Dict rows as a result the CSV and JSON writers take (columns in the rows' order; with
+    no rows, `columns`, so a CSV still has its header)."""
+    columns = list(rows[0]) if rows else list(columns)
     types = ["DOUBLE" if c in _MONEY_COLUMNS else "VARCHAR" for c in columns]
     return QueryResult(columns, types, [tuple(r.values()) for r in rows])
 

@@ -32,6 +32,7 @@ from collectors.gpus import GPU_MODELS, INSTANCE_GPUS
 from storage.connection import connect, transaction
 from storage.fx import FxRate, GpuFact, replace_gpu_facts, replace_rates
 from storage.migrations import migrate
+from storage.views import derive
 
 DEFAULT_ROWS = 25_000_000
 SPAN = timedelta(days=730)
@@ -118,6 +119,7 @@ def build(path: Path | str, rows: int = DEFAULT_ROWS, seed: int = 7) -> Path:
             replace_gpu_facts(con, [GpuFact(m.name, m.fp16_tflops) for m in GPU_MODELS.values()])
             con.register("offers", offers)
             con.execute(_INTERVALS, params)
+            derive(con)  # what the writes stored
             con.execute(_RUNS, {"observed": observed, "interval": RUN_INTERVAL_S})
             con.unregister("offers")
         con.execute("CREATE TABLE flat_prices AS SELECT * FROM prices")

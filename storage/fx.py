@@ -3,6 +3,8 @@ rates of [fx] (the USD columns) and the GPU table's throughput (the FLOPs-per-do
 
 The store never fetches rates. A rate is USD per one unit of a currency on a date, with where
 it came from; the views convert an interval with the newest rate dated on or before its end.
+A closed interval keeps its computed columns (storage.views.DERIVE): replacing the rates or the
+facts computes again those of the intervals they price, in the same transaction.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
+
+from storage.views import rederive
 
 RATE_PLACES = Decimal("0.000000001")  # DECIMAL(18, 9) in fx_rates
 
@@ -47,12 +51,17 @@ def replace_rates(con: Any, rates: Sequence[FxRate]) -> bool:
     rows = con.execute("SELECT currency, as_of, usd_per_unit, source FROM fx_rates").fetchall()
     if set(rows) == wanted:
         return False
+    # The currencies whose rates differ (not just their source): their stored USD columns.
+    moved = {row[:3] for row in rows} ^ {rate[:3] for rate in wanted}
+    currencies = sorted({currency for currency, _, _ in moved})
     con.execute("DELETE FROM fx_rates")
     if wanted:
         con.executemany(
             "INSERT INTO fx_rates VALUES (?, ?, ?, ?)",
             [(currency, as_of, usd, source) for currency, as_of, usd, source in sorted(wanted)],
         )
+    if currencies:
+        rederive(con, "list_contains($currencies, p.currency)", params={"currencies": currencies})
     return True
 
 
@@ -60,9 +69,13 @@ def replace_gpu_facts(con: Any, facts: Sequence[GpuFact]) -> bool:
     """Make gpu_facts hold exactly `facts` (the tracker's GPU table, later with the user's
     overrides); True when anything changed. Runs inside the caller's transaction."""
     wanted = {(f.gpu_model, f.fp16_tflops) for f in facts}
-    if set(con.execute("SELECT gpu_model, fp16_tflops FROM gpu_facts").fetchall()) == wanted:
+    rows = set(con.execute("SELECT gpu_model, fp16_tflops FROM gpu_facts").fetchall())
+    if rows == wanted:
         return False
     con.execute("DELETE FROM gpu_facts")
     if wanted:
         con.executemany("INSERT INTO gpu_facts VALUES (?, ?)", sorted(wanted, key=str))
+    # The models whose throughput changed, came or went: their stored FLOPs columns.
+    models = sorted({model for model, _ in rows ^ wanted})
+    rederive(con, "list_contains($models, p.gpu_model)", params={"models": models})
     return True

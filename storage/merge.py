@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from collectors.common import StoreError
 from storage.connection import scalar
+from storage.views import rederive
 
 # The offer's identity as one string: NULL parts become '' so they compare as values.
 _OFFER_KEY = """concat_ws('|', provider, region, coalesce(zone, ''), instance_type, price_kind,
@@ -195,6 +196,9 @@ WHERE p.rowid IN (SELECT o.row FROM open_now o ANTI JOIN paths s USING (offer_ke
   AND NOT coalesce(p.price_kind = 'spot' AND (p.zone IS NOT NULL) <> $spot_zoned, false)
 """
 
+_CLOSED_HERE = "p.rowid IN (SELECT row FROM open_now) AND p.valid_to IS NOT NULL"
+_TOUCHED_HERE = "p.rowid IN (SELECT row FROM open_now) OR p.run_id = $run_id"
+
 _STAGED = ("incoming", "open_now", "closed_end", "paths", "changing", "sequence")
 
 
@@ -216,6 +220,9 @@ def merge(
     con.register("batch", batch)
     # On an error the caller's rollback takes the staged tables and closes the connection.
     changed = _merge(con, batch, params, run_id, regions, keep_open, spot_zoned)
+    # The intervals this write closed or opened store their computed columns (storage.views):
+    # a closed one's rate is dated by its end, which may be before the day it was stored open.
+    rederive(con, _CLOSED_HERE, _TOUCHED_HERE, {"run_id": run_id})
     for table in _STAGED:
         con.execute(f"DROP TABLE IF EXISTS {table}")
     for name in ("batch", "picked"):

@@ -212,6 +212,25 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             """,
         ],
     ),
+    (
+        9,
+        "the computed columns of the prices view, stored",
+        [
+            # The `prices` view's computed columns of an interval (NULL: not derived), stored
+            # by the writes and read back by the view with a plain scan (storage.views.DERIVE).
+            # The views' recreation, which follows, fills them for the history already stored.
+            *(
+                f"ALTER TABLE price_intervals ADD COLUMN {column} DOUBLE"
+                for column in (
+                    "price_per_gpu_hour",
+                    "price_per_hour_usd",
+                    "price_per_gpu_hour_usd",
+                    "gpu_tflops_fp16",
+                    "pflop_per_usd",
+                )
+            ),
+        ],
+    ),
 ]
 
 _VERSIONS = [version for version, _, _ in MIGRATIONS]

@@ -22,7 +22,17 @@ from typing import Any
 # million intervals 2.1x the same query on a flat table). USD rows skip the multiplication; the
 # others multiply exactly in 38 digits (in 18, any price above 9,223 USD an hour overflowed).
 # pflop_per_usd: PFLOP of dense FP16 one US dollar buys (TFLOPS x 3,600 s / 1,000).
-PRICES = """
+#
+# DERIVE is that computation, written once: the columns the view computes per interval, with
+# the interval's row id. The writes store them in the interval's own columns (`derive`) and the
+# view reads those with a plain scan; an interval not derived (`price_per_gpu_hour` NULL) is
+# computed here at read time, so the values are the same either way. A closed interval's values
+# never move (its rate is dated by its end). An open one's are today's, clamped to the newest
+# rate: once today is on or after the newest rate's date they stay the newest rate's until the
+# rates change, so it is stored only then (a rate dated in the future leaves it computed live).
+# Replacing the [fx] rates or the GPU facts computes again the intervals they price
+# (storage.fx), and a write computes again the intervals it closed (storage.merge).
+DERIVE = """
 WITH span AS (
     SELECT min(as_of) AS first_day, max(as_of) AS last_day
     FROM fx_rates WHERE currency <> 'USD'
@@ -41,7 +51,7 @@ WITH span AS (
     SELECT first_day - DATE '1970-01-01' AS first_day, last_day - DATE '1970-01-01' AS last_day
     FROM span
 ), rated AS (
-    SELECT p.*, g.fp16_tflops AS gpu_tflops_fp16,
+    SELECT p.*, p.rowid AS row_id, g.fp16_tflops AS tflops,
            CASE WHEN p.currency = 'USD' THEN CAST(p.price_per_hour AS DOUBLE)
                 ELSE CAST(CAST(p.price_per_hour AS DECIMAL(38, 6)) * d.usd_per_unit AS DOUBLE)
            END AS usd
@@ -50,22 +60,80 @@ WITH span AS (
     LEFT JOIN daily d ON d.currency = p.currency AND d.day = least(greatest(
         epoch_us(coalesce(p.valid_to, now())) // 86400000000, b.first_day), b.last_day)
     LEFT JOIN gpu_facts g ON g.gpu_model = p.gpu_model
+    WHERE {where}
 ), shown AS (
-    SELECT provider, region, zone, instance_type, price_kind, term_months,
-           payment_option, offering_class, currency,
-           CAST(price_per_hour AS DOUBLE) AS price_per_hour,
-           CAST(upfront_total AS DOUBLE) AS upfront_total,
-           round(CAST(price_per_hour AS DOUBLE) / gpu_count, 6) AS price_per_gpu_hour,
-           gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib,
-           valid_from, valid_to, last_seen, available,
-           round(usd, 6) AS price_per_hour_usd,
-           round(usd / gpu_count, 6) AS price_per_gpu_hour_usd,
-           gpu_tflops_fp16
+    SELECT *,
+           round(CAST(price_per_hour AS DOUBLE) / gpu_count, 6) AS per_gpu_hour,
+           round(usd, 6) AS hour_usd,
+           round(usd / gpu_count, 6) AS gpu_hour_usd
     FROM rated
 )
-SELECT *, gpu_tflops_fp16 * gpu_count * 3.6 / price_per_hour_usd AS pflop_per_usd
+SELECT * EXCLUDE (price_per_gpu_hour, price_per_hour_usd, price_per_gpu_hour_usd,
+                  gpu_tflops_fp16, pflop_per_usd, tflops, usd, per_gpu_hour, hour_usd,
+                  gpu_hour_usd),
+       per_gpu_hour AS price_per_gpu_hour, hour_usd AS price_per_hour_usd,
+       gpu_hour_usd AS price_per_gpu_hour_usd, tflops AS gpu_tflops_fp16,
+       tflops * gpu_count * 3.6 / hour_usd AS pflop_per_usd
 FROM shown
 """
+
+# The columns of `prices`, in their order; the computed ones read from `source`.
+_COLUMNS = """provider, region, zone, instance_type, price_kind, term_months, payment_option,
+       offering_class, currency,
+       CAST(price_per_hour AS DOUBLE) AS price_per_hour,
+       CAST(upfront_total AS DOUBLE) AS upfront_total,
+       price_per_gpu_hour, gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib,
+       valid_from, valid_to, last_seen, available,
+       price_per_hour_usd, price_per_gpu_hour_usd, gpu_tflops_fp16, pflop_per_usd"""
+
+PRICES = f"""
+SELECT {_COLUMNS} FROM price_intervals WHERE price_per_gpu_hour IS NOT NULL
+UNION ALL
+SELECT {_COLUMNS} FROM ({DERIVE.format(where="p.price_per_gpu_hour IS NULL")})
+"""
+
+# Stores the computed columns of the intervals `DERIVE` selects; in the writer's transaction.
+_STORE = """
+UPDATE price_intervals AS t
+SET price_per_gpu_hour = d.price_per_gpu_hour, price_per_hour_usd = d.price_per_hour_usd,
+    price_per_gpu_hour_usd = d.price_per_gpu_hour_usd, gpu_tflops_fp16 = d.gpu_tflops_fp16,
+    pflop_per_usd = d.pflop_per_usd
+FROM ({derive}) AS d
+WHERE t.rowid = d.row_id
+"""
+# An open interval is stored only when today (UTC, as the view counts it) is on or after the
+# newest rate's date: its rate is then the newest one for as long as the rates stand.
+_STORABLE = """(p.valid_to IS NOT NULL
+    OR coalesce(epoch_us(now()) // 86400000000 >= b.last_day, true))"""
+_FORGET = """
+UPDATE price_intervals AS p SET price_per_gpu_hour = NULL, price_per_hour_usd = NULL,
+    price_per_gpu_hour_usd = NULL, gpu_tflops_fp16 = NULL, pflop_per_usd = NULL
+WHERE p.price_per_gpu_hour IS NOT NULL AND ({target})
+"""
+
+
+def derive(con: Any, target: str = "true", params: dict[str, Any] | None = None) -> int:
+    """Store the computed columns of the intervals not derived yet that `target` (SQL over the
+    interval `p`) selects, where they can be (see DERIVE); the number of intervals stored."""
+    where = f"p.price_per_gpu_hour IS NULL AND {_STORABLE} AND ({target})"
+    sql = _STORE.format(derive=DERIVE.format(where=where))
+    return int(con.execute(sql, _used(sql, params)).fetchall()[0][0])
+
+
+def rederive(
+    con: Any, forget: str, target: str | None = None, params: dict[str, Any] | None = None
+) -> None:
+    """Forget the stored columns of the intervals `forget` (SQL over `p`) selects, then derive
+    those `target` selects (default: the same), in the caller's transaction."""
+    sql = _FORGET.format(target=forget)
+    con.execute(sql, _used(sql, params))
+    derive(con, target or forget, params)
+
+
+def _used(sql: str, params: dict[str, Any] | None) -> dict[str, Any]:
+    """The parameters `sql` names (DuckDB refuses one it does not)."""
+    return {name: value for name, value in (params or {}).items() if f"${name}" in sql}
+
 
 # stale: the provider's last successful collection is older than twice its interval (the
 # interval the last run was scheduled with; 1 h when none was recorded), or that collection did
@@ -158,6 +226,8 @@ def create_views(con: Any) -> None:
     """(Re)create every view and record their digest, inside the caller's transaction."""
     for name, select in VIEWS:
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {select}")
+    # The stored columns were computed by the definitions the store had: compute them again.
+    rederive(con, "true")
     con.execute(_BOOKKEEPING)
     con.execute("DELETE FROM schema_views")
     con.execute("INSERT INTO schema_views VALUES (?, now())", [DIGEST])

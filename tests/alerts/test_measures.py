@@ -81,7 +81,8 @@ def test_overlapping_history_measures_one_past_price(bench: Bench) -> None:
     # 9.00 from T0 - 90 min to T0, over the 10.00 of T0 - 2 h to T0.
     overlap(bench, """
         INSERT INTO price_intervals
-        SELECT * REPLACE (9.00 AS price_per_hour, valid_from + INTERVAL 30 MINUTE AS valid_from)
+        SELECT * REPLACE (9.00 AS price_per_hour, valid_from + INTERVAL 30 MINUTE AS valid_from,
+                          NULL AS price_per_gpu_hour)  -- not stored: the view computes it
         FROM price_intervals WHERE price_kind = 'spot' AND price_per_hour = 10
     """)  # fmt: skip
     change = {"name": "chg", "kind": "price_change", "threshold": 10, "window": "80m"}

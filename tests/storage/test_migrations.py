@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from storage import migrations, views
-from storage.connection import connect
+from storage.connection import connect, transaction
+from storage.fx import GpuFact, replace_gpu_facts
 from tests.storage import old_schema
 
 NOW = datetime.now(UTC).replace(microsecond=0)  # `latest_prices.stale` reads the real clock
@@ -26,7 +27,11 @@ def fill(con: Any) -> None:
     """A little of everything the views read: an interval closed and one open, USD and CNY
     (with a rate), an ok run and a failed one, an alert event."""
     interval = (
-        "INSERT INTO price_intervals VALUES ($key, $provider, 'us-east-1', NULL, $type,"
+        "INSERT INTO price_intervals (offer_key, provider, region, zone, instance_type,"
+        " price_kind, term_months, payment_option, offering_class, currency, price_per_hour,"
+        " upfront_total, gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib, valid_from,"
+        " valid_to, last_seen, run_id, available)"
+        " VALUES ($key, $provider, 'us-east-1', NULL, $type,"
         " 'on_demand', NULL, NULL, NULL, $currency, $price, NULL, 'H100', 8, 80, 96, 1024,"
         " $start, $end, $seen, 1, $available)"
     )
@@ -99,8 +104,9 @@ def test_a_store_of_the_last_release_keeps_its_view_columns_and_values(tmp_path:
         fill(con)
         before = snapshot(con)
         # Only the later migrations (run_skips, gpu_facts, bands, NULL-able region) and the views.
-        assert migrations.migrate(con) == [4, 5, 6, 7, 8]
-        con.execute("INSERT INTO gpu_facts VALUES ('H100', 989.4)")
+        assert migrations.migrate(con) == [4, 5, 6, 7, 8, 9]
+        with transaction(con):  # as the next write does
+            replace_gpu_facts(con, [GpuFact("H100", 989.4)])
         after = snapshot(con)
         assert views.stored_digest(con) == views.DIGEST
     assert tuple(before) == OLD_PUBLIC

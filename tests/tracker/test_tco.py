@@ -76,6 +76,11 @@ def test_the_worked_example_of_the_docs(store: Path) -> None:
     # (TFLOP/s over an hour in PFLOP) / 214,419.99168 USD = 1,101.303876.
     assert three_year["pflop_per_usd"] == 1101.303876
     assert on_demand["pflop_per_usd"] == round(312 * 8 * HOURS * 3.6 / (ON_DEMAND * HOURS), 6)
+    # The docs' other rows: 236,141,568 PFLOP over each total, each total over 210,240 GPU-hours.
+    assert (spot["usd_per_gpu_hour"], spot["pflop_per_usd"]) == (1.106435, 1015.152268)
+    assert (one_year["usd_per_gpu_hour"], one_year["pflop_per_usd"]) == (1.62413, 691.570416)
+    assert three_year["usd_per_gpu_hour"] == 1.019882  # 214,419.99168 / 210,240
+    assert on_demand["pflop_per_usd"] == 409.224269
     # Cheapest first: at AWS the 3-year term (214,419.99) beats spot with its overhead.
     totals = [r["total_usd"] for r in rows]
     assert totals == sorted(totals)

@@ -205,6 +205,16 @@ def test_blend_prices_the_baseline_reserved_and_the_rest_burst(store: Path) -> N
     assert "showing 1 of 2 plans, 1 left out (--limit 1" in cut.stderr
 
 
+def test_the_docs_blend_at_half_utilization(store: Path) -> None:
+    args = ["--gpu", "A100", "--provider", "aws", "--utilization", "0.5", "--baseline", "4"]
+    spot = candidates(store, *args)[0]
+    # a whole p4d's 3-year term for 4 GPUs (214,419.99168) + a p4d at spot for the other 4 at
+    # half the hours (8.0468 x 26280 x 0.5 x 1.1 = 116,308.4472): 330,728.43888
+    assert (spot["reserved_usd"], spot["burst_usd"]) == (214419.99, 116308.45)
+    assert spot["total_usd"] == 330728.44
+    assert "no blend beats spot alone" in run(store, *args).stdout
+
+
 def test_the_whole_need_as_baseline_is_the_reserved_plan(store: Path) -> None:
     rows = candidates(store, "--gpu", "A100", "--provider", "aws", "--baseline", "8")
     assert len(rows) == 1 and rows[0]["burst_kind"] is None

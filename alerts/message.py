@@ -100,7 +100,8 @@ def alternatives_table(f: dict[str, Any]) -> list[str]:
     rows = [
         (
             a["provider"],
-            a["region"] + (f" ({a['zone']})" if a.get("zone") else ""),
+            # RunPod's prices and a Vultr plan listed nowhere name no region: an empty cell
+            (a["region"] or "") + (f" ({a['zone']})" if a.get("zone") else ""),
             a["instance_type"],
             amount(a["price"]),
             a.get("converted_from") or "",  # absent from alerts stored before it was kept

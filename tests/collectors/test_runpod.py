@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -267,3 +268,40 @@ def test_region_less_offers_are_stored_and_closed_when_gone(
     assert sql("SELECT count(*) AS n FROM latest_prices WHERE instance_type LIKE '%RTX A6000'") == [
         {"n": 4}
     ]
+
+
+def test_fetch_waits_for_retry_after_on_429(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Throttled once with Retry-After: 3, the query is sent again after that wait (asked of
+    time.sleep, not waited) and the answer is the recording's."""
+    slow_down = json.dumps({"errors": [{"message": "slow down"}]})
+    throttled = {"match": {"method": "POST", "path": "/graphql"}, "status": 429, "times": 1,
+                 "headers": {"Retry-After": "3"}, "body": slow_down}  # fmt: skip
+    answer = {"match": {"method": "POST", "path": "/graphql"},
+              "body_file": str(DEMO / "gpu-types.json")}  # fmt: skip
+    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [throttled, answer]}))
+    replay = ReplayServer(Recording.load(tmp_path)).start()
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    try:
+        payloads = collector(endpoint=replay.url, max_retries=2).fetch()
+    finally:
+        replay.stop()
+    assert payloads == {"gpuTypes": recorded()}
+    assert len(replay.requests) == 2 and slept == [3]
+
+
+def test_throttling_that_persists_fails_naming_the_provider(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exchange = {"match": {}, "status": 429, "headers": {"Retry-After": "1"}, "body": "{}"}
+    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [exchange]}))
+    replay = ReplayServer(Recording.load(tmp_path)).start()
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)
+    try:
+        with pytest.raises(FetchError, match=r"^runpod: GPU types: HTTP 429"):
+            collector(endpoint=replay.url, max_retries=1).fetch()
+    finally:
+        replay.stop()
+    assert len(replay.requests) == 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import pickle
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -325,3 +326,21 @@ def test_the_daemons_collection_child_hands_back_the_offer_counts(server: Replay
     assert fetched.parsed.market == direct.market and direct.market
     assert direct.market[0] == MarketDepth("US", "1x H100 SXM", 2)
     assert fetched.parsed.records == direct.records
+
+
+def test_fetch_waits_the_retry_after_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 429 with Retry-After: 4 is waited as asked (of time.sleep, not waited) before the
+    search is posted again."""
+    throttled = {"match": {}, "status": 429, "times": 1, "headers": {"Retry-After": "4"},
+                 "body_file": str(FIXTURES / "error-429.json")}  # fmt: skip
+    answer = {"match": {}, "body_file": str(DEMO / "bundles.json")}
+    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [throttled, answer]}))
+    replay = ReplayServer(Recording.load(tmp_path)).start()
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    try:
+        payloads = VastaiCollector(ProviderSettings(endpoint=replay.url, max_retries=2)).fetch()
+    finally:
+        replay.stop()
+    assert payloads == {"bundles": recorded()}
+    assert len(replay.requests) == 2 and slept == [4]

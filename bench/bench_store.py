@@ -45,6 +45,7 @@ from collectors.aws import AwsCollector
 from collectors.azure import AzureCollector
 from collectors.base import PriceRecord, ProviderSettings
 from storage.store import Store, to_arrow
+from storage.views import derive
 
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 BARE_TABLE = """CREATE TABLE bare (provider VARCHAR, region VARCHAR, zone VARCHAR,
@@ -136,7 +137,8 @@ SELECT f.* REPLACE (
     CASE WHEN c.k = 0 THEN f.valid_from ELSE $t0 + to_hours(c.k) END AS valid_from,
     $t0 + to_hours(c.next_k) AS valid_to,
     $t0 + to_hours(coalesce(c.next_k, $n) - 1) AS last_seen,
-    f.price_per_hour + 0.01 * c.back AS price_per_hour)
+    f.price_per_hour + 0.01 * c.back AS price_per_hour,
+    NULL AS price_per_gpu_hour)  -- another price: its computed columns are derived below
 FROM first f JOIN chain c ON f.offer_key = c.offer_key AND f.valid_to IS NULL
 ORDER BY valid_from, offer_key;
 INSERT INTO runs
@@ -156,6 +158,8 @@ def _grown_store(path: Path, records: dict[str, list[PriceRecord]], collections:
         for statement in filter(str.strip, _GROW_HISTORY.split(";")):
             params = {"n": collections, "t0": T0}
             con.execute(statement, {k: v for k, v in params.items() if f"${k}" in statement})
+        derive(con)  # what each collection's write would have stored
+        con.execute("CHECKPOINT")
     return path
 
 

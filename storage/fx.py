@@ -51,18 +51,38 @@ def replace_rates(con: Any, rates: Sequence[FxRate]) -> bool:
     rows = con.execute("SELECT currency, as_of, usd_per_unit, source FROM fx_rates").fetchall()
     if set(rows) == wanted:
         return False
-    # The currencies whose rates differ (not just their source): their stored USD columns.
-    moved = {row[:3] for row in rows} ^ {rate[:3] for rate in wanted}
-    currencies = sorted({currency for currency, _, _ in moved})
+    since = _moved_since({row[:3] for row in rows}, {rate[:3] for rate in wanted})
     con.execute("DELETE FROM fx_rates")
     if wanted:
         con.executemany(
             "INSERT INTO fx_rates VALUES (?, ?, ?, ?)",
             [(currency, as_of, usd, source) for currency, as_of, usd, source in sorted(wanted)],
         )
-    if currencies:
-        rederive(con, "list_contains($currencies, p.currency)", params={"currencies": currencies})
+    if since:
+        currencies, days = zip(*sorted(since.items()), strict=True)
+        params = {"currencies": list(currencies), "days": list(days)}
+        rederive(con, _RATED_SINCE, params=params)
     return True
+
+
+# An interval of a currency whose rates moved from a day on: its rate day (the view's, before
+# clamping into the span of rates, which changes no interval's rate) is on or after it.
+_RATED_SINCE = """epoch_us(coalesce(p.valid_to, now())) // 86400000000
+    >= $days[list_position($currencies, p.currency)]"""
+
+
+def _moved_since(old: set[tuple[Any, ...]], new: set[tuple[Any, ...]]) -> dict[str, int]:
+    """Per currency whose rates differ (not just their source), the first day (since 1970) an
+    interval's rate can differ from: the earliest rate that came, went or changed, or the start
+    of time when that was its oldest (the oldest rate prices everything dated before it)."""
+    since: dict[str, int] = {}
+    for currency, as_of, _ in old ^ new:
+        oldest = min(
+            (day for rates in (old, new) for c, day, _ in rates if c == currency), default=as_of
+        )
+        day = -(10**6) if as_of <= oldest else (as_of - date(1970, 1, 1)).days
+        since[currency] = min(since.get(currency, day), day)
+    return since
 
 
 def replace_gpu_facts(con: Any, facts: Sequence[GpuFact]) -> bool:

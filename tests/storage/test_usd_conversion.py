@@ -175,10 +175,19 @@ def test_the_join_converts_exactly_as_the_lookups_did(
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rates=rates, new_rates=rates, rows=intervals, gpus=facts, new_gpus=facts, derive=stored)
+@given(
+    rates=rates,
+    added=rates,
+    new_rates=rates,
+    rows=intervals,
+    gpus=facts,
+    new_gpus=facts,
+    derive=stored,
+)
 def test_replacing_the_rates_or_the_facts_computes_the_stored_rows_again(
     store: Any,
     rates: dict[str, dict[date, Decimal]],
+    added: dict[str, dict[date, Decimal]],
     new_rates: dict[str, dict[date, Decimal]],
     rows: list[Any],
     gpus: dict[str, float],
@@ -186,6 +195,11 @@ def test_replacing_the_rates_or_the_facts_computes_the_stored_rows_again(
     derive: str,
 ) -> None:
     fill(store, rates, rows, gpus, derive)
+    # Rates added to those there (or correcting some of them): only the later rows move.
+    grown = {c: {**rates.get(c, {}), **added.get(c, {})} for c in {*rates, *added}}
+    with transaction(store):
+        replace_rates(store, as_config(grown))
+    assert store.execute(DIFFERENCE).fetchall() == [(0,)]
     with transaction(store):
         replace_rates(store, as_config(new_rates))
     assert store.execute(DIFFERENCE).fetchall() == [(0,)]

@@ -240,6 +240,16 @@ def test_a_timeout_a_collection_would_not_outlast_is_a_usage_error(
     assert (code, out) == (0, "one\n1\n")
 
 
+def test_json_is_strict_json(setup: tuple[Path, Path, Path, Path]) -> None:
+    """JSON has no NaN or Infinity (a browser's JSON.parse and jq refuse them): null."""
+    sql = "SELECT 'nan'::DOUBLE AS n, 'inf'::DOUBLE AS i, '-inf'::FLOAT AS m, 1.5::DOUBLE AS x"
+    code, out, _ = run(setup[0], "sql", sql, "--format", "json")
+    assert code == 0
+    assert json.loads(out, parse_constant=pytest.fail) == [
+        {"n": None, "i": None, "m": None, "x": 1.5}
+    ]
+
+
 def test_csv_prints_decimals_exactly(setup: tuple[Path, Path, Path, Path]) -> None:
     sql = (
         "SELECT 123456789012345678.123456::DECIMAL(38, 6) AS big, "

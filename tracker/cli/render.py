@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from datetime import date, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -25,13 +26,16 @@ def _plain(value: Any) -> Any:
     if isinstance(value, datetime | date):
         return value.isoformat()
     if isinstance(value, Decimal):
-        return float(value)
+        value = float(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # JSON has no NaN or Infinity: a browser's or jq's parser refuses them
     return value
 
 
 def to_json(result: QueryResult) -> str:
-    """One JSON array of objects (CONTRACT.md), timestamps as ISO-8601."""
-    return json.dumps(records(result), indent=2, default=str)
+    """One JSON array of objects (CONTRACT.md), timestamps as ISO-8601; strict JSON (a NaN or
+    an infinity is null)."""
+    return json.dumps(records(result), indent=2, default=str, allow_nan=False)
 
 
 def records(result: QueryResult) -> list[dict[str, Any]]:

@@ -25,6 +25,12 @@ from collectors.common import StoreError
 
 LOCK_WAIT_S = 5.0
 _FIRST_BACKOFF_S = 0.02
+# The longest pause between two tries. A reader's is short: a busy daemon hands the file from
+# one write to the next, so the reader's turn is a gap of a fraction of a second between them,
+# which tries half a second apart keep missing until the reader gives up. A writer waits out a
+# reader's whole query, and a failed try costs a file open: it need not look so often.
+READ_BACKOFF_MAX_S = 0.05
+WRITE_BACKOFF_MAX_S = 0.5
 _HOLDER = re.compile(r"lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 # What DuckDB says when the bytes of the file cannot be what it wrote.
 _DAMAGE_SIGNS = (
@@ -120,7 +126,7 @@ def _connect(path: Path, read_only: bool, wait_s: float, wait_setting: str | Non
                 )
                 said = True
             time.sleep(delay)
-            delay = min(delay * 2, 0.5)
+            delay = min(delay * 2, READ_BACKOFF_MAX_S if read_only else WRITE_BACKOFF_MAX_S)
 
 
 def _gave_up(path: Path, exc: Exception, wait_s: float, wait_setting: str | None) -> str:

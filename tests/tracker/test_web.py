@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from click.testing import CliRunner
 from collectors.common import ConfigError
 from storage.reads import dashboard
 from storage.reads.sandbox import QueryStopped
+from tests.tracker.daemon_support import wait_until
 from tracker import config as config_mod
 from tracker.cli import cli
 from tracker.web.cache import PageCache
@@ -225,7 +229,8 @@ def test_the_now_page_is_kept_until_the_store_changes(tmp_path: Path) -> None:
     store = tmp_path / "prices.duckdb"
     store.write_bytes(b"x")
     now = [0.0]
-    cache = PageCache(store, max_age_s=60, clock=lambda: now[0])
+    # wait_s long: each rebuild here is waited for, so what is served is decided by the state
+    cache = PageCache(store, max_age_s=60, wait_s=30, clock=lambda: now[0])
     built: list[int] = []
 
     def build() -> bytes:
@@ -240,6 +245,60 @@ def test_the_now_page_is_kept_until_the_store_changes(tmp_path: Path) -> None:
     assert cache.get("/", build) == b"3"
     now[0] = 61.0  # staleness follows the clock: an old copy is built again
     assert cache.get("/", build) == b"4"
+    assert cache.get("/", build) == b"4"
+
+
+def test_a_rebuild_is_not_waited_for_past_its_bound(tmp_path: Path) -> None:
+    store = tmp_path / "prices.duckdb"
+    store.write_bytes(b"x")
+    cache = PageCache(store, wait_s=0.01)
+    release = threading.Event()
+    pages = iter([b"first", b"second"])
+
+    def build() -> bytes:
+        body = next(pages)
+        if body == b"second":
+            release.wait(30)
+        return body
+
+    assert cache.get("/", build) == b"first"
+    os.utime(store, ns=(1, 1))
+    # The rebuild is held: the request gets the last completed page (which says its as-of time)
+    assert cache.get("/", build) == b"first"
+    assert cache.get("/", build) == b"first"  # the running rebuild is not started twice
+    release.set()
+    wait_until(lambda: cache.get("/", build) == b"second", "the rebuilt page")
+
+
+def test_the_watcher_rebuilds_a_changed_page_without_a_request(tmp_path: Path) -> None:
+    store = tmp_path / "prices.duckdb"
+    store.write_bytes(b"x")
+    cache = PageCache(store, poll_s=0.01)
+    built: list[bytes] = []
+
+    def build() -> bytes:
+        built.append(str(len(built) + 1).encode())
+        return built[-1]
+
+    assert cache.get("/", build) == b"1"
+    cache.start()
+    try:
+        os.utime(store, ns=(1, 1))
+        # rebuilt by the watcher: no get() in between
+        wait_until(lambda: len(built) == 2, "the watcher's rebuild")
+        assert cache.get("/", build) == b"2"
+        assert len(built) == 2  # and the request found it current
+    finally:
+        cache.close()
+
+
+def test_the_now_page_says_when_it_read_the_store(server: Running) -> None:
+    with urllib.request.urlopen(server.url, timeout=30) as answer:
+        html = answer.read().decode()
+    stamp = re.search(r'id="as-of">as of (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC<', html)
+    assert stamp is not None, html[:500]
+    read_at = datetime.strptime(stamp[1], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+    assert abs((datetime.now(UTC) - read_at).total_seconds()) < 3600
 
 
 def test_head_is_answered_without_a_body(server: Running) -> None:

@@ -44,8 +44,9 @@ def problem(message: str) -> str:
     return f'<p class="problem" role="alert">{escape(message)}</p>'
 
 
-def now_panel(offers: Offers) -> str:
-    """Every current offer, sortable and filterable (see the module docstring)."""
+def now_panel(offers: Offers, read_at: datetime) -> str:
+    """Every current offer, sortable and filterable (see the module docstring), saying when
+    the store was read (the page is kept and rebuilt in the background: `tracker.web.cache`)."""
     rows = [_offer_row(row) for row in offers.rows]
     cut = ""
     if offers.total > len(offers.rows):
@@ -53,6 +54,7 @@ def now_panel(offers: Offers) -> str:
                "offers (per GPU-hour in USD)</p>")  # fmt: skip
     return (
         "<h1>Current offers</h1>"
+        + f'<p class="note" id="as-of">as of {_seconds(read_at)}</p>'
         + _filters(offers.rows)
         + '<p class="note" id="shown"></p>'
         + cut
@@ -199,6 +201,10 @@ def _text(value: Any) -> str:
 
 def _when(moment: datetime | None) -> str:
     return "" if moment is None else f"{moment.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+
+
+def _seconds(moment: datetime) -> str:
+    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
 
 
 def _age(seconds: float | None) -> str:

@@ -14,6 +14,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -64,6 +65,11 @@ class WebServer(ThreadingHTTPServer):
         self.pages = PageCache(site.store)
         self.address_family = _family(address[0])
         super().__init__(address, Handler)
+        self.pages.start()
+
+    def server_close(self) -> None:
+        self.pages.close()
+        super().server_close()
 
     def process_request(self, request: Any, client_address: Any) -> None:
         self.slots.acquire()
@@ -182,7 +188,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def _now(self) -> str:
         site = self.server.site
-        return pages.now_panel(dashboard.offers(site.store, timeout_s=site.timeout_s))
+        read_at = datetime.now(UTC)
+        offers = dashboard.offers(site.store, timeout_s=site.timeout_s)
+        return pages.now_panel(offers, read_at)
 
     @staticmethod
     def _page(path: str, body: str) -> bytes:

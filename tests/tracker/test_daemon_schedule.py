@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from collectors import REGISTRY
 from collectors.base import PriceRecord
 from collectors.common import ConfigError
 from storage.store import Store
@@ -24,14 +25,12 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
 def _config(tmp_path: Path, **tables: Any) -> Config:
-    providers = {
+    # Every other registered provider off, so a provider added later does not change the plan.
+    providers: dict[str, Any] = {name: {"enabled": False} for name in REGISTRY}
+    providers |= {
         "aws": {"interval": "15m"},
         "azure": {"interval": "6h"},
         "lambdalabs": {"interval": "30s"},
-        "gcp": {"enabled": False},
-        "tencent": {"enabled": False},
-        "alibaba": {"enabled": False},
-        "paperspace": {"enabled": False},
     }
     data = {"storage": {"path": str(tmp_path / "p.duckdb")}, "providers": providers, **tables}
     return from_dict(data, source=None)

@@ -222,7 +222,9 @@ def merge(
     changed = _merge(con, batch, params, run_id, regions, keep_open, spot_zoned)
     # The intervals this write closed or opened store their computed columns (storage.views):
     # a closed one's rate is dated by its end, which may be before the day it was stored open.
-    rederive(con, _CLOSED_HERE, _TOUCHED_HERE, {"run_id": run_id})
+    # (A write that changed nothing closed and opened nothing: most of a steady day's.)
+    if changed:
+        rederive(con, _CLOSED_HERE, _TOUCHED_HERE, {"run_id": run_id})
     for table in _STAGED:
         con.execute(f"DROP TABLE IF EXISTS {table}")
     for name in ("batch", "picked"):

@@ -5,7 +5,7 @@ page far more often.
 
 The store's state is its file's and its write-ahead log's modification time and size, read
 before the page is built: a write that lands while it is built makes the page built again. A
-watcher thread compares that state every `poll_s` seconds (a `stat`, the store is not opened)
+watcher thread compares that state every `poll_s` seconds (0.25: a `stat`, the store is not opened)
 and rebuilds a changed page in the background, so the first load after a collection usually
 finds it ready. A request that still finds the page out of date (the store changed since, or
 the page is older than `max_age_s`: whether an offer is stale depends on the clock too) starts
@@ -25,7 +25,7 @@ from pathlib import Path
 
 MAX_AGE_S = 60.0
 WAIT_S = 0.2  # a request's wait for a running rebuild, within the page-load budget
-POLL_S = 1.0  # a stat of two files a second
+POLL_S = 0.25  # a stat of two files, four times a second
 
 State = tuple[tuple[int, int] | None, ...]
 
@@ -81,6 +81,12 @@ class PageCache:
         self._refresh(name).wait(self.wait_s)
         with self._lock:
             return self._pages[name].body
+
+    def ready(self, name: str) -> bool:
+        """Whether a request for `name` now would be answered at once with current data."""
+        with self._lock:
+            kept = self._pages.get(name)
+        return kept is not None and self._current(kept)
 
     def state(self) -> State:
         """(modification time, size) of the store file and of its write-ahead log."""

@@ -37,7 +37,7 @@ _RESULT_STYLE = {"ok": "green", "failed": "bold red", "skipped": "yellow"}
 def daemon(ctx: click.Context, log_format: str | None) -> None:
     """Run in the foreground: collect each provider on its interval, alert, review."""
     from tracker.daemon import logs
-    from tracker.daemon.service import Daemon
+    from tracker.daemon.service import Daemon, catch_stop_signals
     from tracker.daemon.state import DaemonLock
 
     config = load_config(ctx)
@@ -50,6 +50,8 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
     lock = DaemonLock(config.store_path)
     try:
         check_store_path(config.store_path, config.store_key, config.source)
+        # A stop from the moment the lock names this process: kept for the daemon to act on.
+        early = catch_stop_signals()
         # The store's lock before anything is bound: a second daemon is refused as such, not
         # for the metrics port the first one holds.
         lock.acquire()
@@ -64,7 +66,7 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
         daemon = Daemon(
             config, config_mod.environment(), metrics, log_format=chosen, verbose=verbose
         )
-        code = daemon.run(lock)
+        code = daemon.run(lock, early)
     except ConfigError as exc:
         fail(ctx, str(exc), EXIT_USAGE)
     except StoreError as exc:

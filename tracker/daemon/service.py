@@ -21,7 +21,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from types import FrameType
 from typing import Any, Literal
@@ -48,6 +48,21 @@ _LAST_MOMENT_S = 5.0
 # A review missed while the daemon was down is sent when it starts, if it is this recent.
 REVIEW_CATCH_UP = timedelta(days=7)
 REVIEW_RETRY = timedelta(minutes=10)
+
+
+def catch_stop_signals() -> list[int]:
+    """From now on SIGTERM and SIGINT are remembered in the returned list, not fatal. The
+    daemon command calls this before it takes the store's lock, whose PID file tells a service
+    manager (or a test) that the daemon is there to stop; `Daemon.run(early=...)` then acts on
+    what came. Without it a signal while the ports were bound killed the process outright."""
+    caught: list[int] = []
+
+    def remember(signum: int, _frame: FrameType | None) -> None:
+        caught.append(signum)
+
+    signal.signal(signal.SIGTERM, remember)
+    signal.signal(signal.SIGINT, remember)
+    return caught
 
 
 class Daemon:
@@ -149,10 +164,13 @@ class Daemon:
                 next_run_time=now,
             )
 
-    def run(self, lock: DaemonLock | None = None) -> int:
+    def run(self, lock: DaemonLock | None = None, early: Sequence[int] = ()) -> int:
         """Hold the store's daemon lock (`lock`, when the caller took it before binding
-        anything), run until a signal, stop cleanly, release the lock. Exit status."""
+        anything), run until a signal, stop cleanly, release the lock. Exit status. `early`:
+        the signals `catch_stop_signals` caught before the daemon was built."""
         self._install_signals()  # first: a signal while starting still stops cleanly
+        for signum in list(early):  # read after ours are in: none can slip between the two
+            self.request_stop(signum)
         memory.limit_arenas()
         if lock is None:
             lock = DaemonLock(self.config.store_path)

@@ -167,7 +167,9 @@ def cheapest(
     return Cheapest(QueryResult(columns, types, rows), matching)
 
 
-def unknown_values(store: Path, filters: Filters, known_models: list[str]) -> list[str]:
+def unknown_values(
+    store: Path, filters: Filters, known_models: list[str], timeout_s: float | None = None
+) -> list[str]:
     """For each free-text filter no current offer has (GPU models: nor the GPU table), a line
     naming the filter, the value and the values there are."""
     problems = []
@@ -175,7 +177,9 @@ def unknown_values(store: Path, filters: Filters, known_models: list[str]) -> li
         value = getattr(filters, name)
         if not value:
             continue
-        there = [row[0] for row in query(store, _KNOWN.format(column=column)).rows]
+        there = [
+            row[0] for row in query(store, _KNOWN.format(column=column), timeout_s=timeout_s).rows
+        ]
         if not there:  # an empty store: nothing to judge by ("run collect first" says it)
             return []
         accepted = sorted(set(there) | set(known_models)) if name == "gpu" else there
@@ -190,10 +194,10 @@ def _some(values: list[str], shown: int = 30) -> str:
     return "accepted: " + ", ".join(values[:shown]) + more
 
 
-def unrated(store: Path, filters: Filters) -> dict[str, int]:
+def unrated(store: Path, filters: Filters, timeout_s: float | None = None) -> dict[str, int]:
     """Currency -> how many current offers matching `filters` have no USD price (no rate)."""
     where, params = _where(filters)
-    return dict(query(store, _UNRATED.format(where=where), params).rows)
+    return dict(query(store, _UNRATED.format(where=where), params, timeout_s=timeout_s).rows)
 
 
 def by_currency(result: QueryResult) -> dict[str, QueryResult]:

@@ -1,7 +1,7 @@
 """The reads of the web dashboard: the current offers, the history of price series and the TCO
 of a need, each through the sandbox of `storage.reads.sandbox` (the store and nothing else)
-with a time limit, on a connection opened for the one request and closed after it, so a
-dashboard left open never keeps the daemon from writing.
+with the time limit of every read command (`sandbox.bounded`), on a connection opened for the
+one request and closed after it, so a dashboard left open never keeps the daemon from writing.
 
 The formulas are not written here: the statistics come from `storage.reads.series`, the TCO
 from `storage.reads.tco`; this module only runs them on a bounded connection.
@@ -9,9 +9,6 @@ from `storage.reads.tco`; this module only runs them on a bounded connection.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,14 +18,11 @@ import duckdb
 from collectors.common import StoreError
 from storage.reads import series
 from storage.reads import tco as tco_mod
-from storage.reads.sandbox import QueryStopped, one_line, sandboxed
+from storage.reads.sandbox import bounded, one_line
 
 # The Now table is rendered whole into the page: beyond this many offers it is cut (and says
 # so), so a store of a huge marketplace cannot make a page of megabytes.
 MAX_OFFERS = 5000
-# The interrupt is repeated until DuckDB gives up: one sent just before a statement starts
-# would otherwise be lost.
-_REPEAT_S = 0.05
 
 _OFFERS = """
 SELECT p.provider, p.region, p.zone, p.instance_type, p.price_kind, p.term_months,
@@ -53,32 +47,6 @@ class Offers:
 
     rows: list[dict[str, Any]]
     total: int
-
-
-@contextmanager
-def bounded(path: Path | str, timeout_s: float | None) -> Iterator[Any]:
-    """A sandboxed read-only connection whose statements are interrupted once `timeout_s`
-    seconds have passed since it opened (then QueryStopped); closed on exit."""
-    with sandboxed(path) as con:
-        finished, fired = threading.Event(), threading.Event()
-        watchdog = threading.Thread(
-            target=_interrupt_after,
-            args=(con, timeout_s, finished, fired),
-            daemon=True,
-            name="web-timeout",
-        )
-        if timeout_s is not None:
-            watchdog.start()
-        try:
-            yield con
-        except (duckdb.InterruptException, StoreError) as exc:
-            if fired.is_set() and _interrupted(exc):
-                raise QueryStopped(timeout_s or 0) from exc
-            raise
-        finally:
-            finished.set()
-            if watchdog.is_alive():
-                watchdog.join()
 
 
 def offers(path: Path | str, *, timeout_s: float | None, limit: int = MAX_OFFERS) -> Offers:
@@ -152,24 +120,3 @@ def _run(con: Any, sql: str, params: dict[str, Any]) -> Any:
 def _dicts(cursor: Any) -> list[dict[str, Any]]:
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-
-def _interrupted(exc: BaseException) -> bool:
-    # tco wraps DuckDB's errors in a StoreError: the interrupt is its cause.
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, duckdb.InterruptException):
-            return True
-        seen = seen.__cause__
-    return False
-
-
-def _interrupt_after(
-    con: Any, timeout_s: float, finished: threading.Event, fired: threading.Event
-) -> None:
-    if finished.wait(timeout_s):
-        return
-    fired.set()
-    con.interrupt()
-    while not finished.wait(_REPEAT_S):
-        con.interrupt()

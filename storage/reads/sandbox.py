@@ -79,20 +79,49 @@ def check_statement(con: Any, sql: str) -> None:
         )
 
 
-def run(con: Any, sql: str, params: Any, *, timeout_s: float | None) -> Any:
-    """Execute `sql` on a sandboxed `con` and fetch every row, interrupted after `timeout_s`
-    seconds (None: no limit). Returns the cursor's description and the rows."""
-    done = threading.Event()
+@contextmanager
+def time_limit(con: Any, timeout_s: float | None) -> Iterator[None]:
+    """Interrupt `con`'s statements once `timeout_s` seconds have passed since entering (None:
+    no limit); a statement interrupted so raises QueryStopped out of the block. The one time
+    limit of every read a user starts (`sql`, `latest`, `history`, `tco`, the dashboard)."""
+    finished, fired = threading.Event(), threading.Event()
     watchdog = threading.Thread(
-        target=_interrupt_after, args=(con, timeout_s, done), daemon=True, name="sql-timeout"
+        target=_interrupt_after,
+        args=(con, timeout_s, finished, fired),
+        daemon=True,
+        name="read-timeout",
     )
     if timeout_s is not None:
         watchdog.start()
     try:
-        cursor = con.execute(sql, params)
-        return cursor.description or [], cursor.fetchall()
-    except duckdb.InterruptException as exc:
-        raise QueryStopped(timeout_s or 0) from exc
+        yield
+    except (duckdb.InterruptException, StoreError) as exc:
+        if fired.is_set() and _interrupted(exc):
+            raise QueryStopped(timeout_s or 0) from exc
+        raise
+    finally:
+        finished.set()
+        if watchdog.is_alive():
+            watchdog.join()
+
+
+@contextmanager
+def bounded(
+    path: Path | str, timeout_s: float | None, *, wait_s: float = LOCK_WAIT_S
+) -> Iterator[Any]:
+    """A sandboxed read-only connection whose statements are interrupted once `timeout_s`
+    seconds have passed since it opened (then QueryStopped); closed on exit."""
+    with sandboxed(path, wait_s=wait_s) as con, time_limit(con, timeout_s):
+        yield con
+
+
+def run(con: Any, sql: str, params: Any, *, timeout_s: float | None) -> Any:
+    """Execute `sql` on a sandboxed `con` and fetch every row, interrupted after `timeout_s`
+    seconds (None: no limit). Returns the cursor's description and the rows."""
+    try:
+        with time_limit(con, timeout_s):
+            cursor = con.execute(sql, params)
+            return cursor.description or [], cursor.fetchall()
     except duckdb.PermissionException as exc:
         raise QueryRefused(
             f"refused: SQL here reads the store and nothing else ({one_line(exc)})"
@@ -101,17 +130,26 @@ def run(con: Any, sql: str, params: Any, *, timeout_s: float | None) -> Any:
         if "configuration has been locked" not in str(exc):
             raise
         raise QueryRefused(f"refused: SQL here cannot change settings ({one_line(exc)})") from exc
-    finally:
-        done.set()
-        if watchdog.is_alive():
-            watchdog.join()
 
 
-def _interrupt_after(con: Any, timeout_s: float, done: threading.Event) -> None:
-    if done.wait(timeout_s):
+def _interrupted(exc: BaseException) -> bool:
+    # A read may wrap DuckDB's error in a StoreError: the interrupt is then its cause.
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, duckdb.InterruptException):
+            return True
+        seen = seen.__cause__
+    return False
+
+
+def _interrupt_after(
+    con: Any, timeout_s: float, finished: threading.Event, fired: threading.Event
+) -> None:
+    if finished.wait(timeout_s):
         return
+    fired.set()
     con.interrupt()
-    while not done.wait(_REPEAT_S):
+    while not finished.wait(_REPEAT_S):
         con.interrupt()
 
 

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 import duckdb
 
 from collectors.common import StoreError, kind_label
-from storage.connection import connect
+from storage.reads.sandbox import bounded
 
 KEY = (
     "provider",
@@ -259,19 +259,25 @@ def statistics_sql(
 
 
 def statistics(
-    store: Path | str, filters: SeriesFilters, window: Window, *, below: float | None = None
+    store: Path | str,
+    filters: SeriesFilters,
+    window: Window,
+    *,
+    below: float | None = None,
+    timeout_s: float | None = None,
 ) -> list[SeriesStats]:
-    """Per series with covered time in the window, its statistics (module docstring)."""
+    """Per series with covered time in the window, its statistics (module docstring); stopped
+    after `timeout_s` seconds (QueryStopped)."""
     sql, params = statistics_sql(filters, window, below=below)
-    return [SeriesStats(*row) for row in _rows(store, f"{sql} {ORDER}", params)]
+    return [SeriesStats(*row) for row in _rows(store, f"{sql} {ORDER}", params, timeout_s)]
 
 
 def intervals(
-    store: Path | str, filters: SeriesFilters, window: Window
+    store: Path | str, filters: SeriesFilters, window: Window, *, timeout_s: float | None = None
 ) -> dict[tuple[OfferKey, str], list[Interval]]:
     """Per series (key, currency), its intervals clipped to the window, oldest first."""
     sql, params = intervals_sql(filters, window)
-    return by_series(_rows(store, sql, params))
+    return by_series(_rows(store, sql, params, timeout_s))
 
 
 def intervals_sql(filters: SeriesFilters, window: Window) -> tuple[str, dict[str, Any]]:
@@ -291,11 +297,13 @@ def by_series(found: list[tuple[Any, ...]]) -> dict[tuple[OfferKey, str], list[I
     return series
 
 
-def matching_series(store: Path | str, filters: SeriesFilters) -> int:
+def matching_series(
+    store: Path | str, filters: SeriesFilters, *, timeout_s: float | None = None
+) -> int:
     """How many series match `filters` at any time (to tell "none matched" from "no covered
     time in the window")."""
     sql, params = matching_sql(filters)
-    return int(_rows(store, sql, params)[0][0])
+    return int(_rows(store, sql, params, timeout_s)[0][0])
 
 
 def matching_sql(filters: SeriesFilters) -> tuple[str, dict[str, Any]]:
@@ -304,8 +312,10 @@ def matching_sql(filters: SeriesFilters) -> tuple[str, dict[str, Any]]:
     return _MATCHING.format(key=_KEY, where=where), params
 
 
-def _rows(store: Path | str, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-    with connect(store, read_only=True) as con:
+def _rows(
+    store: Path | str, sql: str, params: dict[str, Any], timeout_s: float | None
+) -> list[tuple[Any, ...]]:
+    with bounded(store, timeout_s) as con:
         try:
             return list(con.execute(sql, params).fetchall())
         except duckdb.Error as exc:

@@ -39,8 +39,9 @@ from typing import Any
 import duckdb
 
 from collectors.common import StoreError
-from storage.connection import LOCK_WAIT_S, connect
+from storage.connection import LOCK_WAIT_S
 from storage.reads import series
+from storage.reads.sandbox import bounded
 
 HOURS_PER_MONTH = 730
 SPOT_BASES = ("current", "mean", "p95")
@@ -212,9 +213,11 @@ def read(
     as_of: datetime | None = None,
     baseline: int | None = None,
     wait_s: float = LOCK_WAIT_S,
+    timeout_s: float | None = None,
 ) -> Tco:
-    """The TCO of `need` from the store at `path`, opened read-only (see `tco`)."""
-    with connect(path, read_only=True, wait_s=wait_s) as con:
+    """The TCO of `need` from the store at `path`, opened read-only (see `tco`), stopped after
+    `timeout_s` seconds (QueryStopped)."""
+    with bounded(path, timeout_s, wait_s=wait_s) as con:
         return tco(con, need, as_of=as_of, baseline=baseline)
 
 

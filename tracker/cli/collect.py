@@ -92,7 +92,7 @@ def demo(ctx: click.Context, keep: Path | None) -> None:
                 common.say(err, line)
             outcomes += run_collection(err, setup.config, (), setup.env)
         options = {"sort": "gpu-hour", "limit": 60, "per_gpu": True}
-        print_latest(ctx, store, options, "table")
+        print_latest(ctx, store, options, "table", timeout_s=setup.config.store.query_timeout_s)
         if setup.illustrative:
             common.say(common.out(ctx), illustrative_note(setup.illustrative))
     for line in next_steps(keep):

@@ -57,6 +57,22 @@ def fail(ctx: click.Context, message: str, code: int) -> NoReturn:
     sys.exit(code)
 
 
+def read_failed(ctx: click.Context, exc: Exception, command: str) -> NoReturn:
+    """Fail a read of the store: a query stopped at its time limit says so in the one line
+    every read command shares, naming the setting (exit 1); any other error as it is."""
+    from storage.reads.sandbox import QueryStopped
+
+    if isinstance(exc, QueryStopped):
+        fail(ctx, stopped_words(exc.seconds, command), EXIT_FAILED)
+    fail(ctx, str(exc), EXIT_FAILED)
+
+
+def stopped_words(seconds: float, command: str, *, option: bool = False) -> str:
+    """The line of a read stopped after `seconds` (`option`: the command has --timeout)."""
+    raise_it = "--timeout or [storage] query_timeout" if option else "[storage] query_timeout"
+    return f"query stopped after {seconds:g} s ({command} timeout; raise it with {raise_it})"
+
+
 def say(console: Console, text: str) -> None:
     """A line of plain text: brackets in names and messages are not markup, and a long line
     (a command to copy) is never wrapped."""

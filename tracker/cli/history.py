@@ -134,10 +134,13 @@ def history(
     window = _window(ctx, since, until)
     chosen = SeriesFilters(**filters)
     try:
-        found = series.statistics(config.store_path, chosen, window, below=below)
-        matching = 0 if found else series.matching_series(config.store_path, chosen)
+        limit_s = config.store.query_timeout_s
+        found = series.statistics(config.store_path, chosen, window, below=below, timeout_s=limit_s)
+        matching = (
+            0 if found else series.matching_series(config.store_path, chosen, timeout_s=limit_s)
+        )
     except StoreError as exc:
-        fail(ctx, str(exc), EXIT_FAILED)
+        common.read_failed(ctx, exc, "history")
     shown = Shown(found[:limit], max(0, len(found) - limit))
     if chart is not None:
         _check_chart(ctx, shown.rows, chart)
@@ -145,7 +148,7 @@ def history(
         say(common.err(ctx), _empty_words(matching, window))
     _print(ctx, shown, fmt, window, below, limit)
     if chart is not None and shown.rows:
-        _draw(ctx, config.store_path, shown, window, chart)
+        _draw(ctx, config.store_path, shown, window, chart, limit_s)
     elif chart is not None:
         say(common.err(ctx), f"no chart written to {chart}: no series to draw")
 
@@ -224,16 +227,23 @@ def _print(
         say(common.err(ctx), cut)
 
 
-def _draw(ctx: click.Context, store: Path, shown: Shown, window: Window, chart: Path) -> None:
+def _draw(
+    ctx: click.Context,
+    store: Path,
+    shown: Shown,
+    window: Window,
+    chart: Path,
+    timeout_s: float | None,
+) -> None:
     from storage.reads import series
     from tracker.charts import history as history_chart
 
     drawn = shown.rows[: history_chart.MAX_SERIES]
     keys = tuple(row.key for row in drawn)
     try:
-        steps = series.intervals(store, SeriesFilters(keys=keys), window)
+        steps = series.intervals(store, SeriesFilters(keys=keys), window, timeout_s=timeout_s)
     except StoreError as exc:
-        fail(ctx, str(exc), EXIT_FAILED)
+        common.read_failed(ctx, exc, "history")
     lines = [
         history_chart.Series(row.key.label, steps.get((row.key, row.currency), [])) for row in drawn
     ]

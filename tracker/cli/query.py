@@ -54,8 +54,7 @@ def sql(ctx: click.Context, sql: str, fmt: str, timeout: str | None) -> None:
     except QueryRefused as exc:
         fail(ctx, str(exc), EXIT_USAGE)
     except QueryStopped:
-        message = f"query stopped after {limit} s (sql timeout; raise it with --timeout or "
-        fail(ctx, message + "[storage] query_timeout)", EXIT_FAILED)
+        fail(ctx, common.stopped_words(limit, "sql", option=True), EXIT_FAILED)
     except StoreError as exc:
         fail(ctx, str(exc), EXIT_FAILED)
     render.print_result(common.out(ctx), result, fmt)
@@ -112,7 +111,14 @@ def latest(
     """The cheapest current offers, one table per currency (or one in USD with --usd)."""
     config = load_config(ctx)
     options = {"sort": sort, "limit": limit, "per_gpu": per_gpu, "usd": usd}
-    print_latest(ctx, config.store_path, options, fmt, latest_mod.Filters(**filters))
+    print_latest(
+        ctx,
+        config.store_path,
+        options,
+        fmt,
+        latest_mod.Filters(**filters),
+        timeout_s=config.store.query_timeout_s,
+    )
 
 
 def print_latest(
@@ -121,16 +127,19 @@ def print_latest(
     options: dict[str, Any],
     fmt: str,
     filters: latest_mod.Filters | None = None,
+    *,
+    timeout_s: float | None,
 ) -> None:
-    """The `latest` tables (or one CSV/JSON document) for `filters`, saying what was cut."""
+    """The `latest` tables (or one CSV/JSON document) for `filters`, saying what was cut; the
+    reads stop after `timeout_s` seconds."""
     filters = filters or latest_mod.Filters()
     err = common.err(ctx)
     try:
-        found = latest_mod.cheapest(store, filters, **options)
-        unrated = latest_mod.unrated(store, filters) if options.get("usd") else {}
-        problems = [] if found.result.rows else _unknown(store, filters)
+        found = latest_mod.cheapest(store, filters, timeout_s=timeout_s, **options)
+        unrated = latest_mod.unrated(store, filters, timeout_s) if options.get("usd") else {}
+        problems = [] if found.result.rows else _unknown(store, filters, timeout_s)
     except StoreError as exc:
-        fail(ctx, str(exc), EXIT_FAILED)
+        common.read_failed(ctx, exc, "latest")
     if problems:
         fail(ctx, "; ".join(problems), EXIT_USAGE)
     if not found.result.rows:
@@ -148,10 +157,10 @@ def print_latest(
         common.out(ctx).print(render.latest_table(table, currency, cut=cut))
 
 
-def _unknown(store: Path, filters: latest_mod.Filters) -> list[str]:
+def _unknown(store: Path, filters: latest_mod.Filters, timeout_s: float | None) -> list[str]:
     from collectors.gpus import GPU_MODELS
 
-    return latest_mod.unknown_values(store, filters, list(GPU_MODELS))
+    return latest_mod.unknown_values(store, filters, list(GPU_MODELS), timeout_s)
 
 
 def _cut_words(found: latest_mod.Cheapest, currency: str, limit: int) -> str:

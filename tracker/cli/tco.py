@@ -155,10 +155,11 @@ def tco(
         fail(ctx, f"--chart {chart}: the chart is a PNG file (name it *.png)", EXIT_USAGE)
     config = load_config(ctx)
     try:
-        answer = tco_mod.read(config.store_path, need, baseline=baseline)
-        unknown = [] if answer.rows else _unknown(config.store_path, need.gpu)
+        limit_s = config.store.query_timeout_s
+        answer = tco_mod.read(config.store_path, need, baseline=baseline, timeout_s=limit_s)
+        unknown = [] if answer.rows else _unknown(config.store_path, need.gpu, limit_s)
     except StoreError as exc:
-        fail(ctx, str(exc), EXIT_FAILED)
+        common.read_failed(ctx, exc, "tco")
     if unknown:
         fail(ctx, "; ".join(unknown), EXIT_USAGE)
     err = common.err(ctx)
@@ -230,8 +231,9 @@ def _draw(ctx: click.Context, answer: tco_mod.Tco, chart: Path) -> None:
     say(common.err(ctx), f"chart written to {chart}")
 
 
-def _unknown(store: Path, gpu: str) -> list[str]:
+def _unknown(store: Path, gpu: str, timeout_s: float | None) -> list[str]:
     from collectors.gpus import GPU_MODELS
     from storage import latest as latest_mod
 
-    return latest_mod.unknown_values(store, latest_mod.Filters(gpu=gpu), list(GPU_MODELS))
+    filters = latest_mod.Filters(gpu=gpu)
+    return latest_mod.unknown_values(store, filters, list(GPU_MODELS), timeout_s)

@@ -83,6 +83,8 @@ def intro(facts: dict[str, Any]) -> list[str]:
         "now are two offers, whose prices make no move; each one's own price on the other side "
         "is named below.",
     ]
+    if followed := facts.get("gpus"):  # absent (every model) from reviews stored before it
+        lines.append(_followed(followed, {m["gpu_model"] for m in facts["models"]}))
     prices_at = facts.get("prices_at", facts["now"])  # absent from reviews stored before it
     if _day(prices_at) != _day(facts["now"]):
         lines.append(
@@ -102,6 +104,14 @@ def intro(facts: dict[str, Any]) -> list[str]:
             counts = ", ".join(f"{n} in {c}" for c, n in sorted(left_out.items()))
             lines.append(f"Left out {side} (no [fx] rate for their currency): {counts}.")
     return lines
+
+
+def _followed(followed: list[str], shown: set[str]) -> str:
+    """`Only the GPU models followed ([review] gpus): A100, H100; no offer of H100 now or then.`"""
+    line = f"Only the GPU models followed ([review] gpus): {', '.join(followed)}"
+    if missing := [g for g in followed if g not in shown]:
+        line += f"; no offer of {', '.join(missing)} now or then"
+    return line + "."
 
 
 def rows(model: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:

@@ -64,13 +64,18 @@ intervals AS (
 )"""
 
 
+# The GPU models a review follows (`$gpus`, any case; an empty list: every model).
+_FOLLOWED = """(len($gpus::VARCHAR[]) = 0
+        OR lower(gpu_model) IN (SELECT lower(unnest($gpus::VARCHAR[]))))"""
+
+
 def _sides(columns: str) -> str:
     return f"""
 WITH {_INTERVALS}, sides AS (
     SELECT 'now' AS side, {columns} FROM latest_prices
-    WHERE NOT stale AND coalesce(available, true)
+    WHERE NOT stale AND coalesce(available, true) AND {_FOLLOWED}
     UNION ALL
-    SELECT 'then' AS side, {columns} FROM at_then WHERE coalesce(available, true)
+    SELECT 'then' AS side, {columns} FROM at_then WHERE coalesce(available, true) AND {_FOLLOWED}
 )
 """
 
@@ -213,19 +218,21 @@ class ReviewRows:
 
 def read(
     path: Path | str, now: datetime, then: datetime, *, review_rule: str,
-    need: Need | None = None, wait_s: float = LOCK_WAIT_S,
+    need: Need | None = None, gpus: Sequence[str] = (), wait_s: float = LOCK_WAIT_S,
 ) -> ReviewRows:  # fmt: skip
     """Everything a review of (then, now] needs, read from the store at `path` read-only; with
-    `need`, each GPU model's cheapest strategies for it (its `gpu` taken as each model)."""
+    `need`, each GPU model's cheapest strategies for it (its `gpu` taken as each model). With
+    `gpus`, only those GPU models' offers count (prices, discounts, PFLOP, strategies and the
+    offers left out for want of a rate); the alerts are the period's, whatever they are about."""
     with connect(path, read_only=True, wait_s=wait_s) as con:
         try:
-            found = cheapest(con, then)
+            found = cheapest(con, then, gpus)
             models = sorted({str(r["gpu_model"]) for r in found if r["gpu_model"] is not None})
             return ReviewRows(
                 cheapest=found,
-                discounts=discounts(con, then),
-                pflop=best_pflop(con, then),
-                unrated=unrated(con, then),
+                discounts=discounts(con, then, gpus),
+                pflop=best_pflop(con, then, gpus),
+                unrated=unrated(con, then, gpus),
                 history_from=scalar(con, _HISTORY_FROM),
                 priced_at_then=int(scalar(con, _PRICED_AT_THEN, {"then": then})),
                 alerts=alerts_fired(con, now, then, review_rule),
@@ -235,25 +242,25 @@ def read(
             raise StoreError(f"review: could not read the store {path}: {exc}") from exc
 
 
-def cheapest(con: Any, then: datetime) -> list[dict[str, Any]]:
+def cheapest(con: Any, then: datetime, gpus: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Per GPU model and price kind, each side's cheapest offer and its price on the other."""
-    return _dicts(con.execute(_CHEAPEST, {"then": then}))
+    return _dicts(con.execute(_CHEAPEST, {"then": then, "gpus": list(gpus)}))
 
 
-def discounts(con: Any, then: datetime) -> list[dict[str, Any]]:
+def discounts(con: Any, then: datetime, gpus: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Per GPU model, the reserved offer with the best discount on each side."""
-    return _dicts(con.execute(_DISCOUNTS, {"then": then}))
+    return _dicts(con.execute(_DISCOUNTS, {"then": then, "gpus": list(gpus)}))
 
 
-def best_pflop(con: Any, then: datetime) -> list[dict[str, Any]]:
+def best_pflop(con: Any, then: datetime, gpus: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Per GPU model, the offer with the most PFLOP per USD on each side, and each as it stood
     on the other side (roles as in `cheapest`)."""
-    return _dicts(con.execute(_PFLOP, {"then": then}))
+    return _dicts(con.execute(_PFLOP, {"then": then, "gpus": list(gpus)}))
 
 
-def unrated(con: Any, then: datetime) -> list[tuple[str, str, int]]:
+def unrated(con: Any, then: datetime, gpus: Sequence[str] = ()) -> list[tuple[str, str, int]]:
     """Per side and currency, the offers left out for want of an FX rate."""
-    rows = con.execute(_UNRATED, {"then": then}).fetchall()
+    rows = con.execute(_UNRATED, {"then": then, "gpus": list(gpus)}).fetchall()
     return [(str(side), str(currency), int(n)) for side, currency, n in rows]
 
 

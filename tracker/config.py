@@ -223,7 +223,7 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
         alerts,
         fx=_fx(_table(data, "fx")),
         daemon=parse_daemon(_table(data, "daemon")),
-        review=parse_review(_table(data, "review"), set(alerts.channels)),
+        review=parse_review(_table(data, "review"), set(alerts.channels), GPU_MODELS),
         metrics=parse_metrics(_table(data, "metrics")),
         export=parse_export(_table(data, "export")),
         web=parse_web(_table(data, "web")),

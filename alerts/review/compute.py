@@ -32,16 +32,23 @@ def intro(facts: dict[str, Any]) -> list[str]:
     if need is None:  # a review recorded before these figures
         return []
     return [
-        "What compute costs, then and now, per GPU model; change: how that one offer's figure "
+        f"What compute costs, then and now, per GPU model ({TCO_LABEL}: {need_words(need)}); "
+        "change: how that one offer's figure "
         f"changed ('{OTHER_OFFER}': the best then and now are two offers, each one's own figure "
         "on the other side is named below).",
         f"{PFLOP_LABEL}: the most dense FP16 compute one dollar buys (PFLOP), at the best offer "
         "of any kind.",
-        f"{TCO_LABEL}: the cheapest way to run {need['gpus']} GPUs for {need['months']} months "
-        f"at {number(100 * need['utilization'])}% use, in USD: on-demand and spot paid for the "
+        f"{TCO_LABEL}: the cheapest way to run {need_words(need)}, in USD: on-demand and spot "
+        "paid for the "
         f"hours used (spot +{number(need['spot_overhead_pct'])}% for interruptions), reserved "
         "in whole terms.",
     ]
+
+
+def need_words(need: dict[str, Any]) -> str:
+    """`8 GPUs for 36 months at 100% use`."""
+    gpus = f"{need['gpus']} GPU{'s' if need['gpus'] != 1 else ''}"
+    return f"{gpus} for {need['months']} months at {number(100 * need['utilization'])}% use"
 
 
 def rows(model: dict[str, Any], describe: Describe) -> list[tuple[str, str, str, str, str, str]]:

@@ -54,7 +54,7 @@ def review(ctx: click.Context, since_text: str | None, fmt: str, send: bool) -> 
 
     now = datetime.now(UTC).astimezone(ZoneInfo(config.review.timezone))
     try:
-        facts = review_mod.build(config.store_path, now, since).to_dict()
+        facts = review_mod.build(config.store_path, now, since, settings=config.review).to_dict()
     except StoreError as exc:
         fail(ctx, str(exc), EXIT_FAILED)
     out: Console = common.out(ctx)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -29,7 +29,20 @@ _DAEMON_KEYS = {
     "stale_alert",
     "log_format",
 }
-_REVIEW_KEYS = {"enabled", "cron", "timezone", "since", "channels"}
+_REVIEW_KEYS = {
+    "enabled",
+    "cron",
+    "timezone",
+    "since",
+    "channels",
+    "gpus",
+    "tco_gpus",
+    "tco_months",
+    "tco_utilization",
+}
+# The 3-year comparison's need, bounded like a look-back: beyond these a value is a typo.
+_TCO_GPUS_MAX = 100_000
+_TCO_MONTHS_MAX = 120
 _METRICS_KEYS = {"listen"}
 _SINCE = re.compile(r"^\s*(\d+)\s*(mo|d|w|y)\s*$")
 # A look-back of at most 10 years, in each unit (beyond it dates overflow and nothing is kept).
@@ -89,6 +102,11 @@ class ReviewSettings:
     timezone: str = "UTC"
     since: Since = Since(6, "mo")
     channels: tuple[str, ...] = ()  # empty: every configured channel
+    gpus: tuple[str, ...] = ()  # the GPU models followed, as the GPU table spells them; (): all
+    # The need the cheapest 3-year strategy is priced for: the `tco` command's defaults.
+    tco_gpus: int = 8
+    tco_months: int = 36
+    tco_utilization: float = 1.0
 
     def trigger(self) -> CronTrigger:
         from apscheduler.triggers.cron import CronTrigger  # the daemon's; not every command's
@@ -151,8 +169,11 @@ def parse_daemon(raw: Mapping[str, Any]) -> DaemonSettings:
     )
 
 
-def parse_review(raw: Mapping[str, Any], channels: set[str]) -> ReviewSettings:
-    """[review]; `channels` are the configured alert channels a review may name."""
+def parse_review(
+    raw: Mapping[str, Any], channels: set[str], gpu_models: Iterable[str] = ()
+) -> ReviewSettings:
+    """[review]; `channels` are the configured alert channels a review may name, `gpu_models`
+    the GPU table's names `gpus` may name (in any case)."""
     no_unknown(raw, _REVIEW_KEYS, "review.")
     defaults = ReviewSettings()
     timezone = raw.get("timezone", defaults.timezone)
@@ -177,7 +198,45 @@ def parse_review(raw: Mapping[str, Any], channels: set[str]) -> ReviewSettings:
         timezone=str(timezone),
         since=defaults.since if since is None else parse_since(since, "review.since"),
         channels=tuple(wanted),
+        gpus=_followed(raw.get("gpus", []), gpu_models),
+        tco_gpus=_count(raw, "tco_gpus", defaults.tco_gpus, _TCO_GPUS_MAX),
+        tco_months=_count(raw, "tco_months", defaults.tco_months, _TCO_MONTHS_MAX),
+        tco_utilization=_utilization(raw, defaults.tco_utilization),
     )
+
+
+def _followed(value: Any, gpu_models: Iterable[str]) -> tuple[str, ...]:
+    """`review.gpus` as the GPU table spells the names, once each, in the order given."""
+    if not isinstance(value, list) or not all(isinstance(g, str) for g in value):
+        raise ConfigError(f"review.gpus: expected a list of GPU model names, got {value!r}")
+    known = {name.lower(): name for name in gpu_models}
+    found = []
+    for name in value:
+        if name.strip().lower() not in known:
+            raise ConfigError(
+                f"review.gpus: {name!r} is not a GPU model of the GPU table "
+                f"({', '.join(sorted(known.values()))})"
+            )
+        found.append(known[name.strip().lower()])
+    return tuple(dict.fromkeys(found))
+
+
+def _count(raw: Mapping[str, Any], key: str, default: int, most: int) -> int:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        raise ConfigError(f"review.{key}: expected a whole number from 1 to {most}, got {value!r}")
+    return value
+
+
+def _utilization(raw: Mapping[str, Any], default: float) -> float:
+    """The share of the hours the GPUs run, in (0, 1], as `tco --utilization` takes it."""
+    value = raw.get("tco_utilization", default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise ConfigError(
+            f"review.tco_utilization: expected a share of the hours above 0 and at most 1 "
+            f"(0.6 for 60%), got {value!r}"
+        )
+    return float(value)
 
 
 def parse_metrics(raw: Mapping[str, Any]) -> MetricsSettings:

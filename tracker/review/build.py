@@ -37,13 +37,23 @@ def look_back(now: datetime, since: Since) -> datetime:
 
 
 def build(
-    store_path: Path | str, now: datetime, since: Since, *, prices_at: datetime | None = None
+    store_path: Path | str,
+    now: datetime,
+    since: Since,
+    *,
+    prices_at: datetime | None = None,
+    settings: ReviewSettings | None = None,
 ) -> Review:
     """The review of the store at `store_path` for the period ending `now` (aware; its time
     zone dates the period) and starting `since` before; read-only. The 'now' prices are always
-    the current ones: `prices_at` says when that is, for a review made after its `now`."""
+    the current ones: `prices_at` says when that is, for a review made after its `now`.
+    `settings` say which GPU models it follows and the 3-year need (default: every model, the
+    `tco` command's need)."""
     then = look_back(now, since)
-    found = stored.read(store_path, now, then, review_rule=digest.RULE, need=compute.NEED)
+    settings = settings or ReviewSettings()
+    need = compute.need_of(settings)
+    found = stored.read(store_path, now, then, review_rule=digest.RULE, need=need,
+                        gpus=settings.gpus)  # fmt: skip
     left_out: dict[str, dict[str, int]] = {"now": {}, "then": {}}
     for side, currency, count in found.unrated:
         left_out[side][currency] = count
@@ -55,7 +65,7 @@ def build(
     )
     has_then = found.priced_at_then > 0
     return Review(now, then, since, found.history_from, has_then, per_model, left_out, alerts,
-                  prices_at, compute.need_dict(compute.NEED))  # fmt: skip
+                  prices_at, compute.need_dict(need), settings.gpus)  # fmt: skip
 
 
 def channels(config: Config) -> tuple[str, ...]:
@@ -91,7 +101,7 @@ def send(
     guard = store_lock if store_lock is not None else nullcontext()
     with guard:
         end, prices_at = (scheduled or now).astimezone(zone), now.astimezone(zone)
-        review = build(config.store_path, end, since, prices_at=prices_at)
+        review = build(config.store_path, end, since, prices_at=prices_at, settings=config.review)
     subject = review.period if scheduled or period_subject is None else str(period_subject)
     facts = {**review.to_dict(), "period": subject}
     with guard:

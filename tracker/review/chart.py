@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from alerts.email import Image
-from alerts.message import number
-from alerts.review.compute import strategy
+from alerts.review.compute import need_words, strategy
 
 FILENAME = "gpu-review-3-year-cost.png"
 MAX_MODELS = 20  # beyond this the bars are too thin to read: the cheapest now are drawn
@@ -38,8 +37,7 @@ def images(facts: Mapping[str, Any]) -> list[Image]:
     if not bars or facts.get("need") is None:
         return []
     need = facts["need"]
-    words = (f"{need['gpus']} GPUs, {need['months']} months at "
-             f"{number(100 * need['utilization'])}% use")  # fmt: skip
+    words = need_words(need)
     alt = f"Cheapest 3-year strategy per GPU model, then and now ({words}); the text says it all"
     return [Image(FILENAME, draw(bars, words, str(facts["period"])), alt)]
 

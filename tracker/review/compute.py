@@ -11,16 +11,17 @@ side.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from storage.reads.tco import Need
 from storage.review import OFFER_KEY
+from tracker.daemon.settings import ReviewSettings
 
 SIDES = ("now", "then")
 _ROLES = ("now", "then", "now_offer_then", "then_offer_now")  # as storage.review's
-# The review's GPU need: the `tco` command's defaults (8 GPUs, 36 months, all hours used, spot
-# +10 % for interruptions); the GPU is each model in turn.
+# The review's GPU need by default: the `tco` command's defaults (8 GPUs, 36 months, all hours
+# used, spot +10 % for interruptions); the GPU is each model in turn.
 NEED = Need(gpu="")
 PFLOP_FIGURES = ("gpu_count", "gpu_tflops_fp16", "price_per_gpu_hour", "price_per_hour_usd",
                  "pflop_per_usd")  # fmt: skip
@@ -111,6 +112,12 @@ def strategies(rows: list[dict[str, Any]]) -> dict[str, Comparison]:
         extra = {"strategies": per_side}
         result[name] = Comparison("total_usd", now, then, now_then, then_now, extra)
     return result
+
+
+def need_of(settings: ReviewSettings) -> Need:
+    """The need `[review] tco_gpus`, `tco_months` and `tco_utilization` state."""
+    return replace(NEED, gpus=settings.tco_gpus, months=settings.tco_months,
+                   utilization=settings.tco_utilization)  # fmt: skip
 
 
 def need_dict(need: Need) -> dict[str, Any]:

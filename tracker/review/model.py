@@ -149,6 +149,7 @@ class Review:
     alerts: tuple[AlertSummary, ...]
     prices_at: datetime | None = None  # when the 'now' prices were read, if not at `now`
     need: dict[str, Any] | None = None  # what the 3-year strategies are priced for
+    gpus: tuple[str, ...] = ()  # the GPU models followed ([review] gpus); (): every model
 
     @property
     def period(self) -> str:
@@ -166,6 +167,7 @@ class Review:
             "history_from": self.history_from.isoformat() if self.history_from else None,
             "has_then": self.has_then,
             "need": self.need,
+            "gpus": list(self.gpus) or None,
             "models": [_model_dict(m) for m in self.models],
             "unrated": self.unrated,
             "alerts": [

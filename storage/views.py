@@ -77,7 +77,7 @@ SELECT * EXCLUDE (price_per_gpu_hour, price_per_hour_usd, price_per_gpu_hour_usd
 FROM shown
 """
 
-# The columns of `prices`, in their order; the computed ones read from `source`.
+# The columns of `prices`, in their order: the computed ones as stored, or as DERIVE gives them.
 _COLUMNS = """provider, region, zone, instance_type, price_kind, term_months, payment_option,
        offering_class, currency,
        CAST(price_per_hour AS DOUBLE) AS price_per_hour,

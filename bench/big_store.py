@@ -9,6 +9,8 @@ by series, not in time order (sorting 25 million wide rows would cost most of th
 flat table holds them in the same order, so a comparison is fair. Prices are
 hash-seeded around list prices, so a seed gives the same store every time. One completed run
 per provider confirms the open intervals, so `latest_prices` calls none of them stale for a day.
+The intervals' computed columns are then stored as the writes would have stored them
+(`storage.views.derive`).
 
 Beside the history, the plain table `flat_prices` holds the same rows with every column of the
 `prices` view computed once: the hand-written baseline a query over the views is compared with.

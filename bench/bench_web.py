@@ -127,7 +127,7 @@ def cases(store: Path, running: Running) -> dict[str, tuple[Callable[[], Any], C
             lambda: dashboard.offers(store, timeout_s=60),
             lambda: [fetch(running, path) for path in PAGE],
         ),
-        "page load right after a write (rebuild running: waited for at most 0.2 s)": (
+        "page load right after a write (rebuild running: waited for at most 0.1 s)": (
             lambda: dashboard.offers(store, timeout_s=60),
             lambda: _right_after_a_write(running, store),
         ),

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 from tracker import config as config_mod
@@ -181,3 +182,72 @@ def test_an_offer_links_to_its_history(server: Running, page: Any) -> None:
     page.wait_for_selector("figure.chart svg")
     rows = page.locator("#stats tbody tr")
     assert rows.count() == 1 and name in (rows.first.text_content() or "")
+
+
+def test_every_filter_narrows_the_table_to_its_value(server: Running, page: Any) -> None:
+    page.goto(server.url)
+    total = page.locator("#offers tbody tr").count()
+    for key in ("gpu_model", "kind", "provider", "region"):
+        select = page.locator(f"select[data-filter={key}]")
+        values = select.locator("option").evaluate_all("os => os.map(o => o.value)")
+        value = values[len(values) // 2]  # one from the middle: not "any"
+        assert value
+        select.select_option(value)
+        found = visible_rows(page).evaluate_all(f"rs => rs.map(r => r.dataset.f{_camel(key)})")
+        assert found and set(found) == {value}, key
+        expected = page.locator(f'#offers tbody tr[data-f-{key}="{value}"]')
+        assert len(found) == expected.count() < total, key
+        select.select_option("")
+        assert visible_rows(page).count() == total
+    # The search box: every shown row contains the text, every row containing it is shown.
+    page.fill("input[data-search]", "p4d.24xlarge")
+    texts = visible_rows(page).evaluate_all("rs => rs.map(r => r.textContent)")
+    every = page.locator("#offers tbody tr").evaluate_all("rs => rs.map(r => r.textContent)")
+    assert texts and all("p4d.24xlarge" in t for t in texts)
+    assert len(texts) == sum("p4d.24xlarge" in t for t in every) < total
+    page.fill("input[data-search]", "")
+    # Hide sold out: the store's own count of offers not available now goes.
+    with duckdb.connect(str(server.server.site.store), read_only=True) as con:
+        sold_out = con.execute("SELECT count(*) FROM latest_prices WHERE NOT available").fetchone()
+    assert sold_out is not None and sold_out[0] > 0
+    page.check("input[data-hide=sold-out]")
+    page.wait_for_function(
+        f"document.getElementById('shown').textContent === "
+        f"'{total - sold_out[0]} of {total} offers shown'"
+    )
+    states = visible_rows(page).evaluate_all("rs => rs.map(r => r.cells[11].textContent)")
+    assert not any("sold out" in s for s in states)
+
+
+def test_every_column_sorts_both_ways(server: Running, page: Any) -> None:
+    page.goto(server.url)
+    page.select_option("select[data-money]", "native")  # in USD the currency column is one value
+    heads = page.locator("#offers thead th")
+    for index in range(heads.count()):
+        head = heads.nth(index)
+        numeric = head.get_attribute("data-type") == "number"
+        for direction in ("ascending", "descending"):
+            head.click()
+            assert head.get_attribute("aria-sort") == direction
+            values = page.locator("#offers tbody tr").evaluate_all(
+                f"rs => rs.map(r => r.cells[{index}].dataset.sort ?? r.cells[{index}].textContent)"
+            )
+            name = head.text_content()
+            if numeric:
+                numbers = [float(v.replace(",", "")) for v in values if v != ""]
+                assert values[: len(numbers)] == [v for v in values if v != ""], name  # empty last
+                wanted = sorted(numbers, reverse=direction == "descending")
+                assert numbers == wanted, (name, direction)
+            else:
+                # The browser's own collation says whether neighbours are in order.
+                order = page.evaluate(
+                    "vs => vs.slice(1).every((v, i) => vs[i].localeCompare(v) <= 0)",
+                    values if direction == "ascending" else values[::-1],
+                )
+                assert order, (name, direction)
+            assert len(set(values)) > 1, name  # a column of one value would prove nothing
+
+
+def _camel(key: str) -> str:
+    # data-f-gpu_model is dataset["fGpu_model"]: only the letter after a hyphen is raised.
+    return key[0].upper() + key[1:]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MAX_AGE_S = 60.0
-WAIT_S = 0.2  # a request's wait for a running rebuild, within the page-load budget
+WAIT_S = 0.1  # a request's wait for a running rebuild, within the page-load budget
 POLL_S = 0.25  # a stat of two files, four times a second
 
 State = tuple[tuple[int, int] | None, ...]

@@ -19,7 +19,7 @@ from storage.query import QueryResult
 from storage.reads.series import SeriesFilters, SeriesStats, Window
 from tracker.cli import common, documents, render
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
-from tracker.cli.options import PRICE_KIND, PROVIDER
+from tracker.cli.options import MAX_MONTHS, MAX_PRICE, MAX_ROWS, PRICE_KIND, PROVIDER, Count, Number
 
 if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
     _WhenType = click.ParamType[datetime | timedelta]
@@ -85,7 +85,7 @@ class Shown:
 @click.option(
     "--kind", type=PRICE_KIND, help="Price kind: on-demand (or on_demand), spot, reserved."
 )
-@click.option("--term", type=click.IntRange(1), help="Reserved term in months (12, 36, ...).")
+@click.option("--term", type=Count(1, MAX_MONTHS), help="Reserved term in months (12, 36, ...).")
 @click.option(
     "--since",
     type=WHEN,
@@ -95,12 +95,12 @@ class Shown:
 @click.option("--until", type=WHEN, help="End of the window (excluded), same forms [default: now].")
 @click.option(
     "--below",
-    type=click.FloatRange(min=0),
+    type=Number(0, MAX_PRICE),
     help="A budget per instance-hour in each series' currency: adds the share of time below it.",
 )
 @click.option(
     "--limit",
-    type=click.IntRange(1),
+    type=Count(1, MAX_ROWS),
     default=20,
     show_default=True,
     help="At most this many series, cheapest mean first; the rest are counted, not shown.",

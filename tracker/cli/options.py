@@ -10,6 +10,7 @@ right, so a value given after the command (the subcommand's) replaces one given 
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +20,10 @@ from collectors.common import KIND_LABELS, PRICE_KINDS, ConfigError, PriceKind, 
 
 if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
     _TextType = click.ParamType[str]
+    _FloatType = click.ParamType[float]
+    _IntType = click.ParamType[int]
 else:
-    _TextType = click.ParamType
+    _TextType = _FloatType = _IntType = click.ParamType
 
 _META_KEY = "gpu_tracker.options"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -118,3 +121,74 @@ class PriceKindName(_TextType):
 
 PROVIDER = ProviderName()
 PRICE_KIND = PriceKindName()
+
+
+def _in_range(
+    kind: Any,  # the ParamType refusing
+    value: Any,
+    bounds: tuple[float, float, bool],
+    parse: Any,
+    param: click.Parameter | None,
+    ctx: click.Context | None,
+) -> Any:
+    low, high, low_open = bounds
+    kind_words = "an integer" if parse is int else "a number"
+    what = f"{kind_words} from {_plain(low)}{' (excluded)' if low_open else ''} to {_plain(high)}"
+    try:
+        number = parse(value) if isinstance(value, str) else value
+    except ValueError:
+        kind.fail(f"{value!r} is not {what}", param, ctx)
+    if isinstance(number, bool) or not isinstance(number, int | float):
+        kind.fail(f"{value!r} is not {what}", param, ctx)
+    # NaN fails every comparison: `not low <= n` refuses it where `n < low` would let it by.
+    if (
+        not math.isfinite(number)
+        or not (low < number if low_open else low <= number)
+        or not number <= high
+    ):
+        kind.fail(f"{value!r} is not {what}", param, ctx)
+    return number
+
+
+def _plain(bound: float) -> str:
+    return str(int(bound)) if bound == int(bound) else str(bound)
+
+
+class Number(_FloatType):
+    """A finite number in a documented range, named in the refusal (exit 2). click's FloatRange
+    lets NaN through, and an absurd value reaches DuckDB as a cast error."""
+
+    name = "number"
+
+    def __init__(self, low: float, high: float, *, low_open: bool = False) -> None:
+        self.bounds = (low, high, low_open)
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        return float(_in_range(self, value, self.bounds, float, param, ctx))
+
+
+class Count(_IntType):
+    """A whole number in a documented range (a 20-digit one would reach DuckDB as a cast
+    error)."""
+
+    name = "integer"
+
+    def __init__(self, low: int, high: int) -> None:
+        self.bounds = (float(low), float(high), False)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, str):
+            value = value.strip()
+        return int(_in_range(self, value, self.bounds, int, param, ctx))
+
+
+# The ranges the commands accept (documented in docs/commands.md).
+MAX_GPUS = 100_000
+MAX_MONTHS = 120
+MAX_ROWS = 1_000_000  # --limit
+MAX_PRICE = 1_000_000.0  # a budget per hour, in any currency
+MAX_MEMORY_GIB = 10_000.0
+MAX_MIGRATION_USD = 1e12
+MAX_OVERHEAD_PCT = 100.0  # --spot-overhead: 100 runs every hour twice

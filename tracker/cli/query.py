@@ -15,7 +15,7 @@ from collectors.common import ConfigError, StoreError
 from storage import latest as latest_mod
 from tracker.cli import common, render
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
-from tracker.cli.options import PRICE_KIND, PROVIDER
+from tracker.cli.options import MAX_ROWS, PRICE_KIND, PROVIDER, Count
 from tracker.store_settings import duration
 
 
@@ -82,7 +82,7 @@ def sql(ctx: click.Context, sql: str, fmt: str, timeout: str | None) -> None:
 )
 @click.option(
     "--limit",
-    type=click.IntRange(1),
+    type=Count(1, MAX_ROWS),
     default=20,
     show_default=True,
     help="At most this many offers per currency; the rest are counted, not shown.",

@@ -16,7 +16,17 @@ from collectors.common import ConfigError, StoreError, parse_duration
 from storage.reads import tco as tco_mod
 from tracker.cli import common, documents, render, tco_table
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
-from tracker.cli.options import PROVIDER
+from tracker.cli.options import (
+    MAX_GPUS,
+    MAX_MEMORY_GIB,
+    MAX_MIGRATION_USD,
+    MAX_MONTHS,
+    MAX_OVERHEAD_PCT,
+    MAX_ROWS,
+    PROVIDER,
+    Count,
+    Number,
+)
 
 if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
     _IntType = click.ParamType[int]
@@ -47,36 +57,37 @@ class SpotOverhead(click.ParamType):  # type: ignore[type-arg]
         if value is None or (isinstance(value, str) and value.strip().lower() == "advisor"):
             return None
         try:
-            number = float(value)
-        except (TypeError, ValueError):
-            number = -1.0
-        if not number >= 0 or number == float("inf"):
-            self.fail(f"{value!r} is not a percent of 0 or more, nor `advisor`", param, ctx)
-        return number
+            return Number(0, MAX_OVERHEAD_PCT).convert(value, param, ctx)
+        except click.BadParameter:
+            self.fail(
+                f"{value!r} is not a percent from 0 to {MAX_OVERHEAD_PCT:g}, nor `advisor`",
+                param,
+                ctx,
+            )
 
 
 @click.command()
 @click.option("--gpu", required=True, help="GPU model, e.g. A100, H100 (case-insensitive).")
 @click.option(
-    "--gpus", type=click.IntRange(1), default=8, show_default=True, help="GPUs needed (N)."
+    "--gpus", type=Count(1, MAX_GPUS), default=8, show_default=True, help="GPUs needed (N)."
 )
 @click.option(
     "--months",
-    type=click.IntRange(1),
+    type=Count(1, MAX_MONTHS),
     default=36,
     show_default=True,
     help="The horizon in months (M); a month is 730 hours.",
 )
 @click.option(
     "--utilization",
-    type=click.FloatRange(0, 1, min_open=True),
+    type=Number(0, 1, low_open=True),
     default=1.0,
     show_default=True,
     help="Share of the hours the GPUs run (U), in (0, 1].",
 )
 @click.option(
     "--memory",
-    type=click.FloatRange(0, min_open=True),
+    type=Number(0, MAX_MEMORY_GIB, low_open=True),
     help="At least this much memory per GPU, in GiB.",
 )
 @click.option(
@@ -111,7 +122,7 @@ class SpotOverhead(click.ParamType):  # type: ignore[type-arg]
 )
 @click.option(
     "--migration-cost",
-    type=click.FloatRange(0),
+    type=Number(0, MAX_MIGRATION_USD),
     default=0.0,
     show_default=True,
     help="One-off USD cost of moving, added to options away from --current (to "
@@ -120,12 +131,12 @@ class SpotOverhead(click.ParamType):  # type: ignore[type-arg]
 @click.option("--current", type=PROVIDER, help="The provider you rent from now.")
 @click.option(
     "--baseline",
-    type=click.IntRange(1),
+    type=Count(1, MAX_GPUS),
     help="Price a blend too: this many GPUs reserved, the rest on-demand or spot.",
 )
 @click.option(
     "--limit",
-    type=click.IntRange(1),
+    type=Count(1, MAX_ROWS),
     help="Table: options shown per strategy (default 1); CSV/JSON: the cheapest "
     "this many (default every candidate).",
 )

@@ -66,9 +66,11 @@ def replace_rates(con: Any, rates: Sequence[FxRate]) -> bool:
 
 
 # An interval of a currency whose rates moved from a day on: its rate day (the view's, before
-# clamping into the span of rates, which changes no interval's rate) is on or after it.
-_RATED_SINCE = """epoch_us(coalesce(p.valid_to, now())) // 86400000000
-    >= $days[list_position($currencies, p.currency)]"""
+# clamping into the span of rates, which changes no interval's rate) is on or after it; or open
+# (a rate dated after today will be its rate from that day: it is computed live until then).
+_RATED_SINCE = """(epoch_us(coalesce(p.valid_to, now())) // 86400000000
+    >= $days[list_position($currencies, p.currency)]
+    OR (p.valid_to IS NULL AND list_contains($currencies, p.currency)))"""
 
 
 def _moved_since(old: set[tuple[Any, ...]], new: set[tuple[Any, ...]]) -> dict[str, int]:

@@ -220,6 +220,13 @@ def test_every_interval_is_stored_unless_a_rate_is_dated_after_today(store: Any)
     views.derive(store)
     assert store.execute(STORED).fetchall() == [(1,)]  # the closed one
     assert store.execute(DIFFERENCE).fetchall() == [(0,)]
+    # A stored open price whose currency gets a rate dated tomorrow: live again, else it would
+    # keep today's rate after midnight.
+    fill(store, {"CNY": {day: Decimal("0.2")}}, rows, derive="true")
+    with transaction(store):
+        replace_rates(store, as_config({"CNY": {day: Decimal("0.2"), tomorrow: Decimal("0.3")}}))
+    assert store.execute(STORED).fetchall() == [(1,)]
+    assert store.execute(DIFFERENCE).fetchall() == [(0,)]
 
 
 def test_the_edges_by_hand(store: Any) -> None:

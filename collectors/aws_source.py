@@ -133,6 +133,8 @@ def parse_public(
         if kept.get("reused"):
             unchanged.append(key.rsplit("/", 1)[1])
         columns = kept.get("columns") or []
+        if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+            raise PayloadShapeError("aws", f"{key}: the offer file's columns are not names")
         rows = _readable(collector, key, columns, kept["rows"], result)
         for product in aws_feeds.products(columns, rows):
             attrs = product["product"]["attributes"]

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 
 from collectors import REGISTRY, collector_class
 from collectors.base import Collector, Payloads
-from collectors.common import CollectorError
+from collectors.common import CollectorError, PayloadShapeError
 from storage.store import to_arrow
 from storage.writes.validate import MAX_TEXT, PriceLimits, screen
 from tests.collectors.test_aws_public import Files, public
@@ -247,3 +247,19 @@ def _put(node: Any, path: Keys, value: Any) -> Any:
     else:
         copy[key] = value
     return copy
+
+
+@pytest.mark.parametrize("columns", [math.nan, 7, "instanceType", {"a": 1}, [1, "SKU"], [None]])
+def test_aws_offer_file_columns_that_are_not_names_are_a_shape_error(
+    tmp_path: Path, columns: Any
+) -> None:
+    """Found by the fuzz: a header of another type raised TypeError out of the parser."""
+    with served_files() as files:
+        collector = public(files, tmp_path / "state")
+        payloads = collector.fetch()
+    offers = sorted(key for key in payloads if key.startswith("public/offers/"))
+    assert offers
+    answer = _put(payloads, (offers[0], "columns"), columns)
+    with pytest.raises(PayloadShapeError, match=f"aws: {offers[0]}: .*columns are not names"):
+        collector.parse(answer, observed_at=NOW)
+    _assert_parsed_soundly(collector, answer)

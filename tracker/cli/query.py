@@ -137,7 +137,7 @@ def print_latest(
     try:
         found = latest_mod.cheapest(store, filters, timeout_s=timeout_s, **options)
         unrated = latest_mod.unrated(store, filters, timeout_s) if options.get("usd") else {}
-        problems = [] if found.result.rows else _unknown(store, filters, timeout_s)
+        problems = [] if found.result.rows else unknown(store, filters, timeout_s)
     except StoreError as exc:
         common.read_failed(ctx, exc, "latest")
     if problems:
@@ -157,7 +157,9 @@ def print_latest(
         common.out(ctx).print(render.latest_table(table, currency, cut=cut))
 
 
-def _unknown(store: Path, filters: latest_mod.Filters, timeout_s: float | None) -> list[str]:
+def unknown(store: Path, filters: latest_mod.Filters, timeout_s: float | None) -> list[str]:
+    """The filter values nothing in the store or the GPU table knows (`--gpu H1000`), said in
+    the command's words; `tco` and the web API refuse with the same."""
     from collectors.gpus import GPU_MODELS
 
     return latest_mod.unknown_values(store, filters, list(GPU_MODELS), timeout_s)

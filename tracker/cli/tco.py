@@ -160,15 +160,15 @@ def tco(
 ) -> None:
     """Total cost of ownership of a GPU need over a horizon, per rental strategy."""
     need = need_from(options)
-    if baseline is not None and baseline > need.gpus:
-        fail(ctx, f"--baseline {baseline}: more than --gpus {need.gpus}", EXIT_USAGE)
+    if (problem := baseline_problem(baseline, need)) is not None:
+        fail(ctx, problem, EXIT_USAGE)
     if chart is not None and chart.suffix.lower() != ".png":  # as `history --chart` says it
         fail(ctx, f"--chart {chart}: the chart is a PNG file (name it *.png)", EXIT_USAGE)
     config = load_config(ctx)
     try:
         limit_s = config.store.query_timeout_s
         answer = tco_mod.read(config.store_path, need, baseline=baseline, timeout_s=limit_s)
-        unknown = [] if answer.rows else _unknown(config.store_path, need.gpu, limit_s)
+        unknown = [] if answer.rows else unknown_gpu(config.store_path, need.gpu, limit_s)
     except StoreError as exc:
         common.read_failed(ctx, exc, "tco")
     if unknown:
@@ -202,6 +202,13 @@ def need_from(options: dict[str, Any]) -> tco_mod.Need:
         migration_usd=options["migration_cost"],
         current_provider=options["current"],
     )
+
+
+def baseline_problem(baseline: int | None, need: tco_mod.Need) -> str | None:
+    """Why `--baseline` cannot be had with this need, or None (the web API refuses the same)."""
+    if baseline is not None and baseline > need.gpus:
+        return f"--baseline {baseline}: more than --gpus {need.gpus}"
+    return None
 
 
 def _print_tables(ctx: click.Context, answer: tco_mod.Tco, per_strategy: int) -> None:
@@ -242,9 +249,10 @@ def _draw(ctx: click.Context, answer: tco_mod.Tco, chart: Path) -> None:
     say(common.err(ctx), f"chart written to {chart}")
 
 
-def _unknown(store: Path, gpu: str, timeout_s: float | None) -> list[str]:
-    from collectors.gpus import GPU_MODELS
+def unknown_gpu(store: Path, gpu: str, timeout_s: float | None) -> list[str]:
+    """Why no candidate came (a GPU model the store and the GPU table do not know), or none;
+    the web API answers the same words."""
     from storage import latest as latest_mod
+    from tracker.cli.query import unknown
 
-    filters = latest_mod.Filters(gpu=gpu)
-    return latest_mod.unknown_values(store, filters, list(GPU_MODELS), timeout_s)
+    return unknown(store, latest_mod.Filters(gpu=gpu), timeout_s)

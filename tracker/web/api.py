@@ -75,7 +75,7 @@ def latest(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[s
         timeout_s=timeout_s,
     )
     if not found.result.rows:
-        _unknown(store, filters)
+        _refuse(cli_query.unknown(store, filters, timeout_s))
     return _bounded(documents.latest(found))
 
 
@@ -97,11 +97,11 @@ def tco(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[str,
     given = options(cli_tco.tco, query)
     need = cli_tco.need_from(given)
     baseline = given["baseline"]
-    if baseline is not None and baseline > need.gpus:
-        raise BadRequest(f"--baseline {baseline}: more than --gpus {need.gpus}")
+    if (problem := cli_tco.baseline_problem(baseline, need)) is not None:
+        raise BadRequest(problem)
     answer = dashboard.tco(store, need, baseline=baseline, timeout_s=timeout_s)
     if not answer.rows:
-        _unknown(store, latest_mod.Filters(gpu=need.gpu))
+        _refuse(cli_tco.unknown_gpu(store, need.gpu, timeout_s))
     return _bounded(documents.tco(answer, given["limit"]))
 
 
@@ -117,10 +117,7 @@ def _arguments(option: click.Option, name: str, values: Sequence[str]) -> list[s
     return args
 
 
-def _unknown(store: Path, filters: latest_mod.Filters) -> None:
-    from collectors.gpus import GPU_MODELS
-
-    problems = latest_mod.unknown_values(store, filters, list(GPU_MODELS))
+def _refuse(problems: list[str]) -> None:
     if problems:
         raise BadRequest("; ".join(problems))
 

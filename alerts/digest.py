@@ -136,7 +136,8 @@ def model_table(model: dict[str, Any]) -> list[str]:
 
 def compute_rows(facts: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
     """Per GPU model its PFLOP-per-dollar and 3-year-cost rows (`alerts.review.compute`)."""
-    return [row for m in facts["models"] for row in compute_words.rows(m, offer_words)]
+    label = compute_words.cost_label(facts.get("need"))
+    return [row for m in facts["models"] for row in compute_words.rows(m, offer_words, label)]
 
 
 def compute_block(facts: dict[str, Any]) -> list[str]:

@@ -19,7 +19,7 @@ from collectors.common import kind_label
 DASH = "—"
 TITLE = "compute"
 PFLOP_LABEL = "PFLOP per USD"
-TCO_LABEL = "3-year cost"
+TCO_LABEL = "3-year cost"  # at the default 36 months; `horizon` names another need's
 SAME = "the same offer"
 OTHER_OFFER = "other offer"  # the change column where the best then is not the best now
 
@@ -32,17 +32,27 @@ def intro(facts: dict[str, Any]) -> list[str]:
     if need is None:  # a review recorded before these figures
         return []
     return [
-        f"What compute costs, then and now, per GPU model ({TCO_LABEL}: {need_words(need)}); "
-        "change: how that one offer's figure "
-        f"changed ('{OTHER_OFFER}': the best then and now are two offers, each one's own figure "
-        "on the other side is named below).",
+        f"What compute costs, then and now, per GPU model ({cost_label(need)}: "
+        f"{need_words(need)}); change: how that one offer's figure changed ('{OTHER_OFFER}': the "
+        "best then and now are two offers, each one's own figure on the other side is named "
+        "below).",
         f"{PFLOP_LABEL}: the most dense FP16 compute one dollar buys (PFLOP), at the best offer "
         "of any kind.",
-        f"{TCO_LABEL}: the cheapest way to run {need_words(need)}, in USD: on-demand and spot "
-        "paid for the "
-        f"hours used (spot +{number(need['spot_overhead_pct'])}% for interruptions), reserved "
-        "in whole terms.",
+        f"{cost_label(need)}: the cheapest way to run {need_words(need)}, in USD: on-demand "
+        f"and spot paid for the hours used (spot +{number(need['spot_overhead_pct'])}% for "
+        "interruptions), reserved in whole terms.",
     ]
+
+
+def horizon(need: dict[str, Any] | None) -> str:
+    """`3-year` for 36 months (and a review from before the need), `2-year`, `18-month`."""
+    months = 36 if need is None else int(need["months"])
+    return f"{months // 12}-year" if months % 12 == 0 else f"{months}-month"
+
+
+def cost_label(need: dict[str, Any] | None) -> str:
+    """The 3-year-cost rows' label for the need's horizon (`2-year cost` for 24 months)."""
+    return f"{horizon(need)} cost"
 
 
 def need_words(need: dict[str, Any]) -> str:
@@ -51,7 +61,9 @@ def need_words(need: dict[str, Any]) -> str:
     return f"{gpus} for {need['months']} months at {number(100 * need['utilization'])}% use"
 
 
-def rows(model: dict[str, Any], describe: Describe) -> list[tuple[str, str, str, str, str, str]]:
+def rows(
+    model: dict[str, Any], describe: Describe, label: str = TCO_LABEL
+) -> list[tuple[str, str, str, str, str, str]]:
     """The model's PFLOP-per-dollar and 3-year-cost rows (none when it has neither), labelled
     with the model; `describe` words an offer."""
     lines = []
@@ -62,7 +74,7 @@ def rows(model: dict[str, Any], describe: Describe) -> list[tuple[str, str, str,
                       _change(pflop), *_where(pflop, words, _pflop)))  # fmt: skip
     if tco := model.get("tco"):
         words = [_tco_words(tco[side], side, describe) for side in ("now", "then")]
-        lines.append((f"{name} {TCO_LABEL}", _usd(tco["then"]), _usd(tco["now"]), _change(tco),
+        lines.append((f"{name} {label}", _usd(tco["then"]), _usd(tco["now"]), _change(tco),
                       *_where(tco, words, _usd)))  # fmt: skip
     return lines
 

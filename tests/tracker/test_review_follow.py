@@ -76,13 +76,13 @@ def test_only_the_followed_models_priced_for_the_stated_need(facts: dict[str, An
 def test_the_text_names_the_models_followed_and_the_need(facts: dict[str, Any]) -> None:
     text = digest.plain_text(facts)
     assert "Only the GPU models followed ([review] gpus): A100, H100.\n" in text
-    assert "per GPU model (3-year cost: 4 GPUs for 24 months at 50% use); change:" in text
-    assert "3-year cost: the cheapest way to run 4 GPUs for 24 months at 50% use, in USD" in text
+    assert "per GPU model (2-year cost: 4 GPUs for 24 months at 50% use); change:" in text
+    assert "2-year cost: the cheapest way to run 4 GPUs for 24 months at 50% use, in USD" in text
     assert "L4" not in text and "V100" not in text
-    (a100,) = [line.split() for line in text.splitlines() if line.startswith("A100 3-year cost")]
+    (a100,) = [line.split() for line in text.splitlines() if line.startswith("A100 2-year cost")]
     assert a100[3:6] == ["45,202", "38,544", "-14.7%"]
     html = digest_render.html_body(facts)
-    assert "3-year cost: 4 GPUs for 24 months at 50% use" in html and "V100" not in html
+    assert "2-year cost: 4 GPUs for 24 months at 50% use" in html and "V100" not in html
     slack = json.dumps(digest_render.slack_message(facts))
     assert "4 GPUs for 24 months at 50% use" in slack and "V100" not in slack
 
@@ -92,7 +92,7 @@ def test_the_chart_holds_the_followed_models_and_names_the_need(facts: dict[str,
     assert sorted({b.gpu_model for b in bars}) == ["A100", "H100"]
     assert [b.total_usd for b in bars if b.gpu_model == "A100"] == [45201.6, 38544.0]
     (image,) = chart.images(facts)
-    assert "4 GPUs for 24 months at 50% use" in image.alt
+    assert image.alt.startswith("Cheapest 2-year strategy per GPU model, then and now (4 GPUs for")
 
 
 def test_a_followed_model_without_offers_is_named(tmp_path: Path) -> None:
@@ -121,7 +121,7 @@ def test_the_review_command_follows_the_config(tmp_path: Path) -> None:
     assert model(facts, "H100")["tco"]["now"]["total_usd"] == 87249.6
     table = CliRunner().invoke(cli, ["--config", str(config), "review"])
     assert table.exit_code == 0, table.output
-    assert "H100 3-year cost" in table.output and "A100 3-year cost" not in table.output
+    assert "H100 2-year cost" in table.output and "A100 2-year cost" not in table.output
     assert "87,250" in table.output
 
 

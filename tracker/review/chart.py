@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from alerts.email import Image
-from alerts.review.compute import need_words, strategy
+from alerts.review.compute import horizon, need_words, strategy
 
 FILENAME = "gpu-review-3-year-cost.png"
 MAX_MODELS = 20  # beyond this the bars are too thin to read: the cheapest now are drawn
@@ -38,8 +38,9 @@ def images(facts: Mapping[str, Any]) -> list[Image]:
         return []
     need = facts["need"]
     words = need_words(need)
-    alt = f"Cheapest 3-year strategy per GPU model, then and now ({words}); the text says it all"
-    return [Image(FILENAME, draw(bars, words, str(facts["period"])), alt)]
+    span = horizon(need)
+    alt = f"Cheapest {span} strategy per GPU model, then and now ({words}); the text says it all"
+    return [Image(FILENAME, draw(bars, words, str(facts["period"]), span), alt)]
 
 
 def bars_of(facts: Mapping[str, Any]) -> list[Bar]:
@@ -61,14 +62,14 @@ def bars_of(facts: Mapping[str, Any]) -> list[Bar]:
                   key=lambda b: (order.index(b.gpu_model), b.side != "then"))  # fmt: skip
 
 
-def draw(bars: Sequence[Bar], need: str, period: str) -> bytes:
+def draw(bars: Sequence[Bar], need: str, period: str, span: str = "3-year") -> bytes:
     """The chart as PNG bytes: one row per GPU model, a bar then and a bar now, each labelled
     with its strategy and provider."""
     from tracker.charts import base  # matplotlib: only when drawing
 
     models = list(dict.fromkeys(b.gpu_model for b in bars))
     fig, ax = base.figure(
-        f"Cheapest 3-year strategy per GPU model, {period} ({need})",
+        f"Cheapest {span} strategy per GPU model, {period} ({need})",
         "GPU model",
         "total cost over the horizon, thousand USD",
     )

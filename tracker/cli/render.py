@@ -6,6 +6,8 @@ import csv
 import io
 import json
 import math
+import re
+import uuid
 from datetime import date, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -34,8 +36,26 @@ def _plain(value: Any) -> Any:
 
 def to_json(result: QueryResult) -> str:
     """One JSON array of objects (CONTRACT.md), timestamps as ISO-8601; strict JSON (a NaN or
-    an infinity is null)."""
-    return json.dumps(records(result), indent=2, default=str, allow_nan=False)
+    an infinity is null). DECIMALs are JSON numbers with every digit stored, as in the CSV:
+    a float would round a 38-digit one to 17."""
+    # json writes no Decimal as a number: each goes out as a string behind a marker no value
+    # can hold (random per call), and the quotes around the marked ones are then dropped.
+    marker = f"decimal-{uuid.uuid4().hex}:"
+    rows = [
+        {c: _marked(v, marker) for c, v in zip(result.columns, row, strict=True)}
+        for row in result.rows
+    ]
+    text = json.dumps(rows, indent=2, default=str, allow_nan=False)
+    return re.sub(f'"{marker}(-?[0-9.]+)"', r"\1", text)
+
+
+def _marked(value: Any, marker: str) -> Any:
+    if isinstance(value, Decimal) and value.is_finite():
+        # 32.770000 -> 32.77, 100.000 -> 100, as the float printed them (not normalize(): it
+        # rounds to the context's 28 digits)
+        digits = format(value, "f")
+        return marker + (digits.rstrip("0").rstrip(".") if "." in digits else digits)
+    return _plain(value)
 
 
 def records(result: QueryResult) -> list[dict[str, Any]]:

@@ -140,7 +140,7 @@ def cases(store: Path, running: Running) -> dict[str, tuple[Callable[[], Any], C
             lambda: (_touch(store), _rebuilt(running)),
         ),
         "Health panel": (
-            lambda: running.server.site.status(),
+            lambda: running.server.site.status(dashboard.health(store, 20, timeout_s=60).runs),
             lambda: fetch(running, "/health"),
         ),
         "/api/latest?limit=100": (

@@ -94,8 +94,13 @@ def latest(path: Path | str, *, wait_s: float = LOCK_WAIT_S) -> dict[str, LastRu
     if not Path(path).exists():
         return {}
     with connect(path, read_only=True, wait_s=wait_s) as con:
-        try:
-            rows = con.execute(_LATEST).fetchall()
-        except duckdb.Error as exc:
-            raise StoreError(f"cannot read collection_runs: {exc}") from exc
+        return latest_on(con)
+
+
+def latest_on(con: Any) -> dict[str, LastRun]:
+    """`latest` on a connection the caller opened (the dashboard's sandboxed one)."""
+    try:
+        rows = con.execute(_LATEST).fetchall()
+    except duckdb.Error as exc:
+        raise StoreError(f"cannot read collection_runs: {exc}") from exc
     return {str(row[0]): LastRun(*row[1:]) for row in rows}

@@ -231,15 +231,20 @@ def recent(path: Path | str, limit: int, *, wait_s: float = LOCK_WAIT_S) -> tupl
     if not Path(path).exists():
         return empty, 0
     with connect(path, read_only=True, wait_s=wait_s) as con:
-        try:
-            if not scalar(con, _HAS_ALERTS):
-                return empty, 0
-            cursor = con.execute(_RECENT, {"limit": limit})
-            rows = cursor.fetchall()
-            types = [str(d[1]) for d in cursor.description]
-            total = int(scalar(con, _TOTAL))
-        except duckdb.Error as exc:
-            raise StoreError(f"alerts: could not read the alert log: {exc}") from exc
+        return recent_on(con, limit)
+
+
+def recent_on(con: Any, limit: int) -> tuple[QueryResult, int]:
+    """`recent` on a connection the caller opened (the dashboard's sandboxed one)."""
+    try:
+        if not scalar(con, _HAS_ALERTS):
+            return QueryResult(_RECENT_COLUMNS, [], []), 0
+        cursor = con.execute(_RECENT, {"limit": limit})
+        rows = cursor.fetchall()
+        types = [str(d[1]) for d in cursor.description]
+        total = int(scalar(con, _TOTAL))
+    except duckdb.Error as exc:
+        raise StoreError(f"alerts: could not read the alert log: {exc}") from exc
     return QueryResult(list(_RECENT_COLUMNS), types, rows), total
 
 

@@ -16,6 +16,9 @@ from typing import Any
 import duckdb
 
 from collectors.common import StoreError
+from storage import runs as runs_mod
+from storage.alerts import log as alert_log
+from storage.query import QueryResult
 from storage.reads import series
 from storage.reads import tco as tco_mod
 from storage.reads.sandbox import bounded, one_line
@@ -57,6 +60,27 @@ def offers(path: Path | str, *, timeout_s: float | None, limit: int = MAX_OFFERS
     for row in rows[1:]:
         del row["_total"]
     return Offers(rows, int(total))
+
+
+@dataclass(frozen=True)
+class Health:
+    """What the Health panel reads from the store: the last run per provider (`storage.runs`)
+    and the latest alerts with their total (`storage.alerts.log`)."""
+
+    runs: dict[str, runs_mod.LastRun]
+    alerts: QueryResult
+    total_alerts: int
+
+
+def health(path: Path | str, alerts: int, *, timeout_s: float | None) -> Health:
+    """The runs and the `alerts` latest alerts, on one bounded connection (none without a
+    store: the panel of a server started before the first collection)."""
+    if not Path(path).exists():
+        return Health({}, *alert_log.recent(path, alerts))  # its empty answer, no store read
+    with bounded(path, timeout_s) as con:
+        last = runs_mod.latest_on(con)
+        recent, total = alert_log.recent_on(con, alerts)
+    return Health(last, recent, total)
 
 
 def statistics(

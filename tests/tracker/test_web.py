@@ -194,10 +194,23 @@ def test_the_history_decide_and_health_pages(server: Running) -> None:
 
 def test_the_store_is_not_held_between_requests(server: Running, store: Path) -> None:
     assert get(server, "/")[0] == 200
+    assert get(server, "/health")[0] == 200
     # A writer (the daemon) can open the store at once: no connection is left open.
     with duckdb.connect(str(store)) as writer:
         writer.execute("CHECKPOINT")
     assert get(server, "/api/latest?limit=1")[0] == 200
+
+
+def test_the_health_read_is_the_runs_and_alerts_through_the_sandbox(store: Path) -> None:
+    from storage import runs
+    from storage.alerts import log as alert_log
+
+    found = dashboard.health(store, 3, timeout_s=60)
+    assert found.runs == runs.latest(store) and "aws" in found.runs
+    assert (found.alerts, found.total_alerts) == alert_log.recent(store, 3)
+    assert len(found.alerts.rows) == min(3, found.total_alerts)
+    missing = dashboard.health(store.with_name("none.duckdb"), 3, timeout_s=60)
+    assert (missing.runs, missing.total_alerts) == ({}, 0)
 
 
 def test_a_query_past_its_time_limit_is_stopped(store: Path) -> None:

@@ -50,9 +50,10 @@ class Status:
     providers: list[ProviderStatus]
 
 
-def gather(config: Config) -> Status:
-    """Every provider that is enabled or has ever run, with the daemon's schedule if it runs."""
-    last = runs.latest(config.store_path)
+def gather(config: Config, last: dict[str, runs.LastRun] | None = None) -> Status:
+    """Every provider that is enabled or has ever run, with the daemon's schedule if it runs;
+    `last`: the runs when the caller read them already (the dashboard, on its own connection)."""
+    last = runs.latest(config.store_path) if last is None else last
     running = daemon_running(config.store_path)
     state = read_state(config.store_path) if running else None
     names = [n for n, p in config.providers.items() if p.enabled or n in last]

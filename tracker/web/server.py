@@ -25,6 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 from collectors.common import ConfigError, StoreError
 from storage.query import QueryStopped
 from storage.reads import dashboard
+from storage.runs import LastRun
 from tracker.config import Config
 from tracker.web import api, pages, panels
 from tracker.web.cache import PageCache
@@ -47,11 +48,12 @@ _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=ut
 @dataclass(frozen=True)
 class Site:
     """What the pages read: the store, the query time limit, and the health of collections
-    (`status()`: `tracker.daemon.status.gather` for this config)."""
+    (`status(runs)`: `tracker.daemon.status.gather` for this config, given the runs the page
+    read on its own bounded connection)."""
 
     store: Path
     timeout_s: float
-    status: Callable[[], Any]
+    status: Callable[[dict[str, LastRun]], Any]
 
 
 class WebServer(ThreadingHTTPServer):
@@ -111,7 +113,9 @@ def start_for(config: Config, settings: WebSettings, key: str) -> Running:
     address cannot be had."""
     from tracker.daemon import status
 
-    site = Site(config.store_path, config.store.query_timeout_s, lambda: status.gather(config))
+    site = Site(
+        config.store_path, config.store.query_timeout_s, lambda last: status.gather(config, last)
+    )
     try:
         return start(settings, site)
     except OSError as exc:
@@ -177,10 +181,8 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/decide":
             body = panels.decide_panel(site.store, filled, _models(), site.timeout_s)
         elif path == "/health":
-            from storage.alerts import log as alert_log
-
-            recent, total = alert_log.recent(site.store, 20)
-            body = pages.health_panel(site.status(), recent, total)
+            found = dashboard.health(site.store, 20, timeout_s=site.timeout_s)
+            body = pages.health_panel(site.status(found.runs), found.alerts, found.total_alerts)
         else:
             self._send(HTTPStatus.NOT_FOUND, "text/plain", b"no such page")
             return

@@ -7,6 +7,7 @@ The need below: 4 GPUs for 24 months (730 x 24 = 17520 hours) at 50 % use: 8760 
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -15,13 +16,14 @@ import pytest
 from click.testing import CliRunner
 
 from alerts import digest, digest_render
+from alerts.review import compute as compute_words
 from collectors.common import ConfigError
-from tests.tracker.review_support import NOW, scenario, scenario_now
+from tests.tracker.review_support import MIN, NOW, scenario, scenario_now
 from tracker import config as config_mod
 from tracker.cli import cli
 from tracker.daemon.settings import ReviewSettings, Since
 from tracker.review import chart
-from tracker.review.build import build
+from tracker.review.build import build, send
 
 SIX = Since(6, "mo")
 FOLLOW = ReviewSettings(gpus=("A100", "H100"), tco_gpus=4, tco_months=24, tco_utilization=0.5)
@@ -167,3 +169,29 @@ def test_bad_review_settings_name_the_key(line: str, message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         load(line)
     assert message in str(caught.value)
+
+
+def test_the_scheduled_send_records_and_delivers_the_followed_review(tmp_path: Path) -> None:
+    # The daemon's path: `send` with the loaded config, to the console; what is recorded (and
+    # retried from) is the followed review, priced for the stated need.
+    scenario(tmp_path / "prices.duckdb")
+    path = tmp_path / "config.toml"
+    path.write_text('[storage]\npath = "prices.duckdb"\n[review]\ngpus = ["A100"]\n'
+                    "tco_gpus = 4\ntco_months = 18\ntco_utilization = 0.5\n")  # fmt: skip
+    out = io.StringIO()
+    report = send(config_mod.load(path), {}, out, now=NOW + MIN, period_subject=NOW)
+    (event,) = report.fired
+    facts = event.facts
+    assert [m["gpu_model"] for m in facts["models"]] == ["A100"]
+    # 18 months at 50 %: 730 x 18 x 0.5 = 6570 hours; Lambda 4 x 1.10 x 6570 = 28,908.00.
+    assert model(facts, "A100")["tco"]["now"]["total_usd"] == 28908.0
+    assert "A100 18-month cost" in out.getvalue()
+    assert "(18-month cost: 4 GPUs for 18 months at 50% use)" in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("months", "label"), [(36, "3-year cost"), (24, "2-year cost"), (18, "18-month cost")]
+)
+def test_the_cost_label_names_the_horizon(months: int, label: str) -> None:
+    assert compute_words.cost_label({"months": months}) == label
+    assert compute_words.cost_label(None) == "3-year cost"  # a review from before the need

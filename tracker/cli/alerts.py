@@ -78,16 +78,21 @@ def test_message(ctx: click.Context, channel: str) -> None:
 @click.pass_context
 def list_rules(ctx: click.Context, limit: int) -> None:
     """Show the configured rules and channels, and the most recent alerts."""
-    from storage.alerts.log import recent
+    from storage.alerts.log import recent, recent_on
+    from storage.reads.sandbox import bounded
 
     config = _config(ctx)
     out = common.out(ctx)
     out.print(rules_table(config.alerts))
     out.print(channels_text(config.alerts), markup=False, highlight=False)
     try:
-        result, total = recent(config.store_path, limit)
+        if config.store_path.exists():  # under the time limit of every read command
+            with bounded(config.store_path, config.store.query_timeout_s) as con:
+                result, total = recent_on(con, limit)
+        else:
+            result, total = recent(config.store_path, limit)  # none: no store yet
     except StoreError as exc:
-        fail(ctx, str(exc), EXIT_FAILED)
+        common.read_failed(ctx, exc, "alerts")
     if not result.rows:
         out.print("no alerts yet", markup=False)
         return

@@ -1,6 +1,7 @@
 """The web dashboard in a real browser: Debian's Chromium, headless, driven by Playwright (the
 Python package only; the browser is the system's), over the demo store. It checks what a person
-sees: the table lists the offers, a filter changes what is shown, sorting reorders, a chart
+sees: the table lists the offers, each filter (GPU, kind, provider, region, the search box,
+hide sold out, hide stale) shows exactly its rows, every column sorts both ways, a chart
 renders, and the TCO form answers with the API's own figures.
 
 Without /usr/bin/chromium (or Playwright) these tests skip, saying why; in CI (`CI` set) they
@@ -251,3 +252,30 @@ def test_every_column_sorts_both_ways(server: Running, page: Any) -> None:
 def _camel(key: str) -> str:
     # data-f-gpu_model is dataset["fGpu_model"]: only the letter after a hyphen is raised.
     return key[0].upper() + key[1:]
+
+
+def test_hide_stale_leaves_out_the_offers_of_an_overdue_provider(
+    demo_store: Path, tmp_path: Path, page: Any
+) -> None:
+    # The demo's collections are fresh: here one provider's last good run is a month old.
+    store = Path(shutil.copy(demo_store, tmp_path / "prices.duckdb"))
+    with duckdb.connect(str(store)) as con:
+        con.execute(
+            "UPDATE runs SET finished_at = finished_at - INTERVAL 30 DAY WHERE provider = 'aws'"
+        )
+        found = con.execute("SELECT count(*), count(*) FILTER (stale) FROM latest_prices")
+        total, stale = found.fetchone() or (0, 0)
+    assert 0 < stale < total
+    config = config_mod.from_dict({"storage": {"path": str(store)}}, source=None)
+    running = start_for(config, WebSettings("127.0.0.1", 0), "web.listen")
+    try:
+        page.goto(running.url)
+        page.check("input[data-hide=stale]")
+        page.wait_for_function(
+            f"document.getElementById('shown').textContent === "
+            f"'{total - stale} of {total} offers shown'"
+        )
+        providers = visible_rows(page).evaluate_all("rs => rs.map(r => r.dataset.fProvider)")
+        assert "aws" not in providers
+    finally:
+        running.close()

@@ -78,7 +78,10 @@ def _touch(store: Path) -> None:
 
 
 def _rebuilt(running: Running) -> None:
-    # Wait on the state, not the clock: the kept page is current again.
+    # Wait on the state, not the clock: the kept page is current again. A page past its
+    # minute is rebuilt only when asked for (the watcher follows the store, not the clock).
+    if not running.server.pages.ready("/"):
+        fetch(running, "/")
     while not running.server.pages.ready("/"):
         time.sleep(0.005)
 

@@ -16,7 +16,8 @@ from typing import Any
 import duckdb
 
 from collectors.common import StoreError
-from storage.connection import LOCK_WAIT_S, connect
+from storage.connection import LOCK_WAIT_S
+from storage.reads.sandbox import bounded
 from storage.session import session
 
 # Per provider: failed runs since its last good one, when its last run that was not a skip
@@ -89,11 +90,14 @@ def history(
     return {str(p): History(int(n), end, ok, status) for p, n, end, ok, status in rows}
 
 
-def latest(path: Path | str, *, wait_s: float = LOCK_WAIT_S) -> dict[str, LastRun]:
-    """Per provider that ever ran, read-only (an empty dict when there is no store yet)."""
+def latest(
+    path: Path | str, *, wait_s: float = LOCK_WAIT_S, timeout_s: float | None = None
+) -> dict[str, LastRun]:
+    """Per provider that ever ran, read-only (an empty dict when there is no store yet);
+    stopped after `timeout_s` seconds (QueryStopped), as every read command is."""
     if not Path(path).exists():
         return {}
-    with connect(path, read_only=True, wait_s=wait_s) as con:
+    with bounded(path, timeout_s, wait_s=wait_s) as con:
         return latest_on(con)
 
 

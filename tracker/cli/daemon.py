@@ -97,7 +97,7 @@ def status_command(ctx: click.Context, fmt: str) -> None:
     try:
         found = status.gather(config)
     except StoreError as exc:
-        fail(ctx, str(exc), EXIT_FAILED)
+        common.read_failed(ctx, exc, "status")
     now = datetime.now(UTC)
     out: Console = common.out(ctx)
     if fmt == "json":

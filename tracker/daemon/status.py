@@ -53,7 +53,8 @@ class Status:
 def gather(config: Config, last: dict[str, runs.LastRun] | None = None) -> Status:
     """Every provider that is enabled or has ever run, with the daemon's schedule if it runs;
     `last`: the runs when the caller read them already (the dashboard, on its own connection)."""
-    last = runs.latest(config.store_path) if last is None else last
+    if last is None:
+        last = runs.latest(config.store_path, timeout_s=config.store.query_timeout_s)
     running = daemon_running(config.store_path)
     state = read_state(config.store_path) if running else None
     names = [n for n, p in config.providers.items() if p.enabled or n in last]

@@ -34,6 +34,7 @@ from collectors.common import StoreError
 from storage.connection import connect, scalar, transaction
 from storage.migrations import migrate
 from storage.reads import review_tco
+from storage.reads.sandbox import time_limit
 from storage.reads.tco import Need
 
 LOCK_WAIT_S = 30.0  # as long as an alerts run waits: the daemon's collections hold the file
@@ -219,12 +220,15 @@ class ReviewRows:
 def read(
     path: Path | str, now: datetime, then: datetime, *, review_rule: str,
     need: Need | None = None, gpus: Sequence[str] = (), wait_s: float = LOCK_WAIT_S,
+    timeout_s: float | None = None,
 ) -> ReviewRows:  # fmt: skip
     """Everything a review of (then, now] needs, read from the store at `path` read-only; with
     `need`, each GPU model's cheapest strategies for it (its `gpu` taken as each model). With
     `gpus`, only those GPU models' offers count (prices, discounts, PFLOP, strategies and the
-    offers left out for want of a rate); the alerts are the period's, whatever they are about."""
-    with connect(path, read_only=True, wait_s=wait_s) as con:
+    offers left out for want of a rate); the alerts are the period's, whatever they are about.
+    `timeout_s` stops the reads like every read a user starts (QueryStopped; None: no limit, as
+    for the daemon's own review)."""
+    with connect(path, read_only=True, wait_s=wait_s) as con, time_limit(con, timeout_s):
         try:
             found = cheapest(con, then, gpus)
             models = sorted({str(r["gpu_model"]) for r in found if r["gpu_model"] is not None})

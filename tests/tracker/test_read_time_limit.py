@@ -25,6 +25,7 @@ COMMANDS = [
     ("history", ["history", "--since", "730d"]),
     ("tco", ["tco", "--gpu", "A100"]),
     ("tco", ["tco", "--gpu", "A100", "--baseline", "4", "--gpus", "8"]),
+    ("review", ["review"]),
 ]
 
 

@@ -54,9 +54,15 @@ def review(ctx: click.Context, since_text: str | None, fmt: str, send: bool) -> 
 
     now = datetime.now(UTC).astimezone(ZoneInfo(config.review.timezone))
     try:
-        facts = review_mod.build(config.store_path, now, since, settings=config.review).to_dict()
+        facts = review_mod.build(
+            config.store_path,
+            now,
+            since,
+            settings=config.review,
+            timeout_s=config.store.query_timeout_s,
+        ).to_dict()
     except StoreError as exc:
-        fail(ctx, str(exc), EXIT_FAILED)
+        common.read_failed(ctx, exc, "review")
     out: Console = common.out(ctx)
     if fmt == "json":
         out.print(json.dumps(facts, indent=2), markup=False, highlight=False, soft_wrap=True)

@@ -43,17 +43,18 @@ def build(
     *,
     prices_at: datetime | None = None,
     settings: ReviewSettings | None = None,
+    timeout_s: float | None = None,
 ) -> Review:
     """The review of the store at `store_path` for the period ending `now` (aware; its time
     zone dates the period) and starting `since` before; read-only. The 'now' prices are always
     the current ones: `prices_at` says when that is, for a review made after its `now`.
     `settings` say which GPU models it follows and the 3-year need (default: every model, the
-    `tco` command's need)."""
+    `tco` command's need). `timeout_s`: the reads' time limit (None: none, the daemon's own)."""
     then = look_back(now, since)
     settings = settings or ReviewSettings()
     need = compute.need_of(settings)
     found = stored.read(store_path, now, then, review_rule=digest.RULE, need=need,
-                        gpus=settings.gpus)  # fmt: skip
+                        gpus=settings.gpus, timeout_s=timeout_s)  # fmt: skip
     left_out: dict[str, dict[str, int]] = {"now": {}, "then": {}}
     for side, currency, count in found.unrated:
         left_out[side][currency] = count

@@ -12,6 +12,7 @@ makes the common refusals read well; the settings are what hold.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -91,6 +92,7 @@ def time_limit(con: Any, timeout_s: float | None) -> Iterator[None]:
         daemon=True,
         name="read-timeout",
     )
+    started = time.monotonic()
     if timeout_s is not None:
         watchdog.start()
     try:
@@ -103,6 +105,11 @@ def time_limit(con: Any, timeout_s: float | None) -> Iterator[None]:
         finished.set()
         if watchdog.is_alive():
             watchdog.join()
+    # A read that ran past its limit is stopped even when its statements slipped between the
+    # interrupts (DuckDB drops one sent while no statement runs): the limit means the same
+    # whatever the timing, and a reader past it has already kept a writer waiting long enough.
+    if timeout_s is not None and (fired.is_set() or time.monotonic() - started >= timeout_s):
+        raise QueryStopped(timeout_s)
 
 
 @contextmanager

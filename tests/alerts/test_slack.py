@@ -154,6 +154,9 @@ def test_the_webhook_url_never_appears_in_errors_or_logs(
         port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}/services/T0001SECRET/B0002SECRET/{SECRET}"
     caplog.set_level(logging.DEBUG)
+    # urllib3's own level too: a CLI test run before this one in the same worker leaves it at
+    # ERROR (the command's quiet logging), which would hide the retries this test looks at.
+    caplog.set_level(logging.DEBUG, logger="urllib3")
     with pytest.raises(ChannelError) as caught:
         SlackNotifier(url, timeout=2, max_retries=2, backoff_factor=0).send(events)
     message = str(caught.value)

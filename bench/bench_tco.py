@@ -14,11 +14,9 @@ answers the same question.
 
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -124,19 +122,7 @@ def _same(ours: list[dict[str, Any]], hand: list[tuple[Any, ...]]) -> bool:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=big_store.DEFAULT_ROWS)
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--store", type=Path, help="where to build the store (default: a temp dir)")
-    parser.add_argument("--reuse", action="store_true", help="use --store as it is")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-tco-") as tmp:
-        path = args.store or Path(tmp) / "history.duckdb"
-        if not (args.reuse and path.exists()):
-            began = time.perf_counter()
-            big_store.build(path, args.rows)
-            print(f"store: {args.rows:,} rows built in {time.perf_counter() - began:.0f} s")
-        _measure(path, args.runs)
+    big_store.bench_main(__doc__.splitlines()[0], _measure, runs=5, name="bench-tco")
 
 
 def _measure(path: Path, runs: int) -> None:

@@ -27,12 +27,10 @@ medians over the runs. Target: the page load under 300 ms.
 
 from __future__ import annotations
 
-import argparse
 import http.client
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -190,19 +188,9 @@ def measure(store: Path, runs: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=DEFAULT_ROWS)
-    parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--store", type=Path, help="where to build the store (default: a temp dir)")
-    parser.add_argument("--reuse", action="store_true", help="use --store as it is")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        store = args.store or Path(tmp) / "big.duckdb"
-        if not args.reuse:
-            started = time.perf_counter()
-            big_store.build(store, args.rows)
-            print(f"built {args.rows:,} rows in {time.perf_counter() - started:.0f} s")
-        measure(store, args.runs)
+    big_store.bench_main(
+        __doc__.splitlines()[0], measure, runs=15, rows=DEFAULT_ROWS, name="bench-web"
+    )
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import random
+import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -219,6 +221,32 @@ def _cny_rates(first: date, last: date, seed: int) -> list[FxRate]:
         rates.append(FxRate.per_usd("CNY", day, per_usd, "bench"))
         day += timedelta(days=32)
     return rates
+
+
+def bench_main(
+    description: str,
+    measure: Callable[[Path, int], None],
+    *,
+    runs: int,
+    rows: int = DEFAULT_ROWS,
+    name: str = "bench",
+) -> None:
+    """The command line every benchmark over a big store shares: --rows, --runs, --store and
+    --reuse (measure a store built before), a store built in a temp dir by default, then
+    `measure(path, runs)`."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--rows", type=int, default=rows)
+    parser.add_argument("--runs", type=int, default=runs)
+    parser.add_argument("--store", type=Path, help="where to build the store (default: a temp dir)")
+    parser.add_argument("--reuse", action="store_true", help="use --store as it is")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix=f"{name}-") as tmp:
+        path = args.store or Path(tmp) / "history.duckdb"
+        if not (args.reuse and path.exists()):
+            began = time.perf_counter()
+            build(path, args.rows)
+            print(f"store: {args.rows:,} rows built in {time.perf_counter() - began:.0f} s")
+        measure(path, args.runs)
 
 
 def main() -> None:

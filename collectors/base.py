@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from collectors.common import PriceKind
+from collectors.gpus import Overrides, install
 
 # CONTRACT.md: a month is 730 h, a year 8760 h, three years 26280 h.
 HOURS_PER_MONTH = 730
@@ -148,6 +149,25 @@ class ParseResult:
     spot_zoned: bool | None = None
     # A marketplace's offer counts per group (Vast.ai); None: the provider has none.
     market: list[MarketDepth] | None = None
+    # Where each priced instance type's GPU facts came from: "api" (the answer's own fields),
+    # "table" (the bundled GPU table) or "config" (the user's [gpus] entry). Types missing here
+    # count as the table's. For the run summary and `gpu-tracker gpus`.
+    facts: dict[str, str] = field(default_factory=dict)
+
+    def gpu_summary(self) -> GpuSummary:
+        """How many GPU types this answer priced, how many from the API's own facts, and which
+        have no facts yet (priced with the model unknown, or not priced: count unknown)."""
+        priced = {r.instance_type for r in self.records}
+        unnamed = {r.instance_type for r in self.records if r.gpu_model is None}
+        from_api = sum(1 for t in priced if self.facts.get(t) == "api")
+        return GpuSummary(len(priced), from_api, sorted(unnamed | self.unknown_instance_types))
+
+
+@dataclass(frozen=True)
+class GpuSummary:
+    priced: int  # instance types with at least one price stored
+    from_api: int  # of those, how many had their GPU facts from the API's own answer
+    without_facts: list[str]  # types priced with gpu_model unknown, or not priced at all
 
 
 @dataclass(frozen=True)
@@ -167,6 +187,9 @@ class ProviderSettings:
     # changes between two collections are stored, not only the price in force at each.
     # None: the price in force now.
     history_window_s: int | None = None
+    # The user's [gpus] entries (config.toml); installed for every parser when the collector
+    # is built, so the CLI, the daemon's child and the tests see the same GPU table.
+    gpus: Overrides | None = None
     # A folder the collector may keep what it saw between runs in (AWS: the GPU rows of each
     # region's offer file and its version, so an unchanged file is not read again).
     state_dir: Path | None = None
@@ -179,6 +202,7 @@ class Collector(ABC):
 
     def __init__(self, settings: ProviderSettings, progress: Progress | None = None) -> None:
         self.settings = settings
+        install(settings.gpus)
         self.progress = progress or (lambda pages, items: None)
         self.log = logging.LoggerAdapter(
             logging.getLogger(f"collectors.{self.name}"), {"provider": self.name}

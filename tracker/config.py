@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from alerts.settings import AlertSettings, parse_settings
 from collectors import REGISTRY, ProviderInfo
+from collectors import gpus as gpu_table
 from collectors.common import (
     ConfigError,
     env_variable_name,
@@ -28,7 +29,7 @@ from collectors.common import (
     shown,
     text,
 )
-from collectors.gpus import GPU_MODELS
+from collectors.gpus import GPU_MODELS, GpuModel, Overrides
 from storage.fx import RATE_PLACES, FxRate, GpuFact
 from storage.writes.validate import PriceLimits, parse_limits
 from tracker import store_settings
@@ -61,6 +62,7 @@ _TOP_KEYS = {
     "collect",
     "export",
     "web",
+    "gpus",
 }
 _STORAGE_KEYS = {"path"} | store_settings.KEYS
 _COMMON_KEYS = {"enabled", "endpoint", "regions", "interval", "timeout", "deadline"}
@@ -91,6 +93,7 @@ class ProviderConfig:
     options: dict[str, Any] = field(default_factory=dict)
     credential_vars: dict[str, str] = field(default_factory=dict)  # name -> env variable
     optional_credential_vars: dict[str, str] = field(default_factory=dict)
+    gpus: Overrides | None = None  # the config's [gpus] entries, for every collector
 
     def settings(self, env: Mapping[str, str]) -> tuple[ProviderSettings, list[str]]:
         """Collector settings with credentials resolved from `env`, and the variables missing."""
@@ -108,6 +111,7 @@ class ProviderConfig:
             deadline_s=self.deadline_s,
             # One interval back, plus slack for a late run: every change since the last one.
             history_window_s=self.interval_s + self.interval_s // 2,
+            gpus=self.gpus,
         )
         return settings, missing
 
@@ -121,6 +125,8 @@ class Config:
     fx: tuple[FxRate, ...] = ()
     # What the store's FLOPs-per-dollar columns know of each GPU (the GPU table).
     gpu_facts: tuple[GpuFact, ...] = field(default_factory=lambda: _gpu_facts())
+    # [gpus]: the user's instance type and model entries over the bundled GPU table.
+    gpus: Overrides = field(default_factory=Overrides)
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
     review: ReviewSettings = field(default_factory=ReviewSettings)
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
@@ -141,8 +147,8 @@ class Config:
         return [p for p in self.providers.values() if p.enabled]
 
 
-def _gpu_facts() -> tuple[GpuFact, ...]:
-    return tuple(GpuFact(m.name, m.fp16_tflops) for m in GPU_MODELS.values())
+def _gpu_facts(models: Mapping[str, GpuModel] = GPU_MODELS) -> tuple[GpuFact, ...]:
+    return tuple(GpuFact(m.name, m.fp16_tflops) for m in models.values())
 
 
 def load(
@@ -211,19 +217,26 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
         store_path = source.parent / store_path
     providers_raw = _table(data, "providers")
     no_unknown(providers_raw, set(REGISTRY), "providers.")
+    gpus = gpu_table.parse_overrides(_table(data, "gpus"), GPU_MODELS, REGISTRY)
+    models = {**GPU_MODELS, **gpus.models}
     providers = {
-        name: _provider(name, info, _table(providers_raw, name, prefix="providers."))
+        name: replace(
+            _provider(name, info, _table(providers_raw, name, prefix="providers.")),
+            gpus=gpus or None,
+        )
         for name, info in REGISTRY.items()
     }
-    alerts = _alerts(_table(data, "alerts"))
+    alerts = _alerts(_table(data, "alerts"), models)
     return Config(
         source,
         store_path,
         providers,
         alerts,
         fx=_fx(_table(data, "fx")),
+        gpu_facts=_gpu_facts(models),
+        gpus=gpus,
         daemon=parse_daemon(_table(data, "daemon")),
-        review=parse_review(_table(data, "review"), set(alerts.channels), GPU_MODELS),
+        review=parse_review(_table(data, "review"), set(alerts.channels), models),
         metrics=parse_metrics(_table(data, "metrics")),
         export=parse_export(_table(data, "export")),
         web=parse_web(_table(data, "web")),
@@ -232,9 +245,10 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
     )
 
 
-def _alerts(raw: Mapping[str, Any]) -> AlertSettings:
-    """[alerts]: validated by the alerts package; rule filters may name known GPUs and providers."""
-    return parse_settings(raw, gpu_models=list(GPU_MODELS), providers=list(REGISTRY))
+def _alerts(raw: Mapping[str, Any], models: Mapping[str, GpuModel] = GPU_MODELS) -> AlertSettings:
+    """[alerts]: validated by the alerts package; rule filters may name known GPUs (the user's
+    [gpus.models] included) and providers."""
+    return parse_settings(raw, gpu_models=list(models), providers=list(REGISTRY))
 
 
 def environment() -> Mapping[str, str]:

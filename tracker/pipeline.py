@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from collectors import collector_class
-from collectors.base import ParseResult, ProviderSettings
+from collectors.base import GpuSummary, ParseResult, ProviderSettings
 from collectors.common import CollectorError, MissingCredentials, StoreError, flat
 from storage.connection import StoreDamaged
 from storage.store import Store
@@ -51,6 +51,8 @@ class Outcome:
     invalid: dict[str, int] = field(default_factory=dict)
     # What the collector says of how it collected (AWS: which source answered).
     notes: list[str] = field(default_factory=list)
+    # GPU types priced, how many from the API's own facts, which have none yet.
+    gpus: GpuSummary | None = None
 
     def invalid_summary(self) -> str:
         """'3 prices skipped: 2 zero after rounding, 1 above the ceiling'; '' when none."""
@@ -203,6 +205,11 @@ def _store(
     outcome.unknown_instance_types = parsed.unknown_instance_types
     outcome.skipped_rows = parsed.skipped_rows
     outcome.notes = list(parsed.notes)
+    outcome.gpus = parsed.gpu_summary()
+    if outcome.gpus.without_facts:
+        log.info(
+            "%s: GPU types without facts: %s", provider.name, ", ".join(outcome.gpus.without_facts)
+        )
     for note in parsed.notes:
         log.info("%s: %s", provider.name, note)
     if not parsed.records:

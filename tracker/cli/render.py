@@ -154,16 +154,26 @@ def summary(outcomes: list[Outcome]) -> Table:
     return table
 
 
+def _some(names: list[str]) -> str:
+    return ", ".join(names[:6]) + (f" (+{len(names) - 6} more)" if len(names) > 6 else "")
+
+
 def _notes(o: Outcome) -> str:
     notes = list(o.notes)
     if o.error:
         notes.append(o.error)
+    unnamed = sorted(set(o.gpus.without_facts) - o.unknown_instance_types) if o.gpus else []
+    if unnamed:
+        notes.append(f"GPU model unknown, stored with gpu_model NULL: {_some(unnamed)}")
     if o.unknown_instance_types:
         names = sorted(o.unknown_instance_types)
-        shown = ", ".join(names[:6]) + (f" (+{len(names) - 6} more)" if len(names) > 6 else "")
-        notes.append(f"unknown GPU instance types, not stored: {shown}")
+        notes.append(f"unknown GPU instance types, not stored: {_some(names)}")
+    if unnamed or o.unknown_instance_types:
+        notes.append("see gpu-tracker gpus --unknown")
     if o.skipped_rows:
         notes.append(f"{o.skipped_rows} rows skipped (non-Linux, zero, duplicate ...)")
     if o.invalid:
         notes.append(o.invalid_summary() + " (not stored)")
+    if o.gpus is not None and o.gpus.priced:  # last: the notes above are the ones to act on
+        notes.append(f"GPU types: {o.gpus.priced} priced, {o.gpus.from_api} from API facts")
     return "; ".join(notes)

@@ -164,10 +164,22 @@ def _answer(name: str, output: bytes, returncode: int) -> Fetched:
         reason = f"killed by signal {-returncode}" if returncode < 0 else f"exit code {returncode}"
         raise CollectorError(name, f"the collector process died ({reason})") from None
     if kind == "ok":
-        rows, unknown, skipped, sold_out, unreadable, covered, notes, bands, zoned, market = rest
+        (
+            rows,
+            unknown,
+            skipped,
+            sold_out,
+            unreadable,
+            covered,
+            notes,
+            bands,
+            zoned,
+            market,
+            facts,
+        ) = rest
         records = [PriceRecord(*row) for row in rows]
         parsed = ParseResult(
-            records, unknown, skipped, sold_out, unreadable, notes, bands, zoned, market
+            records, unknown, skipped, sold_out, unreadable, notes, bands, zoned, market, facts
         )
         return Fetched(parsed, covered)
     if kind == "skipped":
@@ -216,7 +228,19 @@ def _collect(
     bands = parsed.interruption  # a few hundred small frozen dataclasses at most
     covered = collector.regions or None
     zoned, market = parsed.spot_zoned, parsed.market  # market: a few hundred small dataclasses
-    return ("ok", rows, *extra, parsed.unreadable, covered, parsed.notes, bands, zoned, market)
+    facts = parsed.facts
+    return (
+        "ok",
+        rows,
+        *extra,
+        parsed.unreadable,
+        covered,
+        parsed.notes,
+        bands,
+        zoned,
+        market,
+        facts,
+    )
 
 
 def _die_with_parent() -> None:

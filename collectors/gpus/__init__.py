@@ -1,0 +1,203 @@
+"""What the tracker knows of GPUs: facts from the provider's answer first, the table second.
+
+The bundled table (`table.toml`, a data file in the package) holds what no API says: GPU models
+with their memory variants and throughput, each provider's spelling of a GPU, and per instance
+type only where the provider's answer names no GPU (Azure, GCP's shapes, Tencent's families).
+The user's [gpus] tables in config.toml (`Overrides`) take precedence over both, and are
+installed once per process by the collector being built (`install`), so every parser, in the
+CLI, the daemon's child or a test, sees the same table.
+
+Throughput figures are datasheet values for dense math (no structured sparsity), in TFLOPS:
+FP16/BF16 on tensor cores, and FP32 on the vector units.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Literal
+
+from collectors.gpus.schema import (
+    GpuModel,
+    GpuVariant,
+    InstanceGpu,
+    Overrides,
+    TypeOverride,
+    number,
+    parse_bundled_type,
+    parse_model,
+    parse_overrides,
+    table,
+)
+
+__all__ = [
+    "GPU_MODELS",
+    "GPU_NAMES",
+    "INSTANCE_GPUS",
+    "WHOLE_GPU_GIB",
+    "GpuModel",
+    "GpuVariant",
+    "InstanceGpu",
+    "Overrides",
+    "Resolved",
+    "TypeOverride",
+    "active",
+    "canonical_model",
+    "contradiction",
+    "install",
+    "instance_types",
+    "lookup",
+    "model",
+    "models",
+    "parse_overrides",
+    "resolve",
+]
+
+# Where a type's GPU facts came from, for the run summary and `gpu-tracker gpus`.
+Source = Literal["config", "api", "table"]
+
+
+def _load() -> tuple[
+    dict[str, GpuModel],
+    dict[str, dict[str, str]],
+    dict[str, dict[str, InstanceGpu]],
+    dict[str, dict[str, float]],
+]:
+    raw = tomllib.loads(resources.files(__package__).joinpath("table.toml").read_text("utf-8"))
+    models = {
+        name: parse_model(name, entry, f"models.{name}.")
+        for name, entry in table(raw.get("models", {}), "models").items()
+    }
+    names = {p: dict(table(n, f"names.{p}")) for p, n in raw.get("names", {}).items()}
+    types = {
+        provider: {
+            itype: parse_bundled_type(entry, f'instance_types.{provider}."{itype}".')
+            for itype, entry in table(entries, f"instance_types.{provider}").items()
+        }
+        for provider, entries in raw.get("instance_types", {}).items()
+    }
+    whole = {
+        provider: {
+            m: number(v, f"whole_gpu_gib.{provider}.{m}", (0.1, 10_000.0)) for m, v in t.items()
+        }
+        for provider, t in raw.get("whole_gpu_gib", {}).items()
+    }
+    return models, names, types, whole
+
+
+# The bundled table, as shipped (read-only by convention: the user's entries are `Overrides`).
+GPU_MODELS, GPU_NAMES, INSTANCE_GPUS, WHOLE_GPU_GIB = _load()
+
+_active = Overrides()
+
+
+def install(overrides: Overrides | None) -> None:
+    """Make `overrides` (the user's [gpus] tables) the ones every lookup in this process sees."""
+    global _active
+    _active = overrides or Overrides()
+
+
+def active() -> Overrides:
+    """The user's entries in force in this process."""
+    return _active
+
+
+def models() -> dict[str, GpuModel]:
+    """Every GPU model: the bundled ones with the user's corrections, and the user's own."""
+    return {**GPU_MODELS, **_active.models}
+
+
+def model(name: str | None) -> GpuModel | None:
+    """A GPU model by its canonical name, with the user's corrections; None if nobody knows it."""
+    if name is None:
+        return None
+    return _active.models.get(name) or GPU_MODELS.get(name)
+
+
+def _override(provider: str, instance_type: str) -> TypeOverride | None:
+    entry = _active.instance_types.get(instance_type)
+    return entry if entry is not None and entry.provider in (None, provider) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    gpu: InstanceGpu
+    source: Source
+
+
+def resolve(provider: str, instance_type: str, said: InstanceGpu | None = None) -> Resolved | None:
+    """The GPUs of an instance type and where the facts came from: the user's entry over what
+    the API `said`, which is taken over the bundled table; None when no one gives a GPU count
+    and memory."""
+    base, source = (
+        (said, "api")
+        if said is not None
+        else (INSTANCE_GPUS.get(provider, {}).get(instance_type), "table")
+    )
+    entry = _override(provider, instance_type)
+    if entry is not None:
+        built = entry.over(base)
+        return None if built is None else Resolved(built, "config")
+    return None if base is None else Resolved(base, source)  # type: ignore[arg-type]
+
+
+def lookup(provider: str, instance_type: str) -> InstanceGpu | None:
+    """The GPUs of a provider's instance type from the table (with the user's entries), or None
+    when neither knows it."""
+    found = resolve(provider, instance_type)
+    return None if found is None else found.gpu
+
+
+def instance_types(provider: str) -> tuple[str, ...]:
+    """Every instance type of a provider that the table (or a user's entry for that provider)
+    knows, in a stable order."""
+    own = {
+        name
+        for name, entry in _active.instance_types.items()
+        if entry.provider == provider and lookup(provider, name) is not None
+    }
+    return tuple(sorted(set(INSTANCE_GPUS.get(provider, {})) | own))
+
+
+def contradiction(
+    provider: str, instance_type: str, said: InstanceGpu, unit: str = "GiB"
+) -> str | None:
+    """What the API's GPU facts (model, count, per-GPU memory) contradict in the table's entry
+    for the type, in words; None when they agree or the table has no entry."""
+    known = lookup(provider, instance_type)
+    facts = (said.gpu_model, said.gpu_count, said.gpu_memory_gib)
+    if known is None or (known.gpu_model, known.gpu_count, known.gpu_memory_gib) == facts:
+        return None
+    return (
+        f"the API says {said.gpu_count:g} x {said.gpu_model} {said.gpu_memory_gib:g} {unit}, "
+        f"the GPU table {known.gpu_count:g} x {known.gpu_model} {known.gpu_memory_gib:g} {unit}"
+    )
+
+
+def canonical_model(provider: str, name: Any) -> str | None:
+    """The canonical model for a provider's own GPU name ("Tesla V100", "nvidia_h100"): the
+    provider's spellings first, then any model's name or alias (the user's included); None
+    when nobody knows it (also for a name that is not a string: an answer may carry anything)."""
+    if not isinstance(name, str):
+        return None
+    found = GPU_NAMES.get(provider, {}).get(name)
+    if found is not None:
+        return found
+    for known in models().values():
+        if name == known.name or name in known.aliases:
+            return known.name
+    return None
+
+
+def tflops(name: str | None, memory_gib: float | None = None) -> tuple[float | None, float | None]:
+    """(FP16, FP32) TFLOPS of one GPU of model `name` with `memory_gib` (its variant's figures
+    where it has its own); (None, None) for a model nobody knows."""
+    found = model(name)
+    return (None, None) if found is None else found.tflops(memory_gib)
+
+
+def bundled_types() -> Mapping[str, Mapping[str, InstanceGpu]]:
+    """The bundled per-type table, every provider's."""
+    return INSTANCE_GPUS

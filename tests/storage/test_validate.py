@@ -236,7 +236,8 @@ def test_the_run_summary_says_how_many_were_skipped_and_why(tmp_path: Path) -> N
     )
     assert (outcome.status, outcome.records) == ("ok", 2)
     assert _notes(outcome) == (
-        "3 prices skipped: 2 zero after rounding, 1 above the ceiling (not stored)"
+        "3 prices skipped: 2 zero after rounding, 1 above the ceiling (not stored); "
+        "GPU types: 5 priced, 0 from API facts"
     )
 
 

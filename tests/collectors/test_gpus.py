@@ -1,4 +1,4 @@
-"""The canonical GPU table: every instance maps to a known GPU model with sane numbers."""
+"""The bundled GPU table (collectors/gpus/table.toml): every type names a known model, sanely."""
 
 from __future__ import annotations
 

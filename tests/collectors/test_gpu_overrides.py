@@ -1,0 +1,169 @@
+"""The GPU table as data, and the user's [gpus] entries over it (CONTRACT.md, "GPU facts").
+
+The order is fixed: the user's entry, then what the API said, then the bundled table; an entry
+gives only the fields it names. Bad entries are ConfigErrors naming the key.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collectors import gpus
+from collectors.base import ProviderSettings
+from collectors.common import ConfigError
+from collectors.gpus import InstanceGpu
+from tracker.config import from_dict, load
+
+
+@pytest.fixture(autouse=True)
+def _no_overrides() -> Iterator[None]:
+    yield
+    gpus.install(None)  # a test's entries never leak into the next test of the worker
+
+
+def _config(gpu_tables: dict[str, Any], **more: Any) -> Any:
+    return from_dict({"gpus": gpu_tables, **more}, source=None)
+
+
+def test_the_bundled_file_names_a_source_and_the_memory_of_every_type() -> None:
+    for name, model in gpus.GPU_MODELS.items():
+        assert model.source, name
+    for provider, table in gpus.INSTANCE_GPUS.items():
+        for itype, gpu in table.items():
+            model = gpus.GPU_MODELS[str(gpu.gpu_model)]
+            assert gpu.gpu_memory_gib in model.memory_gib, (provider, itype, model.memory_gib)
+
+
+def test_a_share_of_one_gpu_is_written_as_a_fraction_and_read_exactly() -> None:
+    assert gpus.lookup("azure", "Standard_NV6ads_A10_v5") == InstanceGpu("A10", 1 / 6, 24, 6, 55)
+
+
+def test_a_variant_has_its_own_figures_and_the_model_keeps_its_own() -> None:
+    assert gpus.tflops("H100", 94) == (835.5, 60.0)  # H100 NVL datasheet, dense
+    assert gpus.tflops("H100", 80) == (989.4, 66.9)
+    assert gpus.tflops("A100", 80) == gpus.tflops("A100", 40) == (312.0, 19.5)
+    assert gpus.tflops("nope") == (None, None)
+
+
+def test_the_user_entry_beats_the_api_which_beats_the_table() -> None:
+    said = InstanceGpu("H100", 8, 80, 192, 2048)
+    table = gpus.resolve("aws", "p4d.24xlarge")
+    assert table == gpus.Resolved(InstanceGpu("A100", 8, 40), "table")
+    assert gpus.resolve("aws", "p4d.24xlarge", said) == gpus.Resolved(said, "api")
+    config = _config({"instance_types": {"p4d.24xlarge": {"gpu_memory_gib": 41}}})
+    gpus.install(config.gpus)
+    # Only the field the entry names changes: the rest is the API's, else the table's.
+    assert gpus.resolve("aws", "p4d.24xlarge") == gpus.Resolved(
+        InstanceGpu("A100", 8, 41), "config"
+    )
+    assert gpus.resolve("aws", "p4d.24xlarge", said) == gpus.Resolved(
+        InstanceGpu("H100", 8, 41, 192, 2048), "config"
+    )
+
+
+def test_an_entry_for_a_type_nobody_knows_needs_a_count_and_memory() -> None:
+    config = _config(
+        {
+            "instance_types": {
+                "Standard_ND40rs_v2": {"gpu_model": "V100", "gpu_count": 8, "gpu_memory_gib": 32},
+                "only-model": {"gpu_model": "T4"},
+            }
+        }
+    )
+    gpus.install(config.gpus)
+    assert gpus.lookup("azure", "Standard_ND40rs_v2") == InstanceGpu("V100", 8, 32)
+    assert gpus.lookup("aws", "only-model") is None  # no count, no memory: no per-GPU price
+
+
+def test_an_entry_limited_to_one_provider_leaves_the_others_alone() -> None:
+    entry = {"provider": "azure", "gpu_model": "V100", "gpu_count": 8, "gpu_memory_gib": 32}
+    gpus.install(_config({"instance_types": {"X": entry}}).gpus)
+    assert gpus.lookup("azure", "X") == InstanceGpu("V100", 8, 32)
+    assert gpus.lookup("aws", "X") is None
+    assert "X" in gpus.instance_types("azure") and "X" not in gpus.instance_types("aws")
+
+
+def test_a_user_model_is_known_to_facts_alerts_and_spellings() -> None:
+    config = _config(
+        {"models": {"B300": {"fp16_tflops": 2500.0, "aliases": ["NVIDIA B300 SXM6"]}}},
+        alerts={
+            "rules": [
+                {
+                    "name": "b300",
+                    "kind": "spot_price_below",
+                    "threshold": 10.0,
+                    "currency": "USD",
+                    "gpu_model": "B300",
+                }
+            ]
+        },
+    )
+    assert ("B300", 2500.0) in {(f.gpu_model, f.fp16_tflops) for f in config.gpu_facts}
+    gpus.install(config.gpus)
+    assert gpus.canonical_model("aws", "NVIDIA B300 SXM6") == "B300"
+    assert gpus.model("B300") is not None and gpus.model("B300").vendor == "other"  # type: ignore[union-attr]
+
+
+def test_a_correction_keeps_the_bundled_fields_it_does_not_name() -> None:
+    config = _config({"models": {"H100": {"fp16_tflops": 990.0}}})
+    gpus.install(config.gpus)
+    assert gpus.tflops("H100", 80) == (990.0, 66.9)
+    assert gpus.tflops("H100", 94) == (835.5, 60.0)  # the variant keeps its own figures
+    assert dict((f.gpu_model, f.fp16_tflops) for f in config.gpu_facts)["H100"] == 990.0
+
+
+def test_the_entries_travel_to_the_daemon_child_with_the_settings() -> None:
+    config = _config({"instance_types": {"X": {"gpu_count": 2, "gpu_memory_gib": 24}}})
+    settings, _ = config.providers["azure"].settings({})
+    copy = pickle.loads(pickle.dumps(settings))  # what the daemon hands its child
+    assert copy.gpus == config.gpus
+    from collectors.azure import AzureCollector
+
+    AzureCollector(copy)  # building a collector installs them for its parsers
+    assert gpus.lookup("azure", "X") == InstanceGpu(None, 2, 24)
+    AzureCollector(ProviderSettings())  # a config without [gpus]: the bundled table alone
+    assert gpus.lookup("azure", "X") is None
+
+
+@pytest.mark.parametrize(
+    ("tables", "error"),
+    [
+        ({"nope": {}}, "gpus.nope: unknown key"),
+        ({"instance_types": {"X": {"gpu_count": "a"}}}, 'gpus.instance_types."X".gpu_count'),
+        ({"instance_types": {"X": {"gpu_count": 0}}}, "outside"),
+        ({"instance_types": {"X": {"gpu_count": "1/0"}}}, 'gpus.instance_types."X".gpu_count'),
+        ({"instance_types": {"X": {"gpu_memory_gib": float("nan")}}}, "gpu_memory_gib"),
+        ({"instance_types": {"X": {}}}, 'gpus.instance_types."X": says nothing'),
+        ({"instance_types": {"X": {"gpu_model": "B301"}}}, "unknown GPU model 'B301'"),
+        ({"instance_types": {"X": {"gpu_count": 1, "colour": 1}}}, '"X".colour: unknown key'),
+        ({"instance_types": {"X": {"provider": "awz", "gpu_count": 1}}}, "unknown provider"),
+        ({"instance_types": {"X": 3}}, 'gpus.instance_types."X": expected a table'),
+        ({"models": {"B300": {"fp16_tflops": -1}}}, "gpus.models.B300.fp16_tflops"),
+        ({"models": {"B300": {"vendor": "acme"}}}, "gpus.models.B300.vendor"),
+        ({"models": {"B300": {"memory_gib": []}}}, "gpus.models.B300.memory_gib"),
+        ({"models": {"B300": {"variants": {"big": {}}}}}, 'variants."big"'),
+        ({"models": {"B300;DROP": {}}}, "not a GPU model name"),
+        ({"models": {"B300": {"aliases": "x"}}}, "gpus.models.B300.aliases"),
+    ],
+)
+def test_a_bad_entry_is_an_error_naming_its_key(tables: dict[str, Any], error: str) -> None:
+    with pytest.raises(ConfigError, match=None) as caught:
+        _config(tables)
+    assert error in str(caught.value)
+
+
+def test_the_documented_example_loads(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        '[gpus.instance_types."Standard_ND40rs_v2"]\n'
+        'gpu_model = "V100"\ngpu_count = 8\ngpu_memory_gib = 32\n\n'
+        "[gpus.models.B300]\nfp16_tflops = 2500.0\n"
+    )
+    config = load(path)
+    assert set(config.gpus.instance_types) == {"Standard_ND40rs_v2"}
+    assert set(config.gpus.models) == {"B300"}

@@ -231,6 +231,27 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             ),
         ],
     ),
+    (
+        11,
+        "GPU instance types seen without facts",
+        [
+            # A type an answer listed but no one gave a GPU count for, so none of its prices
+            # could be stored (`gpu-tracker gpus --unknown`). Written with each run; a row is
+            # deleted once a run of its provider prices the type. `reason` leaves room for other
+            # kinds of missing facts; today it is always 'no GPU count'.
+            """
+            CREATE TABLE unknown_gpu_types (
+                provider VARCHAR NOT NULL,
+                instance_type VARCHAR NOT NULL,
+                reason VARCHAR NOT NULL,
+                first_seen TIMESTAMPTZ NOT NULL,
+                last_seen TIMESTAMPTZ NOT NULL,
+                run_id BIGINT NOT NULL,
+                PRIMARY KEY (provider, instance_type)
+            )
+            """,
+        ],
+    ),
 ]
 
 _VERSIONS = [version for version, _, _ in MIGRATIONS]

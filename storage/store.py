@@ -24,6 +24,7 @@ from storage.merge import merge
 from storage.migrations import migrate
 from storage.writes.bands import replace_bands
 from storage.writes.market import record_market
+from storage.writes.unknown_types import record_unknown
 from storage.writes.validate import PriceLimits, Screened, screen
 
 DEFAULT_PATH = Path("prices.duckdb")
@@ -119,6 +120,7 @@ class Store:
         interruption: Sequence[InterruptionBand] | None = None,
         spot_zoned: bool | None = None,
         market: Sequence[MarketDepth] | None = None,
+        unknown: Collection[str] = (),
     ) -> RunResult:
         """Merge one provider's collection into the history: all of it lands, or none does.
 
@@ -136,7 +138,9 @@ class Store:
         collection's spot prices (True per zone, False per region; None: the provider has one):
         spot offers of the other grain, another source's, are not closed as withdrawn.
         `market` (a marketplace's offer counts per group) goes into their change-only history
-        (`storage.writes.market`), in the same transaction.
+        (`storage.writes.market`), in the same transaction. `unknown` (instance types the
+        answer listed with no GPU count, none of their prices stored) are noted for
+        `gpu-tracker gpus --unknown` (`storage.writes.unknown_types`), likewise.
         """
         screened = screen(records, self.limits, observed_at=observed_at)
         if records and not screened.records:
@@ -164,6 +168,8 @@ class Store:
                         replace_bands(con, provider, interruption)
                     if market is not None:
                         record_market(con, provider, market, run_id, observed_at, regions)
+                    priced = batch.column("instance_type").unique().to_pylist()
+                    record_unknown(con, provider, unknown, priced, seen=observed_at, run_id=run_id)
                     con.execute(
                         "INSERT INTO runs VALUES (?, ?, ?, now(), 'ok', ?, ?, NULL, ?, ?)",
                         [

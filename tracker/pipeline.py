@@ -226,6 +226,7 @@ def _store(
             interruption=parsed.interruption,
             spot_zoned=parsed.spot_zoned,
             market=parsed.market,
+            unknown=parsed.unknown_instance_types,
         )
     outcome.records, outcome.changed = result.records, result.changed
     outcome.invalid = dict(result.skipped)

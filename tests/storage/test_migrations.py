@@ -103,8 +103,9 @@ def test_a_store_of_the_last_release_keeps_its_view_columns_and_values(tmp_path:
         old_schema.build(con)
         fill(con)
         before = snapshot(con)
-        # Only the later migrations (run_skips, gpu_facts, bands, NULL-able region) and the views.
-        assert migrations.migrate(con) == [4, 5, 6, 7, 8, 9]
+        # Only the later migrations (run_skips, gpu_facts, bands, NULL-able region, ...) and
+        # the views.
+        assert migrations.migrate(con) == [v for v, _, _ in migrations.MIGRATIONS if v >= 4]
         with transaction(con):  # as the next write does
             replace_gpu_facts(con, [GpuFact("H100", 989.4)])
         after = snapshot(con)

@@ -3,10 +3,13 @@
 `fetch` makes one call, `GET {endpoint}/api/v1/instance-types` with the API key as a Bearer
 token. The answer is an object keyed by instance type: the price in integer US cents per hour
 (the same in every region) and `regions_with_capacity_available`. `parse` makes one on-demand
-record per type per region with capacity (available=True). A type sold out in every asked
-region yields no record: its open intervals close, which is how the history records that the
-capacity went away. The GPU is read from Lambda's own `gpu_description` ("H100 (80 GB SXM5)")
-through `collectors.gpus`, and cross-checked with the table's entry for the type.
+record per type per region with capacity (available=True). A type with capacity in no region
+keeps its list price: one record with region NULL and available=False (the per-region offers
+close, the sold-out one opens; when capacity returns, the reverse). With `regions` configured,
+a type without capacity in them makes no record (a region-NULL offer would never be closed by
+a collection of a few regions): its offers there close. The GPU is Lambda's own
+`gpu_description` ("H100 (80 GB SXM5)") and `specs.gpus` (API facts); a GPU name the table
+does not know is stored with gpu_model NULL, the count and memory being known.
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ class _Offer:
     instance_type: str
     price: Decimal
     gpu: gpus.InstanceGpu
+    source: str  # where the GPU facts came from: "api", "table" or "config"
+    host: kit.Host
     regions: tuple[str, ...]
 
 
@@ -80,33 +85,54 @@ class LambdaCollector(Collector):
         return payloads
 
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
-        """One record per GPU type per asked region with capacity; CPU-only types are ignored."""
+        """One record per GPU type per asked region with capacity, or one sold-out record in no
+        region; CPU-only types are ignored."""
         data = _data(payloads)
         result = ParseResult()
         asked = frozenset(self.regions)
-        sold_out: list[str] = []
+        nowhere: list[str] = []
         for instance_type in sorted(data):
             offer = self._read(instance_type, data[instance_type], result)
             if offer is None:
                 continue
+            if not offer.regions and not asked:
+                # Listed, priced, launchable nowhere: the list price is kept, sold out (CONTRACT
+                # region rule). Only when every region is covered: a region-NULL offer is closed
+                # by such a collection, never by one of a few regions.
+                result.records.append(_record(offer, None))
+                result.facts[instance_type] = offer.source
+                continue
             regions = [r for r in offer.regions if not asked or r in asked]
             if not regions:
-                sold_out.append(instance_type)
+                nowhere.append(instance_type)
+                continue
             result.records.extend(_record(offer, region) for region in regions)
+            result.facts[instance_type] = offer.source
         if data and result.skipped_rows == len(data):
             raise PayloadShapeError(
                 self.name, f"none of the {len(data)} instance types could be read: changed shape?"
             )
-        result.sold_out.update(sold_out)
+        self._report(result, nowhere)
+        return result
+
+    def _report(self, result: ParseResult, nowhere: list[str]) -> None:
+        sold_out = sorted({r.instance_type for r in result.records if r.region is None})
         if sold_out:
-            # Not skipped rows: capacity comes and goes, and the closed interval records it.
             self.log.info(
-                "%s: %d instance types sold out in every asked region, no record: %s",
+                "%s: %d instance types with capacity in no region, kept as sold out: %s",
                 self.name,
                 len(sold_out),
                 ", ".join(sold_out),
             )
-        return result
+        # Capacity only outside the asked regions: no record, their offers there close.
+        result.sold_out.update(nowhere)
+        if nowhere:
+            self.log.info(
+                "%s: %d instance types without capacity in the asked regions, no record: %s",
+                self.name,
+                len(nowhere),
+                ", ".join(nowhere),
+            )
 
     def _read(self, instance_type: str, entry: Any, result: ParseResult) -> _Offer | None:
         """The offer of one entry, or None (logged and counted) when it cannot be stored."""
@@ -121,7 +147,26 @@ class LambdaCollector(Collector):
             self.log.warning("%s: %s: %s; its prices are not stored", self.name, instance_type, why)
             result.unknown_instance_types.add(instance_type)
             return None
-        if offer is not None and gpus.lookup(self.name, instance_type) is None:
+        if offer is None:
+            return None
+        said = _said(entry)
+        contradiction = (
+            gpus.contradiction(self.name, instance_type, said, "GB")
+            if said is not None and said.gpu_model is not None and offer.source == "api"
+            else None
+        )
+        if contradiction:
+            self.log.warning(
+                "%s: %s: %s; the API's facts are stored", self.name, instance_type, contradiction
+            )
+        elif offer.gpu.gpu_model is None:
+            self.log.warning(
+                "%s: %s: GPU %r is not in the GPU table; stored with gpu_model NULL",
+                self.name,
+                instance_type,
+                entry["instance_type"].get("gpu_description"),
+            )
+        elif gpus.lookup(self.name, instance_type) is None:
             self.log.info(
                 "%s: %s is not in the GPU table; placed from its description as %s x %s",
                 self.name,
@@ -167,8 +212,13 @@ def _offer(instance_type: str, entry: Any) -> _Offer | None:
         return None
     price = _dollars(described.get("price_cents_per_hour"))
     regions = _regions(entry.get("regions_with_capacity_available"))
-    gpu = _gpu(instance_type, described.get("gpu_description"), count, specs)
-    return _Offer(instance_type, price, gpu, regions)
+    resolved = _gpu(instance_type, _said(entry), described.get("gpu_description"))
+    gpu = resolved.gpu  # the host size: the user's entry where it says one, else the API's
+    host = (
+        gpu.vcpus if gpu.vcpus is not None else kit.size(specs.get("vcpus")),
+        gpu.memory_gib if gpu.memory_gib is not None else kit.size(specs.get("memory_gib")),
+    )
+    return _Offer(instance_type, price, gpu, resolved.source, host, regions)
 
 
 def _dollars(cents: Any) -> Decimal:
@@ -194,33 +244,54 @@ def _regions(value: Any) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _gpu(
-    instance_type: str, description: Any, count: int, specs: dict[str, Any]
-) -> gpus.InstanceGpu:
-    """Model and per-GPU memory from the description, the count from specs.gpus; the table's
-    entry for the type, where there is one, must agree with all three."""
+def _said(entry: dict[str, Any]) -> gpus.InstanceGpu | None:
+    """What the entry says of its GPUs: the model (None for a name the table does not know)
+    and one GPU's memory from `gpu_description`, the count from `specs.gpus`; None when the
+    description gives no memory."""
+    described = entry["instance_type"]
+    description = described.get("gpu_description")
     found = _GPU_DESCRIPTION.fullmatch(description) if isinstance(description, str) else None
     if found is None:
-        raise _Unplaced(f"gpu_description {description!r} not understood")
+        return None
     model = gpus.canonical_model(LambdaCollector.name, found["name"])
-    if model is None:
-        raise _Unplaced(f"GPU {found['name']!r} is not in the GPU table")
-    said = gpus.InstanceGpu(
+    specs = described["specs"]
+    return gpus.InstanceGpu(
         model,
-        count,
+        specs["gpus"],
         float(found["memory"]),
         kit.size(specs.get("vcpus")),
         kit.size(specs.get("memory_gib")),
     )
-    contradiction = gpus.contradiction(LambdaCollector.name, instance_type, said, unit="GB")
-    if contradiction:
-        raise _Unplaced(contradiction)
-    return said
 
 
-def _record(offer: _Offer, region: str) -> PriceRecord:
-    # The API has no spot or reserved prices, and lists only regions with capacity.
+def _gpu(instance_type: str, said: gpus.InstanceGpu | None, description: Any) -> gpus.Resolved:
+    """The user's entry over what the API said over the table. A GPU name the spellings do not
+    know, on a type the table knows with the same count and memory, takes the table's model:
+    the type's history keeps its meaning when Lambda spells its GPU anew."""
+    known = gpus.resolve(LambdaCollector.name, instance_type)
+    if (
+        said is not None
+        and said.gpu_model is None
+        and known is not None
+        and (known.gpu.gpu_count, known.gpu.gpu_memory_gib) == (said.gpu_count, said.gpu_memory_gib)
+    ):
+        return known
+    resolved = gpus.resolve(LambdaCollector.name, instance_type, said)
+    if resolved is None:
+        raise _Unplaced(f"gpu_description {description!r} not understood")
+    return resolved
+
+
+def _record(offer: _Offer, region: str | None) -> PriceRecord:
+    # The API has no spot or reserved prices, and lists only regions with capacity: a record in
+    # no region is the type sold out everywhere.
     priced = kit.Offer("on_demand", CURRENCY, offer.price)
     return kit.record(
-        LambdaCollector.name, region, offer.instance_type, offer.gpu, priced, available=True
+        LambdaCollector.name,
+        region,
+        offer.instance_type,
+        offer.gpu,
+        priced,
+        available=region is not None,
+        host=offer.host,
     )

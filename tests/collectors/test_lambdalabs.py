@@ -18,6 +18,7 @@ import pytest
 import requests
 import responses
 
+from collectors import gpus
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.lambdalabs import LambdaCollector
@@ -172,11 +173,16 @@ def test_records_in_full(observed_at: datetime) -> None:
 
 
 def test_every_offer_and_price(observed_at: datetime) -> None:
-    """The whole result: sold-out, CPU, unknown and unreadable entries are absent."""
+    """The whole result: CPU-only and unreadable entries are absent; a type sold out
+    everywhere is one record in no region; a GPU the table does not know is stored unnamed."""
     result = parse(answer(), observed_at)
     prices = {key: r.price_per_hour for key, r in by_offer(result).items()}
     # cents / 100, one record per region with capacity (tracker/demo_data/lambdalabs/README.md)
     assert prices == {
+        ("gpu_2x_b200_sxm6", None): Decimal("13.78"),  # sold out everywhere: 1378 cents
+        ("gpu_8x_a100", None): Decimal("15.92"),
+        ("gpu_1x_rtx6000", None): Decimal("0.69"),
+        ("gpu_8x_b300_sxm6", "us-south-2"): Decimal("71.92"),  # "B300": gpu_model NULL
         ("gpu_8x_h100_sxm5", "us-east-3"): Decimal("31.92"),
         ("gpu_8x_h100_sxm5", "us-south-2"): Decimal("31.92"),
         ("gpu_8x_h100_sxm5", "us-west-1"): Decimal("31.92"),
@@ -203,12 +209,19 @@ def test_every_offer_and_price(observed_at: datetime) -> None:
         ("gpu_8x_v100", "us-south-1"): Decimal("6.32"),
     }
     assert {r.price_per_hour.as_tuple().exponent for r in result.records} == {-6}
-    assert {(r.currency, r.price_kind, r.zone, r.available) for r in result.records} == {
-        ("USD", "on_demand", None, True)
+    assert {(r.currency, r.price_kind, r.zone) for r in result.records} == {
+        ("USD", "on_demand", None)
     }
-    assert result.unknown_instance_types == {"gpu_8x_b300_sxm6"}
-    # only the string price; sold-out, CPU-only and unknown types are not skipped rows
+    # available: a region with capacity now; the region-less records are the sold-out ones
+    assert {r.available for r in result.records if r.region} == {True}
+    assert {r.available for r in result.records if r.region is None} == {False}
+    assert result.unknown_instance_types == set()
+    assert result.sold_out == set()  # every region covered: nothing closes without a record
+    # only the string price; sold-out, CPU-only and unknown-GPU types are not skipped rows
     assert result.skipped_rows == 1
+    # every priced type's GPU facts are the API's own (gpu_description and specs.gpus)
+    assert result.facts == dict.fromkeys({r.instance_type for r in result.records}, "api")
+    assert result.gpu_summary().without_facts == ["gpu_8x_b300_sxm6"]
 
 
 def test_cents_become_exact_dollars() -> None:
@@ -222,21 +235,62 @@ def test_sold_out_types_are_logged_not_skipped(
     observed_at: datetime, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.INFO, logger="collectors.lambdalabs"):
-        result = parse(answer(), observed_at)
-    types = {r.instance_type for r in result.records}
-    assert not {"gpu_1x_rtx6000", "gpu_2x_b200_sxm6", "gpu_8x_a100"} & types
+        parse(answer(), observed_at)
     messages = [(r.levelno, r.getMessage()) for r in caplog.records]
     assert (
         logging.INFO,
-        "lambdalabs: 3 instance types sold out in every asked region, no record: "
+        "lambdalabs: 3 instance types with capacity in no region, kept as sold out: "
         "gpu_1x_rtx6000, gpu_2x_b200_sxm6, gpu_8x_a100",
     ) in messages
     assert [m for level, m in messages if level == logging.WARNING] == [
         "lambdalabs: gpu_4x_h100_sxm5 skipped: price_cents_per_hour is '1636'",
-        "lambdalabs: gpu_8x_b300_sxm6: GPU 'B300' is not in the GPU table; "
-        "its prices are not stored",
+        "lambdalabs: gpu_8x_b300_sxm6: GPU 'B300 (288 GB SXM6)' is not in the GPU table; "
+        "stored with gpu_model NULL",
     ]
     assert all(m.startswith("lambdalabs: ") for _, m in messages)
+
+
+def test_a_type_with_no_capacity_keeps_its_list_price(observed_at: datetime) -> None:
+    """Sold out everywhere: one record, region NULL, available false, the API's own facts."""
+    result = parse(answer(), observed_at)
+    assert by_offer(result)["gpu_8x_a100", None] == lambda_record(
+        region=None,
+        instance_type="gpu_8x_a100",
+        price_per_hour=Decimal("15.920000"),  # 1592 cents / 100 = 8 x 1.99
+        gpu_model="A100",
+        gpu_count=8,
+        gpu_memory_gib=40,  # "A100 (40 GB SXM4)"
+        vcpus=124,
+        memory_gib=1800,
+        available=False,
+    )
+    assert result.facts["gpu_8x_a100"] == "api"
+
+
+def test_an_unknown_gpu_with_a_known_count_is_stored_unnamed(observed_at: datetime) -> None:
+    result = parse(answer(), observed_at)
+    assert by_offer(result)["gpu_8x_b300_sxm6", "us-south-2"] == lambda_record(
+        region="us-south-2",
+        instance_type="gpu_8x_b300_sxm6",
+        price_per_hour=Decimal("71.920000"),  # 7192 cents; 8.99 per GPU
+        gpu_model=None,  # "B300" is no spelling the table knows
+        gpu_count=8,
+        gpu_memory_gib=288,
+        vcpus=208,
+        memory_gib=2900,
+    )
+    assert "gpu_8x_b300_sxm6" not in result.unknown_instance_types
+
+
+def test_a_users_model_names_the_unknown_gpu(observed_at: datetime) -> None:
+    b300 = gpus.parse_model(
+        "B300", {"vendor": "nvidia", "fp16_tflops": 2500.0}, "gpus.models.B300."
+    )
+    overrides = gpus.Overrides(models={"B300": b300})
+    result = parse(answer(), observed_at, gpus=overrides)
+    record = by_offer(result)["gpu_8x_b300_sxm6", "us-south-2"]
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == ("B300", 8, 288)
+    assert result.facts["gpu_8x_b300_sxm6"] == "api"  # the API named it; the user knows it
 
 
 @pytest.mark.parametrize(
@@ -266,12 +320,16 @@ def test_configured_regions_restrict(
 def test_a_type_without_capacity_in_the_asked_regions_counts_as_sold_out(
     observed_at: datetime, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """With `regions` configured, no region-NULL record: a collection of a few regions would
+    never close it. The types without capacity there make no record; their offers there close."""
     with caplog.at_level(logging.INFO, logger="collectors.lambdalabs"):
         result = parse(answer(), observed_at, regions=("us-west-3",))
     assert result.skipped_rows == 1
-    # 17 GPU types placed, two of them (gpu_1x_h100_pcie, gpu_2x_h100_sxm5) with capacity in
-    # us-west-3
-    assert "15 instance types sold out in every asked region" in caplog.text
+    assert {r.region for r in result.records} == {"us-west-3"}
+    # 18 GPU types placed, two of them (gpu_1x_h100_pcie, gpu_2x_h100_sxm5) with capacity in
+    # us-west-3; the three sold out everywhere among the 16 others
+    assert len(result.sold_out) == 16 and "gpu_8x_a100" in result.sold_out
+    assert "16 instance types without capacity in the asked regions, no record" in caplog.text
 
 
 @pytest.mark.parametrize("cents", [129.0, Decimal("129"), Decimal("129.00")])
@@ -330,17 +388,63 @@ def test_entries_not_understood_are_skipped(observed_at: datetime, item: Any) ->
         entry(gpu="A10"),  # no memory
         entry(gpu="A10 (24 GiB of fast memory)"),
         entry(gpu=None),
-        entry(gpu="Quadro RTX 8000 (48 GB)"),  # a model the table does not know
-        entry(gpu="A10 (48 GB PCIe)"),  # the table says 24 GB
-        entry(gpu="A100 (24 GB PCIe)"),  # the table says A10
-        entry(gpus=2),  # the table says 1 GPU
     ],
 )
-def test_gpus_that_cannot_be_placed_are_reported(observed_at: datetime, item: Any) -> None:
+def test_a_description_not_understood_falls_back_to_the_table(
+    observed_at: datetime, item: Any
+) -> None:
     result = one(observed_at, item)
+    [record] = result.records
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == ("A10", 1, 24)
+    assert (record.vcpus, record.memory_gib) == (30, 200)  # the host is still the API's
+    assert result.facts == {"gpu_1x_a10": "table"}
+
+
+def test_a_description_not_understood_on_a_type_the_table_lacks_is_reported(
+    observed_at: datetime,
+) -> None:
+    result = one(observed_at, entry("gpu_1x_x9", gpu="X9"), name="gpu_1x_x9")
     assert result.records == []
-    assert result.unknown_instance_types == {"gpu_1x_a10"}
+    assert result.unknown_instance_types == {"gpu_1x_x9"}
     assert result.skipped_rows == 0
+
+
+def test_an_unknown_spelling_on_a_known_type_keeps_the_tables_model(
+    observed_at: datetime,
+) -> None:
+    """The type's history keeps its meaning when Lambda spells its GPU anew."""
+    result = one(observed_at, entry(gpu="NVIDIA A10 (24 GB PCIe)"))
+    [record] = result.records
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == ("A10", 1, 24)
+    assert result.facts == {"gpu_1x_a10": "table"}
+
+
+@pytest.mark.parametrize(
+    ("item", "facts"),
+    [
+        (entry(gpu="Quadro RTX 8000 (48 GB)"), (None, 1, 48)),  # unknown model, other memory
+        (entry(gpu="A10 (48 GB PCIe)"), ("A10", 1, 48)),  # the table says 24 GB
+        (entry(gpu="A100 (24 GB PCIe)"), ("A100", 1, 24)),  # the table says A10
+        (entry(gpus=2), ("A10", 2, 24)),  # the table says 1 GPU
+    ],
+)
+def test_the_apis_facts_are_stored_over_the_table(
+    observed_at: datetime, item: Any, facts: tuple[Any, ...]
+) -> None:
+    result = one(observed_at, item)
+    [record] = result.records
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == facts
+    assert result.facts == {"gpu_1x_a10": "api"}
+    assert result.unknown_instance_types == set()
+
+
+def test_a_users_entry_is_taken_over_the_api(observed_at: datetime) -> None:
+    entry_ = gpus.TypeOverride(provider="lambdalabs", gpu_memory_gib=23)
+    overrides = gpus.Overrides(instance_types={"gpu_1x_a10": entry_})
+    result = one(observed_at, entry(), gpus=overrides)
+    [record] = result.records
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == ("A10", 1, 23)
+    assert result.facts == {"gpu_1x_a10": "config"}
 
 
 def test_a_disagreement_with_the_table_says_both_sides(
@@ -350,7 +454,7 @@ def test_a_disagreement_with_the_table_says_both_sides(
         one(observed_at, entry(gpu="A10 (48 GB PCIe)"))
     assert caplog.records[0].getMessage() == (
         "lambdalabs: gpu_1x_a10: the API says 1 x A10 48 GB, the GPU table 1 x A10 24 GB; "
-        "its prices are not stored"
+        "the API's facts are stored"
     )
 
 
@@ -530,7 +634,8 @@ def test_replay_fixture_fetch_then_parse(
     fetched = lam.parse(lam.fetch(), observed_at=observed_at)
     assert server.unmatched == []
     assert fetched.records == parse(recorded(), observed_at).records
-    assert len(fetched.records) == 24
+    # 24 in regions with capacity, 3 sold out everywhere (region NULL)
+    assert len(fetched.records) == 27
 
 
 def test_replay_wrong_key(replay: Callable[..., ReplayServer], tmp_path: Path) -> None:

@@ -1,5 +1,7 @@
 """A provider whose answer prices offers but has capacity for none of them (Lambda sold out
-everywhere) is news, stored as such: its intervals close. An empty answer still fails."""
+everywhere) is news, stored as such: the per-region offers close and each type keeps its list
+price in one offer of no region, available false; with `regions` configured there is no such
+offer, the intervals in those regions close. An empty answer still fails."""
 
 from __future__ import annotations
 
@@ -32,20 +34,50 @@ def sell_nothing(data: dict[str, Any]) -> None:
         entry["regions_with_capacity_available"] = []
 
 
-def collect(replay: Any, folder: Path, store: Path) -> pipeline.Outcome:
+def collect(
+    replay: Any, folder: Path, store: Path, regions: list[str] | None = None
+) -> pipeline.Outcome:
     server = replay(folder)
     providers: dict[str, Any] = {n: {"enabled": False} for n in REGISTRY}
     providers["lambdalabs"] = {"endpoint": server.url, "timeout": 2}
+    if regions:
+        providers["lambdalabs"]["regions"] = regions
     config = from_dict({"storage": {"path": str(store)}, "providers": providers}, source=None)
     (outcome,) = pipeline.collect(config, env=ENV)
     return outcome
 
 
-def test_sold_out_everywhere_closes_the_intervals(replay: Any, tmp_path: Path) -> None:
+def test_sold_out_everywhere_keeps_the_list_prices_in_no_region(
+    replay: Any, tmp_path: Path
+) -> None:
     store = tmp_path / "prices.duckdb"
     first = collect(replay, RECORDING, store)
     assert first.status == "ok" and first.records > 0
     sold_out = collect(replay, recording(tmp_path, "sold-out", sell_nothing), store)
+    # 17 GPU types in the recording, each one offer of no region now
+    assert (sold_out.status, sold_out.records) == ("ok", 17)
+    current = query(
+        store,
+        "SELECT count(*), count(region), bool_or(available) FROM latest_prices",
+    ).rows
+    assert current == [(17, 0, False)]
+    # the three types sold out in the first collection already had their no-region offer
+    assert sold_out.changed == (first.records - 3) + (17 - 3)
+    h100 = query(
+        store,
+        "SELECT price_per_hour FROM latest_prices WHERE instance_type = 'gpu_8x_h100_sxm5'",
+    ).rows
+    assert [(float(p),) for (p,) in h100] == [(31.92,)]  # 3192 cents, the list price kept
+    closed = query(store, "SELECT count(*) FROM prices WHERE valid_to IS NOT NULL").rows
+    assert closed == [(first.records - 3,)]  # every per-region offer
+
+
+def test_sold_out_in_the_asked_regions_closes_their_intervals(replay: Any, tmp_path: Path) -> None:
+    store = tmp_path / "prices.duckdb"
+    asked = ["us-east-3"]
+    first = collect(replay, RECORDING, store, regions=asked)
+    assert first.status == "ok" and first.records > 0
+    sold_out = collect(replay, recording(tmp_path, "sold-out", sell_nothing), store, regions=asked)
     assert (sold_out.status, sold_out.records, sold_out.changed) == ("ok", 0, first.records)
     assert query(store, "SELECT count(*) FROM latest_prices").rows == [(0,)]
     closed = query(store, "SELECT count(*) FROM prices WHERE valid_to IS NOT NULL").rows

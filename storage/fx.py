@@ -22,10 +22,13 @@ RATE_PLACES = Decimal("0.000000001")  # DECIMAL(18, 9) in fx_rates
 
 @dataclass(frozen=True)
 class GpuFact:
-    """What the views know of one GPU model: dense FP16/BF16 tensor TFLOPS of ONE GPU."""
+    """What the views know of one GPU model: dense FP16/BF16 tensor TFLOPS of ONE GPU; with
+    `gpu_memory_gib`, of its variant with that much memory per GPU (H100 NVL, 94), which the
+    views take over the model's row for an interval of that memory."""
 
     gpu_model: str
     fp16_tflops: float | None
+    gpu_memory_gib: float | None = None
 
 
 @dataclass(frozen=True)
@@ -88,16 +91,20 @@ def _moved_since(old: set[tuple[Any, ...]], new: set[tuple[Any, ...]]) -> dict[s
 
 
 def replace_gpu_facts(con: Any, facts: Sequence[GpuFact]) -> bool:
-    """Make gpu_facts hold exactly `facts` (the tracker's GPU table, later with the user's
-    overrides); True when anything changed. Runs inside the caller's transaction."""
-    wanted = {(f.gpu_model, f.fp16_tflops) for f in facts}
-    rows = set(con.execute("SELECT gpu_model, fp16_tflops FROM gpu_facts").fetchall())
+    """Make gpu_facts hold exactly `facts` (the tracker's GPU table with the user's [gpus]
+    models: a row per model and per variant with its own figures); True when anything changed.
+    Runs inside the caller's transaction."""
+    wanted = {(f.gpu_model, f.gpu_memory_gib, f.fp16_tflops) for f in facts}
+    rows = set(
+        con.execute("SELECT gpu_model, gpu_memory_gib, fp16_tflops FROM gpu_facts").fetchall()
+    )
     if rows == wanted:
         return False
     con.execute("DELETE FROM gpu_facts")
     if wanted:
-        con.executemany("INSERT INTO gpu_facts VALUES (?, ?)", sorted(wanted, key=str))
-    # The models whose throughput changed, came or went: their stored FLOPs columns.
-    models = sorted({model for model, _ in rows ^ wanted})
+        con.executemany("INSERT INTO gpu_facts VALUES (?, ?, ?)", sorted(wanted, key=str))
+    # The models any of whose rows changed, came or went: a model's row prices every memory
+    # its variants do not, so all of the model's stored FLOPs columns are computed again.
+    models = sorted({model for model, _, _ in rows ^ wanted})
     rederive(con, "list_contains($models, p.gpu_model)", params={"models": models})
     return True

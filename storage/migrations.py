@@ -232,6 +232,27 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         ],
     ),
     (
+        10,
+        "GPU throughput per memory variant",
+        [
+            # A row with gpu_memory_gib NULL holds the model's figures (any memory); a row with
+            # a memory, a variant's own (H100 NVL 94 GB): the views take the variant's row where
+            # an interval's per-GPU memory matches it, else the model's. Rebuilt rather than
+            # altered: the old primary key on gpu_model alone cannot hold a model's variants.
+            "CREATE TABLE gpu_facts_by_model AS SELECT gpu_model, fp16_tflops FROM gpu_facts",
+            "DROP TABLE gpu_facts",
+            """
+            CREATE TABLE gpu_facts (
+                gpu_model VARCHAR NOT NULL,
+                gpu_memory_gib DOUBLE CHECK (gpu_memory_gib > 0),
+                fp16_tflops DOUBLE CHECK (fp16_tflops > 0)
+            )
+            """,
+            "INSERT INTO gpu_facts SELECT gpu_model, NULL, fp16_tflops FROM gpu_facts_by_model",
+            "DROP TABLE gpu_facts_by_model",
+        ],
+    ),
+    (
         11,
         "GPU instance types seen without facts",
         [

@@ -21,7 +21,9 @@ from typing import Any
 # table of a few thousand rows (two correlated lookups per row made a monthly aggregate over 25
 # million intervals 2.1x the same query on a flat table). USD rows skip the multiplication; the
 # others multiply exactly in 38 digits (in 18, any price above 9,223 USD an hour overflowed).
-# pflop_per_usd: PFLOP of dense FP16 one US dollar buys (TFLOPS x 3,600 s / 1,000).
+# pflop_per_usd: PFLOP of dense FP16 one US dollar buys (TFLOPS x 3,600 s / 1,000). The TFLOPS
+# are the row of gpu_facts for the model's variant of the interval's per-GPU memory where the
+# table gives that variant its own figures (H100 NVL, 94 GiB), else the model's row.
 #
 # DERIVE is that computation, written once: the columns the view computes per interval, with
 # the interval's row id. The writes store them in the interval's own columns (`derive`) and the
@@ -51,7 +53,8 @@ WITH span AS (
     SELECT first_day - DATE '1970-01-01' AS first_day, last_day - DATE '1970-01-01' AS last_day
     FROM span
 ), rated AS (
-    SELECT p.*, p.rowid AS row_id, g.fp16_tflops AS tflops,
+    SELECT p.*, p.rowid AS row_id,
+           CASE WHEN v.gpu_model IS NULL THEN g.fp16_tflops ELSE v.fp16_tflops END AS tflops,
            CASE WHEN p.currency = 'USD' THEN CAST(p.price_per_hour AS DOUBLE)
                 ELSE CAST(CAST(p.price_per_hour AS DECIMAL(38, 6)) * d.usd_per_unit AS DOUBLE)
            END AS usd
@@ -59,7 +62,8 @@ WITH span AS (
     CROSS JOIN bounds b
     LEFT JOIN daily d ON d.currency = p.currency AND d.day = least(greatest(
         epoch_us(coalesce(p.valid_to, now())) // 86400000000, b.first_day), b.last_day)
-    LEFT JOIN gpu_facts g ON g.gpu_model = p.gpu_model
+    LEFT JOIN gpu_facts g ON g.gpu_model = p.gpu_model AND g.gpu_memory_gib IS NULL
+    LEFT JOIN gpu_facts v ON v.gpu_model = p.gpu_model AND v.gpu_memory_gib = p.gpu_memory_gib
     WHERE {where}
 ), shown AS (
     SELECT *,

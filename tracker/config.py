@@ -148,7 +148,19 @@ class Config:
 
 
 def _gpu_facts(models: Mapping[str, GpuModel] = GPU_MODELS) -> tuple[GpuFact, ...]:
-    return tuple(GpuFact(m.name, m.fp16_tflops) for m in models.values())
+    """A row per model, and one per memory variant with its own FP16 figure (H100 NVL)."""
+    return tuple(
+        fact
+        for m in models.values()
+        for fact in (
+            GpuFact(m.name, m.fp16_tflops),
+            *(
+                GpuFact(m.name, v.fp16_tflops, v.memory_gib)
+                for v in m.variants
+                if v.fp16_tflops is not None
+            ),
+        )
+    )
 
 
 def load(

@@ -137,7 +137,7 @@ def fill(
         for as_of, rate in dated.items():
             con.execute("INSERT INTO fx_rates VALUES (?, ?, ?, NULL)", [currency, as_of, rate])
     for model, tflops in (gpus or {}).items():
-        con.execute("INSERT INTO gpu_facts VALUES (?, ?)", [model, tflops])
+        con.execute("INSERT INTO gpu_facts (gpu_model, fp16_tflops) VALUES (?, ?)", [model, tflops])
     for n, (currency, price, count, end, hours, *model) in enumerate(rows):
         start = end - timedelta(hours=hours or 24)
         params = {"n": n, "currency": currency, "price": price, "gpus": count}

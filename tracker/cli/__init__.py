@@ -15,6 +15,7 @@ from tracker.cli import alerts as cli_alerts
 from tracker.cli import collect as cli_collect
 from tracker.cli import daemon as cli_daemon
 from tracker.cli import export as cli_export
+from tracker.cli import gpus as cli_gpus
 from tracker.cli import history as cli_history
 from tracker.cli import query as cli_query
 from tracker.cli import review as cli_review
@@ -49,6 +50,7 @@ for _command in (
     cli_history.history,
     cli_tco.tco,
     cli_serve.serve,
+    cli_gpus.gpus,
 ):
     cli.add_command(_command)
 add_global_options(cli)

@@ -4,8 +4,12 @@ Paperspace's own API has no price endpoint; its GPUs are DigitalOcean GPU Drople
 walks `GET {endpoint}/v2/sizes?per_page=200` (Bearer token) through `links.pages.next` until
 there is none. `parse` keeps the sizes with `gpu_info` and makes one on-demand record per size
 per region it lists (`regions`, narrowed to the configured ones), available = the size's own
-`available` flag. `price_hourly` is used as given: `price_monthly` is 672 or 744 hours of it
-depending on the size, so it is never divided back.
+`available` flag. A size that lists no region (`regions: []`, `available: false`) keeps its list
+price: one record, region NULL, available false (only when every region is covered: with
+`regions` configured it makes no record, as a size listed only elsewhere). `price_hourly` is
+used as given: `price_monthly` is 672 or 744 hours of it depending on the size, so it is never
+divided back. The GPU facts are `gpu_info`'s (the API's), over the GPU table; a model the table
+does not know is stored with gpu_model NULL, its count and memory being known.
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ class _Offer:
     slug: str
     price: Decimal
     gpu: gpus.InstanceGpu
+    source: str  # where the GPU facts came from: "api", "table" or "config"
+    host: kit.Host
     regions: tuple[str, ...]
     available: bool | None
 
@@ -110,10 +116,19 @@ class PaperspaceCollector(Collector):
                 result.skipped_rows += 1
                 continue
             seen.add(offer.slug)
+            if not offer.regions and not asked:
+                # Listed, priced, creatable nowhere: the list price is kept, sold out (CONTRACT
+                # region rule). Only when every region is covered: a region-NULL offer is closed
+                # by such a collection, never by one of a few regions.
+                result.records.append(_record(offer, None))
+                result.facts[offer.slug] = offer.source
+                continue
             regions = [r for r in offer.regions if not asked or r in asked]
             if not regions:
                 nowhere.append(offer.slug)
+                continue
             result.records.extend(_record(offer, region) for region in regions)
+            result.facts[offer.slug] = offer.source
         if examined and result.skipped_rows == examined:
             raise PayloadShapeError(
                 self.name, f"none of the {examined} GPU sizes could be read: changed shape?"
@@ -131,16 +146,21 @@ class PaperspaceCollector(Collector):
     def _read(self, where: str, size: Any, result: ParseResult) -> _Offer | None:
         """The offer of one GPU size, or None (logged and counted) when it cannot be stored."""
         try:
-            return _offer(size)
+            offer = _offer(size)
         except _Skip as why:
             self.log.warning("%s: %s skipped: %s", self.name, where, why)
             result.skipped_rows += 1
             if isinstance(size, dict) and isinstance(size.get("slug"), str):
                 result.unreadable.add(size["slug"])  # unconfirmed, not withdrawn
+            return None
         except _Unplaced as why:
             self.log.warning("%s: %s: %s; its prices are not stored", self.name, size["slug"], why)
             result.unknown_instance_types.add(size["slug"])
-        return None
+            return None
+        note = _note(offer, _said(size), size["gpu_info"])
+        if note:
+            self.log.warning("%s: %s: %s", self.name, offer.slug, note)
+        return offer
 
     def _token(self) -> str:
         token = self.settings.credentials.get("token")
@@ -219,8 +239,19 @@ def _offer(size: Any) -> _Offer:
     available = size.get("available")
     if available is not None and not isinstance(available, bool):
         raise _Skip(f"{size['slug']}: available is {available!r}")
-    gpu = _gpu(size["slug"], info, count, size)
-    return _Offer(size["slug"], price, gpu, tuple(dict.fromkeys(regions)), available)
+    resolved = _gpu(size["slug"], _said(size))
+    if resolved is None:
+        raise _Unplaced(f"gpu_info.vram is {info.get('vram')!r}, and the GPU table lacks the size")
+    gpu = resolved.gpu  # the host size: the user's entry where it says one, else the API's
+    megabytes = kit.size(size.get("memory"))
+    host = (
+        gpu.vcpus if gpu.vcpus is not None else kit.size(size.get("vcpus")),
+        gpu.memory_gib
+        if gpu.memory_gib is not None or megabytes is None
+        else megabytes / MIB_PER_GIB,
+    )
+    regions = tuple(dict.fromkeys(regions))
+    return _Offer(size["slug"], price, gpu, resolved.source, host, regions, available)
 
 
 def _price(slug: str, value: Any) -> Decimal:
@@ -231,31 +262,66 @@ def _price(slug: str, value: Any) -> Decimal:
     return money(price)
 
 
-def _gpu(slug: str, info: dict[str, Any], count: int, size: dict[str, Any]) -> gpus.InstanceGpu:
-    """The model from gpu_info.model; per-GPU memory = vram.amount (the TOTAL of all the GPUs,
-    in GiB) / count. The table's entry for the size, where there is one, must agree."""
-    model = gpus.canonical_model(PaperspaceCollector.name, str(info.get("model")))
-    if model is None:
-        raise _Unplaced(f"GPU model {info.get('model')!r} is not in the GPU table")
+def _said(size: dict[str, Any]) -> gpus.InstanceGpu | None:
+    """What `gpu_info` says: the model (None for one the table does not know), the count, and
+    per-GPU memory = vram.amount (the TOTAL of all the GPUs, in GiB) / count; None when the
+    memory is not given in GiB (never guessed from another unit)."""
+    info = size["gpu_info"]
+    count = info["count"]
+    model = gpus.canonical_model(PaperspaceCollector.name, info.get("model"))
     vram = info.get("vram")
     amount = vram.get("amount") if isinstance(vram, dict) else None
     unit = vram.get("unit") if isinstance(vram, dict) else None
     total = kit.size(amount)
-    if total is None:
-        raise _Unplaced(f"gpu_info.vram is {vram!r}")
-    if unit != "gib":
-        raise _Unplaced(f"gpu_info.vram unit {unit!r} is not gib")
-    megabytes = kit.size(size.get("memory"))
-    host_gib = None if megabytes is None else megabytes / MIB_PER_GIB
-    said = gpus.InstanceGpu(model, count, total / count, kit.size(size.get("vcpus")), host_gib)
-    contradiction = gpus.contradiction(PaperspaceCollector.name, slug, said)
-    if contradiction:
-        raise _Unplaced(contradiction)
-    return said
+    if total is None or unit != "gib":
+        return None
+    return gpus.InstanceGpu(model, count, total / count)
 
 
-def _record(offer: _Offer, region: str) -> PriceRecord:
+def _gpu(slug: str, said: gpus.InstanceGpu | None) -> gpus.Resolved | None:
+    """The user's entry over what the API said over the table. A model the spellings do not
+    know, on a size the table knows with the same count and memory, takes the table's model:
+    the size's history keeps its meaning when DigitalOcean spells its GPU anew."""
+    known = gpus.resolve(PaperspaceCollector.name, slug)
+    if said is not None and said.gpu_model is None and known is not None:
+        same = (known.gpu.gpu_count, known.gpu.gpu_memory_gib) == (
+            said.gpu_count,
+            said.gpu_memory_gib,
+        )
+        return known if same else gpus.resolve(PaperspaceCollector.name, slug, said)
+    return gpus.resolve(PaperspaceCollector.name, slug, said)
+
+
+def _note(offer: _Offer, said: gpus.InstanceGpu | None, info: dict[str, Any]) -> str | None:
+    """What a user should hear of the size's GPU facts: an unknown model, a memory the table
+    stood in for, or an answer that contradicts the table."""
+    if offer.gpu.gpu_model is None:
+        return (
+            f"GPU model {info.get('model')!r} is not in the GPU table; stored with gpu_model NULL"
+        )
+    if said is None:
+        vram = info.get("vram")
+        return (
+            f"gpu_info.vram is {vram!r}; the GPU table's entry is stored"
+            if offer.source == "table"
+            else None
+        )
+    contradiction = gpus.contradiction(PaperspaceCollector.name, offer.slug, said)
+    if offer.source == "api" and said.gpu_model is not None and contradiction:
+        return f"{contradiction}; the API's facts are stored"
+    return None
+
+
+def _record(offer: _Offer, region: str | None) -> PriceRecord:
     priced = kit.Offer("on_demand", CURRENCY, offer.price)  # the sizes API has list prices only
+    # A size listed in no region can be created nowhere, whatever its `available` says.
+    available = offer.available if region is not None else False
     return kit.record(
-        PaperspaceCollector.name, region, offer.slug, offer.gpu, priced, available=offer.available
+        PaperspaceCollector.name,
+        region,
+        offer.slug,
+        offer.gpu,
+        priced,
+        available=available,
+        host=offer.host,
     )

@@ -18,7 +18,7 @@ import requests
 import responses
 from responses import matchers
 
-from collectors import paperspace
+from collectors import gpus, paperspace
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.paperspace import PaperspaceCollector
@@ -205,13 +205,22 @@ def test_every_offer_and_price(observed_at: datetime) -> None:
         ("gpu-6000adax1-48gb", "tor1"): (Decimal("1.57"), True),
         ("gpu-h200x8-1128gb", "atl1"): (Decimal("27.52"), False),
         ("gpu-mi300x1-192gb", "atl1"): (Decimal("1.99"), True),
+        ("gpu-l40sx1-48gb", None): (Decimal("1.57"), False),  # regions: [], kept sold out
+        ("gpu-mi350x8-2304gb", "atl1"): (Decimal("19.92"), True),  # gpu_model NULL
+        ("gpu-h200x1-141gb", "atl1"): (Decimal("3.44"), True),  # vram in "gb": the table's
     }
     assert {r.price_per_hour.as_tuple().exponent for r in result.records} == {-6}
     assert {(r.currency, r.price_kind, r.zone) for r in result.records} == {
         ("USD", "on_demand", None)
     }
-    assert result.unknown_instance_types == {"gpu-mi350x8-2304gb", "gpu-h200x1-141gb"}
+    assert result.unknown_instance_types == set()
     assert result.skipped_rows == 2  # the "-spot" size and the null price
+    # gpu_info's facts, but the table's for the size whose vram is not in GiB
+    assert result.facts == {
+        **dict.fromkeys({r.instance_type for r in result.records}, "api"),
+        "gpu-h200x1-141gb": "table",
+    }
+    assert result.gpu_summary().without_facts == ["gpu-mi350x8-2304gb"]
 
 
 def test_hourly_price_is_never_derived_from_the_monthly_one(observed_at: datetime) -> None:
@@ -233,19 +242,46 @@ def test_skips_and_unknowns_are_logged_with_the_provider_name(
     assert [r.getMessage() for r in caplog.records] == [
         "paperspace: page-1 size 6 skipped: gpu-h100x1-80gb-spot: an undocumented spot size, "
         "not stored as on-demand",
-        "paperspace: gpu-h200x1-141gb: gpu_info.vram unit 'gb' is not gib; "
-        "its prices are not stored",
+        "paperspace: gpu-h200x1-141gb: gpu_info.vram is {'amount': 141, 'unit': 'gb'}; "
+        "the GPU table's entry is stored",
         "paperspace: gpu-mi350x8-2304gb: GPU model 'amd_mi350x' is not in the GPU table; "
-        "its prices are not stored",
+        "stored with gpu_model NULL",
         "paperspace: page-2 size 7 skipped: gpu-l40sx8-384gb: price_hourly is None",
-        "paperspace: 1 GPU sizes offered in no asked region, no record: gpu-l40sx1-48gb",
     ]
 
 
-def test_sizes_offered_nowhere_are_reported_as_sold_out(observed_at: datetime) -> None:
-    # So that an answer where no GPU size is sold anywhere asked closes the history instead of
-    # failing the run as an empty answer would.
-    assert parse(load_pages(), observed_at).sold_out == {"gpu-l40sx1-48gb"}
+def test_a_size_in_no_region_keeps_its_list_price(observed_at: datetime) -> None:
+    """`regions: []`, `available: false`: one record, region NULL, available false."""
+    result = parse(load_pages(), observed_at)
+    # 1.57 as given; 48 GiB / 1 GPU; memory 65536 MiB / 1024 = 64 GiB
+    assert by_offer(result)["gpu-l40sx1-48gb", None] == do_record(
+        region=None,
+        instance_type="gpu-l40sx1-48gb",
+        price_per_hour=Decimal("1.570000"),
+        gpu_model="L40S",
+        gpu_count=1,
+        gpu_memory_gib=48,
+        vcpus=8,
+        memory_gib=64,
+        available=False,
+    )
+    assert result.sold_out == set()
+
+
+def test_sizes_offered_nowhere_asked_are_reported_as_sold_out(observed_at: datetime) -> None:
+    # With regions configured a region-NULL offer would never be closed: no record, and an
+    # answer where no GPU size is sold anywhere asked closes the history instead of failing the
+    # run as an empty answer would.
+    result = parse(load_pages(), observed_at, regions=("nyc2",))
+    assert None not in {r.region for r in result.records}
+    assert "gpu-l40sx1-48gb" in result.sold_out and "gpu-mi300x1-192gb" in result.sold_out
+
+
+def test_an_unknown_model_with_a_known_count_is_stored_unnamed(observed_at: datetime) -> None:
+    # 2304 GiB / 8 = 288 GiB per GPU; 19.92 as given
+    record = by_offer(parse(load_pages(), observed_at))["gpu-mi350x8-2304gb", "atl1"]
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == (None, 8, 288)
+    assert record.price_per_hour == Decimal("19.920000")
 
 
 @pytest.mark.parametrize(
@@ -319,24 +355,48 @@ def test_sizes_not_understood_are_skipped(observed_at: datetime, item: Any) -> N
 
 
 @pytest.mark.parametrize(
-    "info",
+    ("info", "facts", "source"),
     [
-        gpu_info(model="nvidia_b300"),
-        gpu_info(model=None),
-        gpu_info(unit="gb"),
-        gpu_info(unit=None),
-        gpu_info(amount=0),
-        gpu_info(amount=None),
-        gpu_info(amount=160),  # 160 / 1 = 160: the table says 80 per GPU
-        gpu_info(count=2, amount=160),  # the table says 1 GPU
-        gpu_info(model="nvidia_h200"),  # the table says H100
+        (gpu_info(model="nvidia_b300"), ("H100", 1, 80), "table"),  # the table's model
+        (gpu_info(model=None), ("H100", 1, 80), "table"),
+        (gpu_info(unit="gb"), ("H100", 1, 80), "table"),  # memory not in GiB: the table's
+        (gpu_info(unit=None), ("H100", 1, 80), "table"),
+        (gpu_info(amount=0), ("H100", 1, 80), "table"),
+        (gpu_info(amount=None), ("H100", 1, 80), "table"),
+        (gpu_info(amount=160), ("H100", 1, 160), "api"),  # the table says 80 per GPU
+        (gpu_info(count=2, amount=160), ("H100", 2, 80), "api"),  # the table says 1 GPU
+        (gpu_info(model="nvidia_h200"), ("H200", 1, 80), "api"),  # the table says H100
+        (gpu_info(model="nvidia_b300", amount=96), (None, 1, 96), "api"),  # not the table's
     ],
 )
-def test_gpus_that_cannot_be_placed_are_reported(observed_at: datetime, info: Any) -> None:
+def test_gpu_info_over_the_table(
+    observed_at: datetime, info: Any, facts: tuple[Any, ...], source: str
+) -> None:
     result = one(observed_at, size(gpu_info=info))
+    [record] = result.records
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == facts
+    assert (record.vcpus, record.memory_gib) == (20, 240)  # the host is the API's
+    assert result.facts == {"gpu-h100x1-80gb": source}
+    assert result.unknown_instance_types == set()
+
+
+@pytest.mark.parametrize("info", [gpu_info(unit="gb"), gpu_info(amount=None)])
+def test_a_size_the_table_lacks_without_memory_is_reported(
+    observed_at: datetime, info: Any
+) -> None:
+    result = one(observed_at, size(slug="gpu-x9x1-1gb", gpu_info=info))
     assert result.records == []
-    assert result.unknown_instance_types == {"gpu-h100x1-80gb"}
+    assert result.unknown_instance_types == {"gpu-x9x1-1gb"}
     assert result.skipped_rows == 0
+
+
+def test_a_users_entry_is_taken_over_gpu_info(observed_at: datetime) -> None:
+    entry = gpus.TypeOverride(gpu_model="H200", gpu_memory_gib=141)
+    overrides = gpus.Overrides(instance_types={"gpu-h100x1-80gb": entry})
+    result = one(observed_at, size(), gpus=overrides)
+    [record] = result.records
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == ("H200", 1, 141)
+    assert result.facts == {"gpu-h100x1-80gb": "config"}
 
 
 def test_a_size_not_in_the_table_is_placed_from_gpu_info(observed_at: datetime) -> None:
@@ -525,7 +585,8 @@ def test_replay_fixture_fetch_then_parse(
     assert server.unmatched == []
     assert [r.query.get("page") for r in server.requests] == [None, "2"]
     assert fetched.records == parse(recorded_pages(), observed_at).records
-    assert len(fetched.records) == 11  # the 10 of load_pages() and gpu-h200x1-141gb in atl1
+    # the 10 of load_pages() in regions, gpu-h200x1-141gb in atl1 and gpu-l40sx1-48gb in none
+    assert len(fetched.records) == 12
 
 
 def test_replay_wrong_token(replay: Callable[..., ReplayServer], tmp_path: Path) -> None:

@@ -3,7 +3,9 @@
 `fetch` asks once with an OData `$filter` for the NC/ND/NV series and follows `NextPageLink`
 until it is null. `parse` turns each row into at most one price: `Consumption` rows are
 on-demand (spot when the sku or meter name ends in " Spot"), `Reservation` rows are 1 or 3 year
-reservations. The API names no GPU, so GPU and host facts come from `collectors.gpus`.
+reservations. The API names no GPU, so GPU and host facts come from `collectors.gpus`: the
+user's `[gpus.instance_types."<sku>"]` entry, else the bundled table. A SKU neither knows has no
+GPU count: it is reported (`unknown_instance_types`), not stored.
 """
 
 from __future__ import annotations
@@ -132,7 +134,11 @@ class AzureCollector(Collector):
         result.skipped_rows = sum(skipped.values())
         for sku in sorted(result.unknown_instance_types):
             self.log.warning(
-                "%s: %s is not in the GPU table; its prices are not stored", self.name, sku
+                "%s: %s is not in the GPU table; its prices are not stored (add "
+                '[gpus.instance_types."%s"] to config.toml to price it)',
+                self.name,
+                sku,
+                sku,
             )
         if skipped:
             self.log.info(
@@ -153,10 +159,12 @@ class AzureCollector(Collector):
     ) -> str | None:
         """Add the row's record to `offers`, or say why it was skipped."""
         reason = self._skip_reason(item)
-        gpu = None if reason else gpus.lookup(self.name, item["armSkuName"])
-        if gpu is None and reason is None:
+        # The API names no GPU: the user's [gpus.instance_types] entry, else the bundled table.
+        found = None if reason else gpus.resolve(self.name, item["armSkuName"])
+        if found is None and reason is None:
             result.unknown_instance_types.add(item["armSkuName"])
             return "unknown instance type"
+        gpu = None if found is None else found.gpu
         # The price is read last: most rows of a full answer are skipped before it is needed.
         price = None if reason else kit.exact(item["retailPrice"])
         reason = reason or _price_reason(item, price)
@@ -169,6 +177,7 @@ class AzureCollector(Collector):
         record = _record(item, gpu, price)
         kept = offers.setdefault(record.key(), record)
         if kept is record:
+            result.facts[record.instance_type] = found.source if found else "table"
             return None
         # Two rows pricing the same offer differently: which one Azure bills is not knowable
         # from the payload, so keep the first seen (pages are read in order: deterministic)

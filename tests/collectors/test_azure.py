@@ -20,12 +20,14 @@ from typing import Any
 import pytest
 import requests
 import responses
+from click.testing import CliRunner, Result
 from responses import matchers
 
-from collectors import azure
+from collectors import azure, gpus
 from collectors.azure import AzureCollector
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
+from tracker.cli import cli
 from tracker.replay import Exchange, Recording, ReplayServer
 
 # The one recording, the demo's and these tests'; the rows that warn are kept apart.
@@ -335,7 +337,8 @@ def test_skips_are_logged_with_the_provider_name(
     assert warnings == [
         "azure: page-1 item 13: skipped (no price): Standard_NC8as_T4_v3 eastus Consumption "
         "'NC8as T4 v3' 0.0 '1 Hour'",
-        "azure: Standard_ND40rs_v2 is not in the GPU table; its prices are not stored",
+        "azure: Standard_ND40rs_v2 is not in the GPU table; its prices are not stored (add "
+        '[gpus.instance_types."Standard_ND40rs_v2"] to config.toml to price it)',
     ]
     assert caplog.records[-1].getMessage() == (
         "azure: 51 records, 13 rows skipped (dedicated host: 1, windows: 5, dev/test price: 2, "
@@ -698,6 +701,116 @@ def test_replay_fixture_fetch_then_parse(
     fetched = azure_collector.parse(payloads, observed_at=observed_at)
     assert fetched.records == parse(recorded_pages(), observed_at).records
     assert len(fetched.records) == 51
+
+
+def test_table_facts_are_marked_as_the_tables(observed_at: datetime) -> None:
+    result = parse(load_pages(), observed_at)
+    assert result.facts == dict.fromkeys({r.instance_type for r in result.records}, "table")
+
+
+def test_a_sku_only_a_users_entry_knows_is_priced(observed_at: datetime) -> None:
+    entry = gpus.TypeOverride("azure", "V100", 8, 32, 40, 672)
+    result = parse(
+        load_pages(), observed_at, gpus=gpus.Overrides(instance_types={"Standard_ND40rs_v2": entry})
+    )
+    nd40 = [r for r in result.records if r.instance_type == "Standard_ND40rs_v2"]
+    assert nd40 == [
+        PriceRecord(
+            provider="azure",
+            region="eastus",
+            zone=None,
+            instance_type="Standard_ND40rs_v2",
+            price_kind="on_demand",
+            term_months=None,
+            payment_option=None,
+            offering_class=None,
+            currency="USD",
+            price_per_hour=Decimal("22.032000"),  # retailPrice as given: 2.754 per GPU-hour
+            upfront_total=None,
+            gpu_model="V100",
+            gpu_count=8,
+            gpu_memory_gib=32,
+            vcpus=40,
+            memory_gib=672,
+        )
+    ]
+    assert result.facts["Standard_ND40rs_v2"] == "config"
+    assert result.unknown_instance_types == set()
+
+
+# ---------------------------------------------------------------------------------------------
+# the user's [gpus] entry, through `gpu-tracker collect` against the loopback server
+
+ND40 = """
+[gpus.instance_types."Standard_ND40rs_v2"]
+gpu_model = "V100"
+gpu_count = 8
+gpu_memory_gib = 32
+"""
+
+
+def collect(replay: Callable[..., ReplayServer], tmp_path: Path, gpus_toml: str) -> Result:
+    """`gpu-tracker collect --provider azure` over the recording with the trap rows laid in."""
+    folder = tmp_path / "recording"
+    folder.mkdir()
+    for name in ("exchanges.json", "demo.json"):
+        (folder / name).write_text((DEMO / name).read_text())
+    for key, body in load_pages().items():
+        (folder / key.replace("-", "")).with_suffix(".json").write_text(json.dumps(body))
+    server = replay(folder)
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[storage]\npath = "{tmp_path / "prices.duckdb"}"\n'
+        f'[providers.azure]\nendpoint = "{server.url}/api/retail/prices"\n' + gpus_toml
+    )
+    return CliRunner().invoke(cli, ["--config", str(config), "collect", "--provider", "azure"])
+
+
+def stored(tmp_path: Path, query: str) -> Any:
+    result = CliRunner().invoke(
+        cli, ["--db", str(tmp_path / "prices.duckdb"), "sql", query, "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+ND40_ROWS = (
+    "SELECT region, price_kind, price_per_hour, gpu_model, gpu_count, gpu_memory_gib"
+    " FROM latest_prices WHERE instance_type = 'Standard_ND40rs_v2'"
+)
+
+
+def test_collect_prices_a_sku_the_users_entry_knows(
+    replay: Callable[..., ReplayServer], tmp_path: Path
+) -> None:
+    result = collect(replay, tmp_path, ND40)
+    assert result.exit_code == 0, result.output
+    # retailPrice 22.032 for 8 V100s: 2.754 per GPU-hour
+    assert stored(tmp_path, ND40_ROWS) == [
+        {
+            "region": "eastus",
+            "price_kind": "on_demand",
+            "price_per_hour": 22.032,
+            "gpu_model": "V100",
+            "gpu_count": 8.0,
+            "gpu_memory_gib": 32.0,
+        }
+    ]
+    said = " ".join(result.output.split())
+    assert "unknown GPU instance types" not in said
+    assert "GPU types: 12 priced, 0 from API facts" in said  # the 11 of the recording and it
+
+
+def test_collect_without_the_entry_reports_the_sku_and_how_to_add_it(
+    replay: Callable[..., ReplayServer], tmp_path: Path
+) -> None:
+    result = collect(replay, tmp_path, "")
+    assert result.exit_code == 0, result.output
+    assert stored(tmp_path, ND40_ROWS) == []  # no GPU count: nothing to store
+    said = " ".join(result.output.split())
+    assert "unknown GPU instance types, not stored: Standard_ND40rs_v2" in said
+    assert "see gpu-tracker gpus --unknown" in said
+    assert "GPU types: 11 priced, 0 from API facts" in said
 
 
 def test_demo_recording_replays_cleanly(

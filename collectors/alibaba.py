@@ -2,12 +2,13 @@
 
 One collection is:
 
-- `DescribeInstanceTypes` once (the catalogue is global), for the GPU families: the GPU model,
-  count and per-GPU memory are checked against `collectors.gpus`; only confirmed types are priced.
-- per region (each on its own regional endpoint unless `endpoint` is set) and per confirmed type:
-  `DescribePrice` pay-as-you-go (Hour 1) and subscription (Month 1, Year 1, Year 3), then
+- `DescribeInstanceTypes` once (the catalogue is global), for the GPU families: its GPU model,
+  count and per-GPU memory are the facts of every type it lists with GPUs (the GPU table is the
+  cross-check, and the fallback where the answer is silent).
+- per region (each on its own regional endpoint unless `endpoint` is set) and per GPU type:
+  `DescribePrice` pay-as-you-go (Hour 1) and subscription (Month 1, 3, 6, Year 1, 3), then
   `DescribeSpotPriceHistory` (every zone, every page) from one history window ago. A type the
-  region does not sell pay-as-you-go costs one call, not six.
+  region does not sell one way (pay-as-you-go) is still asked for the others.
 
 Throttling (`Throttling*`, `ServiceUnavailable`, a `x-acs-retry-after` answer), 5xx and
 network errors are retried by the SDK's own retry policy with exponential backoff; what still
@@ -43,7 +44,8 @@ GPU_REGIONS = (
 GPU_FAMILIES = (
     "ecs.gn6i", "ecs.gn6v", "ecs.gn6e", "ecs.gn7", "ecs.gn7i", "ecs.gn7e", "ecs.gn8is", "ecs.gn8v",
 )  # fmt: skip
-PRICE_QUERIES = (("Hour", 1), ("Month", 1), ("Year", 1), ("Year", 3))
+# Pay-as-you-go, then the subscription terms users compare (a quote is the term's total).
+PRICE_QUERIES = (("Hour", 1), ("Month", 1), ("Month", 3), ("Month", 6), ("Year", 1), ("Year", 3))
 # Every GPU family here takes ESSDs and some take nothing else; DescribePrice's default system
 # disk (cloud_efficiency) would be refused for them. The disk is priced apart and not stored,
 # so when a type refuses one category the quote is asked again with the next: the instance
@@ -95,12 +97,12 @@ class AlibabaCollector(Collector):
         self._items = 0
         now = datetime.now(UTC).replace(microsecond=0)
         self._walk_types(self._client(self.regions[0]), payloads)
-        known, _ = alibaba_parse.known_types(payloads)
+        known, _ = alibaba_parse.known_types(payloads, report=False)
         for region in self.regions:
             client = self._client(region)
             for itype in sorted(known):
-                if self._prices(client, region, itype, payloads):
-                    self._walk_spot(client, region, itype, now, payloads)
+                self._prices(client, region, itype, payloads)
+                self._walk_spot(client, region, itype, now, payloads)
         self.log.info("%s: %d answers for %d types", self.name, len(payloads), len(known))
         return payloads
 
@@ -138,15 +140,13 @@ class AlibabaCollector(Collector):
             token = next_token
         raise PayloadShapeError(self.name, f"DescribeInstanceTypes: more than {MAX_PAGES} pages")
 
-    def _prices(self, client: Client, region: str, itype: str, payloads: Payloads) -> bool:
-        """Every price term of one type in one region; False when it is not sold there."""
+    def _prices(self, client: Client, region: str, itype: str, payloads: Payloads) -> None:
+        """Every price term of one type in one region. Each is asked whatever the others
+        answered: a type not sold pay-as-you-go in a region may be sold there by subscription."""
         for unit, period in PRICE_QUERIES:
             what = f"DescribePrice {region} {itype} {unit}-{period}"
             body = self._quote(client, what, region, itype, unit, period)
             self._keep(payloads, f"{region}/price/{itype}/{unit}-{period}", body, ())
-            if unit == "Hour" and body.get("Code") in alibaba_parse.NOT_OFFERED_CODES:
-                return False
-        return True
 
     def _quote(
         self, client: Client, what: str, region: str, itype: str, unit: str, period: int

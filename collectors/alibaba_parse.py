@@ -3,20 +3,24 @@
 Payload keys (the answers echo nothing of the request, so the key carries it):
 
     types/page-<n>                           DescribeInstanceTypes
-    <region>/price/<type>/<unit>-<period>    DescribePrice (Hour-1, Month-1, Year-1, Year-3), or
-                                             the error body when the type is not sold there
+    <region>/price/<type>/<unit>-<period>    DescribePrice (Hour-1, Month-1/3/6, Year-1/3), or
+                                             the error body when the type is not sold that way
     <region>/spot/<type>/page-<n>            DescribeSpotPriceHistory
 
 DescribePrice prices the instance plus its system disk: only the `instanceType` module of
 `DetailInfos` is the instance's price. `DiscountPrice` is the discount AMOUNT; the price paid is
 `TradePrice` (= OriginalPrice - DiscountPrice). The currency is the answer's own `Currency`.
+
+GPU facts are DescribeInstanceTypes' own (`GPUSpec`, `GPUAmount`, `GPUMemorySize` per GPU, the
+host's `CpuCoreCount` and `MemorySize`); the GPU table is the cross-check (a contradiction is
+logged, the answer wins) and fills what the answer leaves out. A `GPUSpec` no table spells is
+stored with the model unknown (NULL), never dropped.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -32,13 +36,18 @@ PROVIDER = "alibaba"
 PRICE_TERMS: dict[str, tuple[PriceKind, int | None]] = {
     "Hour-1": ("on_demand", None),
     "Month-1": ("reserved", 1),
+    "Month-3": ("reserved", 3),
+    "Month-6": ("reserved", 6),
     "Year-1": ("reserved", 12),
     "Year-3": ("reserved", 36),
 }
 INSTANCE_MODULE = "instanceType"
-# DescribePrice's answers for "this type is not sold here (in this billing mode)": kept as
-# payloads so the record of the run is complete, and yield no price.
-NOT_OFFERED_CODES = frozenset({"PriceNotFound", "InvalidInstanceType.ValueNotSupported"})
+# DescribePrice's answers for "this type is not sold here in this billing mode": kept as
+# payloads so the record of the run is complete, and yield no price. A type refused one way
+# (pay-as-you-go) may still be sold another (subscription, spot).
+NOT_OFFERED_CODES = frozenset(
+    {"PriceNotFound", "InvalidInstanceType.ValueNotSupported", "InvalidInstanceType.NotSupported"}
+)
 
 log = logging.getLogger(f"collectors.{PROVIDER}")
 
@@ -53,23 +62,28 @@ def _skip(result: ParseResult, where: str, why: str, itype: str | None = None) -
 _TYPES = ("InstanceTypes", "InstanceType")
 
 
-def known_types(payloads: Payloads) -> tuple[dict[str, InstanceGpu], dict[str, str]]:
-    """GPU types whose DescribeInstanceTypes specs agree with the GPU table (with the API's
-    host size), and the GPU types that do not, each with the reason."""
-    known: dict[str, InstanceGpu] = {}
+def known_types(
+    payloads: Payloads, *, report: bool = True
+) -> tuple[dict[str, gpus.Resolved], dict[str, str]]:
+    """The GPU types of DescribeInstanceTypes with their GPU facts (and where they came from),
+    and the GPU types nobody gives a GPU count and per-GPU memory for, each with the reason.
+    With `report`, what the table contradicts or cannot name is logged (once a run: the
+    parse reports, the fetch only needs the list)."""
+    known: dict[str, gpus.Resolved] = {}
     unknown: dict[str, str] = {}
     pages = [(k, p) for k, p in payloads.items() if k.startswith("types/")]
     if not pages:
         raise PayloadShapeError(PROVIDER, "no DescribeInstanceTypes answer (types/page-1)")
     items = [(key, item) for key, page in pages for item in _list(page, _TYPES, key)]
-    unreadable = [key for key, item in items if not _check_spec(item, key, known, unknown)]
+    sort = _Sorter(known, unknown, report)
+    unreadable = [key for key, item in items if not sort(item, key)]
     if items and len(unreadable) == len(items):  # not one InstanceType could be read
         raise PayloadShapeError(PROVIDER, f"{items[0][0]}: an InstanceType without InstanceTypeId")
     return known, unknown
 
 
 def parse_payloads(payloads: Payloads, regions: frozenset[str]) -> ParseResult:
-    """Every price of the asked regions; types the GPU table does not confirm are reported."""
+    """Every price of the asked regions, with each priced type's source of GPU facts."""
     result = ParseResult()
     known, unknown = known_types(payloads)
     result.unknown_instance_types.update(unknown)
@@ -80,56 +94,91 @@ def parse_payloads(payloads: Payloads, regions: frozenset[str]) -> ParseResult:
         region, call, itype, rest = _split(key)
         if call == "types" or region not in regions:
             continue
-        gpu = known.get(itype)
-        if gpu is None:
+        found = known.get(itype)
+        if found is None:
             result.unknown_instance_types.add(itype)
         elif call == "price":
-            record = _price_record(key, body, (region, itype, rest), gpu, result)
+            record = _price_record(key, body, (region, itype, rest), found.gpu, result)
             result.records.extend([record] if record else [])
         else:
-            for record in _spot_records(key, body, (region, itype), gpu, result):
+            for record in _spot_records(key, body, (region, itype), found.gpu, result):
                 _keep_once(spot, record, key, result)
     result.records.extend(spot.values())
+    result.facts = {r.instance_type: known[r.instance_type].source for r in result.records}
     return result
 
 
 # -- instance types --------------------------------------------------------------------------
 
 
-def _check_spec(
-    item: Any, key: str, known: dict[str, InstanceGpu], unknown: dict[str, str]
-) -> bool:
-    """Sort one InstanceType into `known` or `unknown`; False when it names no type."""
-    if not isinstance(item, dict) or not isinstance(item.get("InstanceTypeId"), str):
-        # One row of another shape: the type it names cannot be read, so its prices are
-        # reported as of an unknown type; the others' stand.
-        log.warning("%s: %s: an InstanceType without InstanceTypeId; skipped", PROVIDER, key)
-        return False
-    itype, amount = item["InstanceTypeId"], _number(item.get("GPUAmount"))
-    if amount is None or amount <= 0:
-        return True  # not a GPU type (the API sets GPUSpec on some of those too)
-    spec, memory = item.get("GPUSpec") or "?", _number(item.get("GPUMemorySize"))
-    api = f"{spec} x {amount}, {memory if memory is not None else '?'} GiB each"
-    table = gpus.lookup(PROVIDER, itype)
-    if table is None:
-        unknown[itype] = f"not in the GPU table (API: {api})"
+class _Sorter:
+    """Sorts InstanceType items into `known` (with their facts) and `unknown` (with why)."""
+
+    def __init__(
+        self, known: dict[str, gpus.Resolved], unknown: dict[str, str], report: bool
+    ) -> None:
+        self.known, self.unknown, self.report = known, unknown, report
+
+    def __call__(self, item: Any, key: str) -> bool:
+        """Sort one item; False when it names no type."""
+        if not isinstance(item, dict) or not isinstance(item.get("InstanceTypeId"), str):
+            # One row of another shape: the type it names cannot be read, so its prices are
+            # reported as of an unknown type; the others' stand.
+            self._warn("%s: %s: an InstanceType without InstanceTypeId; skipped", PROVIDER, key)
+            return False
+        itype, amount = item["InstanceTypeId"], _number(item.get("GPUAmount"))
+        if amount is None or amount <= 0:
+            return True  # not a GPU type (the API sets GPUSpec on some of those too)
+        said = self._said(itype, item)
+        found = gpus.resolve(PROVIDER, itype, said)
+        if found is None:
+            self.unknown[itype] = (
+                f"DescribeInstanceTypes gives no per-GPU memory (GPUSpec "
+                f"{item.get('GPUSpec')!r}, GPUAmount {amount}) and the GPU table has no entry"
+            )
+            return True
+        why = None if said is None else gpus.contradiction(PROVIDER, itype, said)
+        if why is not None:
+            self._warn("%s: %s: %s; using the API's", PROVIDER, itype, why)
+        self.known[itype] = found
         return True
-    agrees = gpus.canonical_model(PROVIDER, spec) == table.gpu_model
-    agrees = agrees and float(amount) == table.gpu_count
-    if not agrees or (memory is not None and float(memory) != table.gpu_memory_gib):
-        unknown[itype] = (
-            f"the API says {api}; the GPU table says {table.gpu_model} x "
-            f"{table.gpu_count:g}, {table.gpu_memory_gib:g} GiB each"
+
+    def _said(self, itype: str, item: dict[str, Any]) -> InstanceGpu | None:
+        """What DescribeInstanceTypes says of a GPU type, the table filling its gaps; None
+        without a GPU count. A GPUSpec nobody spells leaves the model None (stored NULL)."""
+        count = kit.size(item.get("GPUAmount"), kit.NUMBERS_OR_TEXT)
+        if count is None:
+            return None
+        table = gpus.bundled_types().get(PROVIDER, {}).get(itype)
+        spec = item.get("GPUSpec")
+        name = gpus.canonical_model(PROVIDER, spec)
+        if name is None and table is not None and table.gpu_count == count:
+            name = table.gpu_model  # a spelling the table lacks, of a type it knows
+        elif name is None:
+            self._warn(
+                "%s: %s: GPUSpec %r is no GPU the table knows: stored with the model unknown "
+                "(name it in [gpus.models.<name>] aliases)",
+                PROVIDER,
+                itype,
+                spec,
+            )
+        memory = kit.size(item.get("GPUMemorySize"), kit.NUMBERS_OR_TEXT)
+        memory = memory if memory is not None else (table.gpu_memory_gib if table else None)
+        if memory is None:
+            return None
+        vcpus = kit.size(item.get("CpuCoreCount"), kit.NUMBERS_OR_TEXT)
+        host = kit.size(item.get("MemorySize"), kit.NUMBERS_OR_TEXT)
+        return InstanceGpu(
+            name,
+            count,
+            memory,
+            vcpus if vcpus is not None else (table.vcpus if table else None),
+            host if host is not None else (table.memory_gib if table else None),
         )
-        return True
-    # The GPU facts are the table's (canonical names); the host size is the API's own.
-    vcpus, mem = _number(item.get("CpuCoreCount")), _number(item.get("MemorySize"))
-    known[itype] = replace(
-        table,
-        vcpus=float(vcpus) if vcpus is not None else table.vcpus,
-        memory_gib=float(mem) if mem is not None else table.memory_gib,
-    )
-    return True
+
+    def _warn(self, message: str, *args: Any) -> None:
+        if self.report:
+            log.warning(message, *args)
 
 
 # -- DescribePrice -----------------------------------------------------------------------------

@@ -34,6 +34,9 @@ from tracker.replay import ReplayServer
 KEYS = {"access_key_id": "LTAI5tDemoKeyId", "access_key_secret": "demo-secret"}
 REGIONS = ("cn-hangzhou", "ap-southeast-1")
 GN7I, GN6I, GN6V = "ecs.gn7i-c8g1.2xlarge", "ecs.gn6i-c4g1.xlarge", "ecs.gn6v-c8g1.16xlarge"
+GN7 = "ecs.gn7-c12g1.3xlarge"  # not sold pay-as-you-go in cn-hangzhou
+GN8V = "ecs.gn8v.4xlarge"  # test-only: its GPUSpec "NVIDIA H20" is no name the table knows
+GN7I_NEW = "ecs.gn7i-c16g1.8xlarge"  # test-only: a type the GPU table does not list
 # The one recording, the demo's and these tests'; the error answers and the trap type are kept
 # apart (tests/fixtures/alibaba/README.md).
 DEMO = Path(tracker.__file__).parent / "demo_data" / "alibaba"
@@ -101,12 +104,16 @@ def calls(server: ReplayServer, action: str, **query: str) -> list[dict[str, str
 
 @pytest.fixture
 def fixtures(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the recording with the test-only error answers beside it and the trap type
-    (gn8v.4xlarge, a GPU the table does not know) on the second DescribeInstanceTypes page."""
+    """A copy of the recording with the test-only answers beside it (answered first: see
+    tests/fixtures/alibaba/README.md) and the trap types on the second DescribeInstanceTypes
+    page: gn8v.4xlarge (a GPUSpec no table spells) and gn7i-c16g1.8xlarge (not in the table)."""
     folder = tmp_path_factory.mktemp("alibaba")
     shutil.copytree(DEMO, folder, dirs_exist_ok=True)
-    for error in TEST_ONLY.glob("error-*.json"):
-        shutil.copy(error, folder)
+    for extra in [*TEST_ONLY.glob("error-*.json"), *TEST_ONLY.glob("price-*.json")]:
+        shutil.copy(extra, folder)
+    ours = json.loads((TEST_ONLY / "trap-exchanges.json").read_text())["exchanges"]
+    recorded = json.loads((folder / "exchanges.json").read_text())["exchanges"]
+    (folder / "exchanges.json").write_text(json.dumps({"exchanges": ours + recorded}))
     for name, types in json.loads((TEST_ONLY / "traps.json").read_text()).items():
         page = json.loads((folder / name).read_text())
         page["InstanceTypes"]["InstanceType"] += types
@@ -206,15 +213,20 @@ def test_discount_price_is_the_amount_taken_off(result: ParseResult) -> None:
     assert not find(result, price_per_hour=Decimal("0.292808"))
 
 
-def test_month_and_three_year_terms(result: ParseResult) -> None:
+def test_every_subscription_term(result: ParseResult) -> None:
     # Month-1: 3395.00 / 730 h = 4.65068493... -> 4.650685.
-    # Year-3: 61110.00 (122220.00 - 61110.00) / 26280 h = 2.32534246... -> 2.325342.
+    # Month-3 (test-only answer): the instance module's TradePrice 9675.75 (= OriginalPrice
+    # 10185.00 - DiscountPrice 509.25) for three months: 9675.75 / (3 x 730 h) = 4.41815068...
+    # -> 4.418151. Month-6: 18333.00 (20370.00 - 2037.00) / (6 x 730 h) = 4.18561643... ->
+    # 4.185616. Year-3: 61110.00 (122220.00 - 61110.00) / 26280 h = 2.32534246... -> 2.325342.
     terms = {
         r.term_months: (r.price_per_hour, r.upfront_total)
         for r in find(result, instance_type=GN7I, region="cn-hangzhou", price_kind="reserved")
     }
     assert terms == {
         1: (Decimal("4.650685"), Decimal("3395.000000")),
+        3: (Decimal("4.418151"), Decimal("9675.750000")),
+        6: (Decimal("4.185616"), Decimal("18333.000000")),
         12: (Decimal("3.953082"), Decimal("34629.000000")),
         36: (Decimal("2.325342"), Decimal("61110.000000")),
     }
@@ -269,10 +281,19 @@ def test_every_expected_offer_and_nothing_else(result: ParseResult) -> None:
         ("cn-hangzhou", GN6V, "on_demand", 0, "26.460000"),
         ("cn-hangzhou", GN6V, "reserved", 1, "15.720548"),
         ("cn-hangzhou", GN6V, "reserved", 12, "13.362466"),
+        # refused pay-as-you-go (InvalidInstanceType.ValueNotSupported), sold by the month:
+        # 6350 / 730
+        ("cn-hangzhou", GN7, "reserved", 1, "8.698630"),
+        # not in the GPU table: priced from DescribeInstanceTypes' facts
+        ("cn-hangzhou", GN7I_NEW, "on_demand", 0, "12.660000"),
         ("cn-hangzhou", GN7I, "on_demand", 0, "8.984000"),
         ("cn-hangzhou", GN7I, "reserved", 1, "4.650685"),
+        ("cn-hangzhou", GN7I, "reserved", 3, "4.418151"),
+        ("cn-hangzhou", GN7I, "reserved", 6, "4.185616"),
         ("cn-hangzhou", GN7I, "reserved", 12, "3.953082"),
         ("cn-hangzhou", GN7I, "reserved", 36, "2.325342"),
+        # a GPUSpec no table spells: stored, the model unknown
+        ("cn-hangzhou", GN8V, "on_demand", 0, "14.200000"),
     ]
     spot = sorted(
         (r.region, r.zone, r.instance_type) for r in result.records if r.price_kind == "spot"
@@ -287,24 +308,99 @@ def test_every_expected_offer_and_nothing_else(result: ParseResult) -> None:
     assert result.skipped_rows == 0
 
 
-def test_unknown_gpus_are_reported_and_unsold_types_are_quiet(result: ParseResult) -> None:
-    # gn8v: DescribeInstanceTypes lists it, the GPU table does not know it. gn7 is known but
-    # answered InvalidInstanceType.ValueNotSupported / PriceNotFound: not sold, nothing stored.
-    assert result.unknown_instance_types == {"ecs.gn8v.4xlarge"}
-    assert not find(result, instance_type="ecs.gn8v.4xlarge")
-    assert not find(result, instance_type="ecs.gn7-c12g1.3xlarge")
+def test_a_type_absent_from_the_table_is_priced_from_the_api_facts(result: ParseResult) -> None:
+    # traps.json: GPUSpec "NVIDIA A10", GPUAmount 1, GPUMemorySize 24.0, CpuCoreCount 32,
+    # MemorySize 128.0; its Hour-1 instance module says 12.66.
+    assert gpus.lookup("alibaba", GN7I_NEW) is None
+    assert find(result, instance_type=GN7I_NEW) == [
+        gn7i(
+            instance_type=GN7I_NEW,
+            price_kind="on_demand",
+            price_per_hour=Decimal("12.660000"),
+            vcpus=32.0,
+            memory_gib=128.0,
+        )
+    ]
+    assert result.facts[GN7I_NEW] == "api"
 
 
-def test_api_specs_that_contradict_the_gpu_table_are_reported(
-    fetched: Payloads, observed_at: datetime
+def test_an_unknown_gpu_spec_is_stored_with_the_model_unknown(result: ParseResult) -> None:
+    # gn8v.4xlarge: GPUSpec "NVIDIA H20" (no table spells it), 1 GPU of 96 GiB, 16 vCPUs,
+    # 96 GiB; Hour-1 14.20. Stored with gpu_model None and named in the run summary.
+    [record] = find(result, instance_type=GN8V)
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == (None, 1, 96)
+    assert (record.vcpus, record.memory_gib, record.price_per_hour) == (
+        16.0,
+        96.0,
+        Decimal("14.200000"),
+    )
+    assert result.unknown_instance_types == set()
+    summary = result.gpu_summary()
+    assert summary.without_facts == [GN8V]
+    # gn6i, gn6v, gn7, gn7i, gn7i-c16g1, gn8v: every one from DescribeInstanceTypes
+    assert (summary.priced, summary.from_api) == (6, 6)
+    assert set(result.facts.values()) == {"api"}
+
+
+def test_a_type_refused_pay_as_you_go_is_priced_by_subscription(
+    served: tuple[ReplayServer, Payloads], result: ParseResult
+) -> None:
+    # gn7 in cn-hangzhou: Hour-1 answers InvalidInstanceType.ValueNotSupported; Month-1
+    # (test-only answer) prices the instance module at 6350.00: 6350 / 730 = 8.69863013...
+    server, fetched = served
+    assert fetched[f"cn-hangzhou/price/{GN7}/Hour-1"]["Code"] == (
+        "InvalidInstanceType.ValueNotSupported"
+    )
+    assert [(r.price_kind, r.term_months, r.price_per_hour) for r in find(result, instance_type=GN7)
+            ] == [("reserved", 1, Decimal("8.698630"))]  # fmt: skip
+    asked = calls(server, "DescribePrice", RegionId="cn-hangzhou", InstanceType=GN7)
+    assert len(asked) == 6  # every term, although pay-as-you-go was refused
+    assert calls(server, "DescribeSpotPriceHistory", RegionId="cn-hangzhou", InstanceType=GN7)
+
+
+def test_api_specs_that_contradict_the_gpu_table_win_and_are_logged(
+    fetched: Payloads, observed_at: datetime, caplog: pytest.LogCaptureFixture
 ) -> None:
     page = json.loads(json.dumps(fetched["types/page-1"]))
     gn7i_spec = page["InstanceTypes"]["InstanceType"][0]
     gn7i_spec.update(GPUSpec="NVIDIA A100", GPUMemorySize=40.0)
     result = make(None).parse({**fetched, "types/page-1": page}, observed_at=observed_at)
-    assert result.unknown_instance_types == {"ecs.gn8v.4xlarge", GN7I}
-    assert not find(result, instance_type=GN7I)
-    assert find(result, instance_type=GN6I)
+    assert {(r.gpu_model, r.gpu_memory_gib) for r in find(result, instance_type=GN7I)} == {
+        ("A100", 40)
+    }
+    assert (
+        f"alibaba: {GN7I}: the API says 1 x A100 40 GiB, the GPU table 1 x A10 24 GiB; "
+        "using the API's" in caplog.messages
+    )
+
+
+def test_a_gpu_type_without_its_memory_or_a_table_entry_is_reported(
+    fetched: Payloads, observed_at: datetime
+) -> None:
+    page = json.loads(json.dumps(fetched["types/page-2"]))
+    [new] = [t for t in page["InstanceTypes"]["InstanceType"] if t["InstanceTypeId"] == GN7I_NEW]
+    del new["GPUMemorySize"]
+    result = make(None).parse({**fetched, "types/page-2": page}, observed_at=observed_at)
+    assert result.unknown_instance_types == {GN7I_NEW}
+    assert not find(result, instance_type=GN7I_NEW)
+
+
+def test_the_users_entries_name_the_gpu_and_correct_the_facts(
+    fetched: Payloads, observed_at: datetime
+) -> None:
+    h20 = gpus.GpuModel("H20", "nvidia", 148.0, 44.0, aliases=("NVIDIA H20",))
+    mine = gpus.Overrides(
+        {GN7I_NEW: gpus.TypeOverride(provider="alibaba", vcpus=30.0)}, {"H20": h20}
+    )
+    try:
+        collector = AlibabaCollector(ProviderSettings(regions=REGIONS, gpus=mine))
+        result = collector.parse(fetched, observed_at=observed_at)
+    finally:
+        gpus.install(None)
+    assert {r.gpu_model for r in find(result, instance_type=GN8V)} == {"H20"}
+    assert result.facts[GN8V] == "api"
+    assert {r.vcpus for r in find(result, instance_type=GN7I_NEW)} == {30.0}
+    assert result.facts[GN7I_NEW] == "config"
 
 
 def test_parse_keeps_only_the_configured_regions(fetched: Payloads, observed_at: datetime) -> None:
@@ -458,23 +554,23 @@ def test_requests_are_signed_and_carry_the_action_in_a_header(
     assert second["NextToken"] == "AAAAAdDWBF2w6Olxc+cMPjUtmE9TeeZJ1fwIIFnCGqaQNgT7"
 
 
-def test_price_requests_one_per_term_and_one_when_not_sold(
+def test_price_requests_every_term_of_every_gpu_type(
     served: tuple[ReplayServer, Payloads],
 ) -> None:
     server, _ = served
     asked = calls(server, "DescribePrice", RegionId="cn-hangzhou", InstanceType=GN7I)
     assert [(q["PriceUnit"], q["Period"]) for q in asked] == [
-        ("Hour", "1"), ("Month", "1"), ("Year", "1"), ("Year", "3")
+        ("Hour", "1"), ("Month", "1"), ("Month", "3"), ("Month", "6"), ("Year", "1"), ("Year", "3")
     ]  # fmt: skip
     assert {(q["ResourceType"], q["SystemDisk.Category"]) for q in asked} == {
         ("instance", "cloud_essd")
     }
-    # gn7 is not sold in cn-hangzhou: one question, no subscription or spot ones after it
-    gn7 = "ecs.gn7-c12g1.3xlarge"
-    assert len(calls(server, "DescribePrice", RegionId="cn-hangzhou", InstanceType=gn7)) == 1
-    assert not calls(server, "DescribeSpotPriceHistory", InstanceType=gn7)
-    # 4 known types x 2 regions: 4 + 4 + 1 + 4 in cn-hangzhou, 1 + 1 + 1 + 4 in ap-southeast-1
-    assert len(calls(server, "DescribePrice")) == 20
+    # 6 GPU types (the table's 4, gn7i-c16g1 and gn8v) x 2 regions x 6 terms, whatever each
+    # answer was: a type refused pay-as-you-go is asked for its subscriptions too
+    assert len(calls(server, "DescribePrice")) == 72
+    # and for spot: one walk per type and region (gn7i in cn-hangzhou takes three pages)
+    walks = {(q["RegionId"], q["InstanceType"]) for q in calls(server, "DescribeSpotPriceHistory")}
+    assert len(walks) == 12
 
 
 def test_spot_pages_are_followed_to_the_end(served: tuple[ReplayServer, Payloads]) -> None:
@@ -509,10 +605,11 @@ def test_progress_after_every_answer(replay: Replay, fixtures: Path) -> None:
     server = replay(fixtures)
     seen: list[tuple[int, int]] = []
     make(server.url, regions=("ap-southeast-1",), progress=lambda *a: seen.append(a)).fetch()
-    # 2 type pages (3 + 2 types), 3 + 4 price answers, 2 spot pages (1 + 0 items)
-    assert seen[0] == (1, 3) and seen[1] == (2, 5)
-    assert seen[-1] == (11, 6)
-    assert [pages for pages, _ in seen] == list(range(1, 12))
+    # 2 type pages (3 + 3 types), 6 types x 6 price answers, spot: 2 pages for gn7i (1 + 0
+    # items), 1 empty page for each of the 5 others
+    assert seen[0] == (1, 3) and seen[1] == (2, 6)
+    assert seen[-1] == (45, 7)
+    assert [pages for pages, _ in seen] == list(range(1, 46))
 
 
 def test_defaults() -> None:
@@ -573,7 +670,9 @@ def test_retry_after_answer_is_waited_for(replay: Replay, fixtures: Path, tmp_pa
     make(server.url, regions=("ap-southeast-1",)).fetch()
     assert server.unmatched == []
     spot = [r for r in server.requests if r.headers["x-acs-action"] == "DescribeSpotPriceHistory"]
-    assert [r.headers.get("x-acs-retry-delay") for r in spot] == [None, "2", None]
+    # the first spot question (gn6i's) was answered 503; every later one at once
+    delays = [r.headers.get("x-acs-retry-delay") for r in spot]
+    assert delays[:2] == [None, "2"] and set(delays[2:]) == {None}
 
 
 def test_throttling_until_it_gives_up(
@@ -605,7 +704,7 @@ def test_a_region_failing_halfway_fails_the_whole_run(
     server = replay(recording(tmp_path, broken), fixtures)
     with pytest.raises(
         FetchError,
-        match=rf"^alibaba: DescribePrice ap-southeast-1 {GN7I} Year-1: InternalError \(HTTP 500\)",
+        match=rf"^alibaba: DescribePrice ap-southeast-1 {GN6I} Year-1: InternalError \(HTTP 500\)",
     ):
         make(server.url, retries=1).fetch()
     assert len(calls(server, "DescribePrice", **query)) == 2  # 5xx is retried once, then given up
@@ -636,7 +735,7 @@ def test_a_failed_run_stores_nothing_of_itself(
     assert query(store.path, "SELECT * FROM prices ORDER BY ALL").rows == before
     runs = query(store.path, "SELECT status, error FROM collection_runs ORDER BY run_id").rows
     assert [r[0] for r in runs] == ["ok", "failed"]
-    assert "DescribePrice ap-southeast-1 ecs.gn7i-c8g1.2xlarge Year-1: InternalError" in runs[1][1]
+    assert f"DescribePrice ap-southeast-1 {GN6I} Year-1: InternalError" in runs[1][1]
 
 
 def test_an_endpoint_with_a_path_is_refused() -> None:
@@ -653,13 +752,17 @@ def test_demo_recording_answers_every_request(replay: Replay, observed_at: datet
     collector = make(server.url, regions=tuple(meta["regions"]))
     result = collector.parse(collector.fetch(), observed_at=observed_at)
     assert server.unmatched == []
+    assert len(calls(server, "DescribePrice")) == 48  # as its README counts: 4 types x 6 x 2
     assert result.skipped_rows == 0
     assert result.unknown_instance_types == set()  # the demo warns about nothing of its own
-    assert len(result.records) == 22  # as test_every_expected_offer_and_nothing_else lists
+    # as test_every_expected_offer_and_nothing_else lists, without the test-only gn7i-c16g1
+    # and gn8v prices
+    assert len(result.records) == 25
     kinds = {r.price_kind for r in result.records}
     assert kinds == {"on_demand", "reserved", "spot"}
     assert {r.currency for r in result.records} == {"CNY"}
-    assert {r.gpu_model for r in result.records} == {"T4", "A10", "V100"}
+    assert {r.gpu_model for r in result.records} == {"T4", "A10", "V100", "A100"}
+    assert set(result.facts.values()) == {"api"}
 
 
 def _disk_refused(**query: str) -> dict[str, Any]:

@@ -4,8 +4,10 @@
 16074.24) and cloud plans cap at a monthly price (2.397 -> 1750 is 730 hours), so the monthly
 price is never divided back. A Cloud GPU plan's `gpu_vram_gb` is the plan's VRAM: the small
 plans are slices of one GPU, so the count is that VRAM over one whole GPU's memory (4 GB of an
-80 GB A100 is 0.05 of it) and the memory stored is the whole GPU's. Bare-metal plans name no
-GPU at all: the GPU table holds theirs (Vultr: "do not parse the plan ID").
+80 GB A100 is 0.05 of it) and the memory stored is the whole GPU's: the API's facts (a GPU the
+table does not know has no whole memory, so no count: reported, not stored). Bare-metal plans
+name no GPU at all: the GPU table holds theirs (Vultr: "do not parse the plan ID"). A user's
+`[gpus.instance_types."<plan id>"]` entry is taken over both.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class _Plan:
     plan_id: str
     prices: tuple[kit.Offer, ...]
     gpu: gpus.InstanceGpu
+    source: str  # where the GPU facts came from: "api", "table" or "config"
     host: kit.Host
     locations: tuple[str, ...]
 
@@ -95,11 +98,14 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
                 # (CONTRACT). Only when every location is asked: a region-less offer is closed
                 # by a collection that covers all of them, never by one of a few regions.
                 result.records.extend(_records(plan, None, available=False))
+                result.facts[plan.plan_id] = plan.source
                 continue
             where = [loc for loc in plan.locations if not asked or loc in asked]
             if not where:
                 nowhere.append(plan.plan_id)
+                continue
             result.records.extend(rec for loc in where for rec in _records(plan, loc, True))
+            result.facts[plan.plan_id] = plan.source
     if examined and result.skipped_rows == examined:
         raise PayloadShapeError(
             PROVIDER, f"none of the {examined} GPU plans could be read: changed shape?"
@@ -125,7 +131,7 @@ def _is_gpu_plan(key: str, raw: Any) -> bool:
     if key.startswith(f"{METAL}/"):
         plan_id = raw.get("id")
         return not isinstance(plan_id, str) or (
-            plan_id in gpus.INSTANCE_GPUS[PROVIDER] or plan_id.endswith(GPU_METAL_SUFFIX)
+            gpus.lookup(PROVIDER, plan_id) is not None or plan_id.endswith(GPU_METAL_SUFFIX)
         )
     return raw.get("type") == CLOUD_GPU  # an answer to type=vcg may still hold other plans
 
@@ -162,11 +168,26 @@ def _plan(plan_id: str, raw: dict[str, Any], *, metal: bool) -> _Plan:
         isinstance(loc, str) and loc for loc in locations
     ):
         raise _Skip(f"locations is {_short(locations)}")
-    gpu = _metal_gpu(plan_id) if metal else _cloud_gpu(raw)
+    said, why = (None, "a bare-metal GPU plan the GPU table does not know")
+    if not metal:
+        try:
+            said = _cloud_gpu(raw)
+        except _Unplaced as unplaced:
+            why = str(unplaced)
+    found = gpus.resolve(PROVIDER, plan_id, said)
+    if found is None:
+        raise _Unplaced(why)
+    gpu = found.gpu  # the host size: the user's entry where it says one, else the API's
     threads = raw.get("cpu_threads") if metal else raw.get("vcpu_count")
     megabytes = kit.size(raw.get("ram"))
-    host = (kit.size(threads), None if megabytes is None else megabytes / MIB_PER_GIB)
-    return _Plan(plan_id, tuple(prices), gpu, host, tuple(dict.fromkeys(locations)))
+    host = (
+        gpu.vcpus if gpu.vcpus is not None else kit.size(threads),
+        gpu.memory_gib
+        if gpu.memory_gib is not None or megabytes is None
+        else megabytes / MIB_PER_GIB,
+    )
+    locations = tuple(dict.fromkeys(locations))
+    return _Plan(plan_id, tuple(prices), gpu, found.source, host, locations)
 
 
 def _price(value: Any, field: str) -> Decimal:
@@ -180,23 +201,28 @@ def _cloud_gpu(raw: dict[str, Any]) -> gpus.InstanceGpu:
     """Model from `gpu_type`, count = the plan's VRAM over one whole GPU's memory."""
     named = raw.get("gpu_type")
     model = gpus.canonical_model(PROVIDER, named) if isinstance(named, str) else None
-    if model is None:
+    whole = _whole_gib(model)
+    if whole is None:  # no count can be told without one GPU's memory
         raise _Unplaced(f"gpu_type {_short(named)} is not in the GPU table")
     vram = kit.size(raw.get("gpu_vram_gb"))
     if vram is None:
         raise _Unplaced(f"gpu_vram_gb is {_short(raw.get('gpu_vram_gb'))}")
-    whole = gpus.WHOLE_GPU_GIB[PROVIDER][model]
     count = vram / whole
     if (count > 1 and not count.is_integer()) or count > 16:
         raise _Unplaced(f"{vram:g} GB of VRAM is no whole number of {whole:g} GB {model}s")
     return gpus.InstanceGpu(model, count, whole)
 
 
-def _metal_gpu(plan_id: str) -> gpus.InstanceGpu:
-    known = gpus.lookup(PROVIDER, plan_id)
-    if known is None:
-        raise _Unplaced("a bare-metal GPU plan the GPU table does not know")
-    return known
+def _whole_gib(model: str | None) -> float | None:
+    """One whole GPU's memory: Vultr's own (its A100 is the 80 GB part), else the model's only
+    variant (a user's [gpus.models] entry with the spelling as an alias and its memory)."""
+    if model is None:
+        return None
+    whole = gpus.WHOLE_GPU_GIB.get(PROVIDER, {}).get(model)
+    known = gpus.model(model)
+    if whole is None and known is not None and len(known.memory_gib) == 1:
+        whole = known.memory_gib[0]
+    return whole
 
 
 def _records(plan: _Plan, location: str | None, available: bool) -> list[PriceRecord]:

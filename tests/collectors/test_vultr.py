@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from collectors import gpus
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from collectors.vultr import VultrCollector
@@ -209,6 +210,64 @@ def test_a_preemptible_price_not_below_on_demand_is_refused(observed_at: datetim
     payloads["plans-metal/page-1"]["plans_metal"][1]["hourly_cost_preemptible"] = 23.92
     result = parse(payloads, observed_at)
     assert result.unreadable == {"vbm-112c-2048gb-8-h100-gpu"}
+
+
+def test_facts_are_the_answers_for_cloud_plans_the_tables_for_bare_metal(
+    observed_at: datetime,
+) -> None:
+    result = parse(recorded(), observed_at)
+    assert result.facts == {
+        **dict.fromkeys({r.instance_type for r in result.records if r.instance_type[:4] == "vcg-"},
+                        "api"),
+        **dict.fromkeys({r.instance_type for r in result.records if r.instance_type[:4] == "vbm-"},
+                        "table"),
+    }  # fmt: skip
+    assert len(result.facts) == 7
+
+
+def test_a_users_model_with_the_spelling_places_an_unknown_gpu_type(
+    observed_at: datetime,
+) -> None:
+    """NVIDIA_B200 is no spelling the table knows, and without one GPU's memory the plan's
+    180 GB of VRAM gives no count: reported. A [gpus.models] entry naming the spelling and the
+    memory places it, as the API's facts (one 180 GB B200)."""
+    b200 = gpus.parse_model(
+        "B200",
+        {"aliases": ["NVIDIA_B200"], "memory_gib": [180]},
+        "gpus.models.B200.",
+        base=gpus.GPU_MODELS["B200"],
+    )
+    result = parse(with_traps(), observed_at, gpus=gpus.Overrides(models={"B200": b200}))
+    assert by_offer(result)["vcg-b200-32c-512g-180vram", "ewr", "on_demand"] == vultr_record(
+        region="ewr",
+        instance_type="vcg-b200-32c-512g-180vram",
+        price_kind="on_demand",
+        price_per_hour=Decimal("5.479"),
+        gpu_model="B200",
+        gpu_count=1,  # 180 GB of VRAM / 180 GB of one B200
+        gpu_memory_gib=180,
+        vcpus=32,
+        memory_gib=512,  # 524288 MB / 1024
+    )
+    assert result.facts["vcg-b200-32c-512g-180vram"] == "api"
+    assert result.unknown_instance_types == {"vbm-128c-3072gb-8-b300-gpu"}
+
+
+def test_a_users_entry_places_a_bare_metal_plan_the_table_lacks(observed_at: datetime) -> None:
+    entry = gpus.TypeOverride("vultr", None, 8, 288)  # 8 GPUs of 288 GB, the model unknown
+    overrides = gpus.Overrides(instance_types={"vbm-128c-3072gb-8-b300-gpu": entry})
+    result = parse(with_traps(), observed_at, gpus=overrides)
+    offers = by_offer(result)
+    b300 = offers["vbm-128c-3072gb-8-b300-gpu", "sea", "on_demand"]
+    assert (b300.gpu_model, b300.gpu_count, b300.gpu_memory_gib) == (None, 8, 288)
+    assert (b300.price_per_hour, b300.vcpus, b300.memory_gib) == (Decimal("40"), 256, 3072)
+    spot = offers["vbm-128c-3072gb-8-b300-gpu", "sea", "spot"]
+    assert spot.price_per_hour == Decimal("30")  # hourly_cost_preemptible
+    assert result.facts["vbm-128c-3072gb-8-b300-gpu"] == "config"
+    assert result.gpu_summary().without_facts == [
+        "vbm-128c-3072gb-8-b300-gpu",  # stored, gpu_model NULL
+        "vcg-b200-32c-512g-180vram",  # not stored: no count
+    ]
 
 
 def test_vram_that_is_no_whole_number_of_gpus_is_reported(observed_at: datetime) -> None:

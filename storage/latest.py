@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from storage.query import QueryResult, query
+from storage.reads.gpu_filter import GpuChoice, GpuNames
 
 # pflop: the most dense FP16 compute per US dollar first; offers without it (no TFLOPS or no
 # USD price) last.
@@ -81,7 +82,9 @@ WHERE {where} AND price_per_hour_usd IS NULL GROUP BY currency ORDER BY currency
 
 # A filter value the store has never seen is a typo far more often than an empty market.
 _KNOWN = "SELECT DISTINCT {column} FROM latest_prices WHERE {column} IS NOT NULL ORDER BY 1"
-_FREE_FILTERS = {"gpu": "gpu_model", "region": "region", "instance_type": "instance_type"}
+_FREE_FILTERS = {"region": "region", "instance_type": "instance_type"}
+_KNOWN_GPUS = """SELECT DISTINCT gpu_model, gpu_memory_gib FROM latest_prices
+WHERE gpu_model IS NOT NULL ORDER BY 1, 2"""
 
 
 @dataclass(frozen=True)
@@ -99,11 +102,16 @@ class Cheapest:
 
 @dataclass(frozen=True)
 class Filters:
+    """`gpu`: a model (any case); with `gpu_memory_gib`, only its variant of that memory per
+    GPU; `min_memory_gib`: at least that much memory per GPU."""
+
     gpu: str | None = None
     kind: str | None = None
     provider: str | None = None
     region: str | None = None
     instance_type: str | None = None
+    gpu_memory_gib: float | None = None
+    min_memory_gib: float | None = None
 
 
 def _where(filters: Filters) -> tuple[str, list[Any]]:
@@ -112,6 +120,13 @@ def _where(filters: Filters) -> tuple[str, list[Any]]:
     if filters.gpu:
         clauses.append("lower(gpu_model) = lower(?)")
         params.append(filters.gpu)
+    for test, gib in (
+        ("gpu_memory_gib = ?", filters.gpu_memory_gib if filters.gpu else None),
+        ("gpu_memory_gib >= ?", filters.min_memory_gib),
+    ):
+        if gib is not None:
+            clauses.append(test)
+            params.append(gib)
     for column, value in (("price_kind", filters.kind), ("provider", filters.provider)):
         if value:  # already the stored spelling (the CLI's filter types see to it)
             clauses.append(f"{column} = ?")
@@ -168,11 +183,17 @@ def cheapest(
 
 
 def unknown_values(
-    store: Path, filters: Filters, known_models: list[str], timeout_s: float | None = None
+    store: Path, filters: Filters, known: GpuNames, timeout_s: float | None = None
 ) -> list[str]:
-    """For each free-text filter no current offer has (GPU models: nor the GPU table), a line
-    naming the filter, the value and the values there are."""
+    """For each free-text filter no current offer has (a GPU model or variant: nor the GPU
+    table `known`), a line naming the filter, the value and the values there are."""
+    found = query(store, _KNOWN_GPUS, timeout_s=timeout_s).rows
+    if not found:  # an empty store: nothing to judge by ("run collect first" says it)
+        return []
     problems = []
+    if filters.gpu:
+        problem = _unknown_gpu(GpuChoice(filters.gpu, filters.gpu_memory_gib), found, known)
+        problems += [problem] if problem else []
     for name, column in _FREE_FILTERS.items():
         value = getattr(filters, name)
         if not value:
@@ -180,13 +201,31 @@ def unknown_values(
         there = [
             row[0] for row in query(store, _KNOWN.format(column=column), timeout_s=timeout_s).rows
         ]
-        if not there:  # an empty store: nothing to judge by ("run collect first" says it)
-            return []
-        accepted = sorted(set(there) | set(known_models)) if name == "gpu" else there
-        if value.lower() not in {v.lower() for v in accepted}:
+        if value.lower() not in {v.lower() for v in there}:
             option = "--" + name.replace("_", "-")
-            problems.append(f"{option} {value}: no current offer has it ({_some(accepted)})")
+            problems.append(f"{option} {value}: no current offer has it ({_some(there)})")
     return problems
+
+
+def _unknown_gpu(choice: GpuChoice, stored: list[tuple[Any, ...]], known: GpuNames) -> str | None:
+    """Why no offer is of `choice`, when neither the store nor the GPU table knows it: the
+    model's variants where the model is known, else every model and variant."""
+    there = {(str(model).lower(), gib) for model, gib in stored}
+    models = {model for model, _ in there}
+    lower = choice.model.lower()
+    if lower in models and (choice.memory_gib is None or (lower, choice.memory_gib) in there):
+        return None
+    if known.knows(choice):
+        return None
+    accepted = sorted(
+        {str(model) for model, _ in stored}
+        | {GpuChoice(str(model), float(gib)).label for model, gib in stored}
+        | set(known.accepted)
+    )
+    same = [a for a in accepted if a.lower() == lower or a.lower().startswith(lower + " ")]
+    if choice.memory_gib is not None and same:
+        accepted = same
+    return f"--gpu {choice.label}: no current offer has it ({_some(accepted)})"
 
 
 def _some(values: list[str], shown: int = 30) -> str:

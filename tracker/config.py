@@ -31,6 +31,7 @@ from collectors.common import (
 )
 from collectors.gpus import GPU_MODELS, GpuModel, Overrides
 from storage.fx import RATE_PLACES, FxRate, GpuFact
+from storage.reads.gpu_filter import GpuNames, names_of
 from storage.writes.validate import PriceLimits, parse_limits
 from tracker import store_settings
 from tracker.daemon.export import ExportSettings, parse_export
@@ -145,6 +146,15 @@ class Config:
         if names:
             return [self.providers[n] for n in names]
         return [p for p in self.providers.values() if p.enabled]
+
+
+def gpu_names(models: Mapping[str, GpuModel] = GPU_MODELS) -> GpuNames:
+    """The names a filter may give a GPU by (`A100`, `A100 80GB`, `H100 NVL`): each model's
+    name and aliases, its memory variants and the variants' own names."""
+    return names_of(
+        (m.name, m.aliases, m.memory_gib, {v.memory_gib: v.name for v in m.variants})
+        for m in models.values()
+    )
 
 
 def _gpu_facts(models: Mapping[str, GpuModel] = GPU_MODELS) -> tuple[GpuFact, ...]:

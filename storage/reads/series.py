@@ -185,7 +185,9 @@ class Window:
 @dataclass(frozen=True)
 class SeriesFilters:
     """Which series: every given filter must hold. Text filters compare case-insensitively
-    (kind and provider come in their stored spelling); `keys` keeps only those exact offers."""
+    (kind and provider come in their stored spelling); `keys` keeps only those exact offers.
+    `gpu_memory_gib` keeps only the variant of `gpu` with that memory per GPU, `min_memory_gib`
+    offers with at least that much."""
 
     gpu: str | None = None
     provider: str | None = None
@@ -195,6 +197,8 @@ class SeriesFilters:
     kind: str | None = None
     term: int | None = None
     keys: tuple[OfferKey, ...] | None = None
+    gpu_memory_gib: float | None = None
+    min_memory_gib: float | None = None
 
 
 def _where(filters: SeriesFilters) -> tuple[str, dict[str, Any]]:
@@ -211,6 +215,10 @@ def _where(filters: SeriesFilters) -> tuple[str, dict[str, Any]]:
     for name, column in (("provider", "provider"), ("kind", "price_kind"), ("term", "term_months")):
         if getattr(filters, name) is not None:
             clauses.append(f"{column} = $s_{name}")
+            params[f"s_{name}"] = getattr(filters, name)
+    for name, test in (("gpu_memory_gib", "="), ("min_memory_gib", ">=")):
+        if getattr(filters, name) is not None and (filters.gpu or name == "min_memory_gib"):
+            clauses.append(f"gpu_memory_gib {test} $s_{name}")
             params[f"s_{name}"] = getattr(filters, name)
     if filters.keys is not None:
         clauses.append(_keys_clause(filters.keys, params))

@@ -74,6 +74,7 @@ _MATCHING = """
 matching AS (
     SELECT * FROM ({source})
     WHERE lower(gpu_model) = lower($gpu)
+      AND ($variant IS NULL OR gpu_memory_gib = $variant)
       AND ($memory IS NULL OR gpu_memory_gib >= $memory)
       AND (len($providers) = 0 OR list_contains($providers, provider))
 )"""
@@ -170,7 +171,9 @@ ORDER BY total
 
 @dataclass(frozen=True)
 class Need:
-    """What is to be rented and for how long (the `tco` options; defaults as CONTRACT.md)."""
+    """What is to be rented and for how long (the `tco` options; defaults as CONTRACT.md).
+    `gpu` is a model; `gpu_memory_gib` narrows it to its variant of that memory per GPU
+    (`--gpu "A100 80GB"`), `memory_gib` to at least that much (`--memory`)."""
 
     gpu: str
     gpus: int = 8
@@ -186,6 +189,7 @@ class Need:
     spot_window_s: int = 30 * 86400
     migration_usd: float = 0.0
     current_provider: str | None = None
+    gpu_memory_gib: float | None = None
 
 
 @dataclass(frozen=True)
@@ -253,7 +257,8 @@ def tco(con: Any, need: Need, *, as_of: datetime | None = None, baseline: int | 
 def _params(need: Need, as_of: datetime | None, baseline: int | None) -> dict[str, Any]:
     counts = sorted({need.gpus, *([baseline, need.gpus - baseline] if baseline else [])})
     return {
-        "gpu": need.gpu, "memory": need.memory_gib, "providers": list(need.providers),
+        "gpu": need.gpu, "memory": need.memory_gib, "variant": need.gpu_memory_gib,
+        "providers": list(need.providers),
         "months": need.months, "utilization": need.utilization, "gpus": need.gpus,
         "overhead": need.spot_overhead_pct, "migration": need.migration_usd,
         "current": need.current_provider, "counts": [c for c in counts if c > 0],
@@ -281,7 +286,12 @@ def _spot_stats(need: Need, as_of: datetime | None) -> tuple[str, dict[str, Any]
         return "", {}
     until = as_of or datetime.now(UTC)
     window = series.Window(until - timedelta(seconds=need.spot_window_s), until)
-    filters = series.SeriesFilters(gpu=need.gpu, kind="spot")
+    filters = series.SeriesFilters(
+        gpu=need.gpu,
+        kind="spot",
+        gpu_memory_gib=need.gpu_memory_gib,
+        min_memory_gib=need.memory_gib,
+    )
     return series.statistics_sql(filters, window, price="price_per_hour_usd")
 
 

@@ -16,10 +16,23 @@ import click
 
 from collectors.common import ConfigError, StoreError, parse_duration
 from storage.query import QueryResult
+from storage.reads.gpu_filter import GpuChoice
 from storage.reads.series import SeriesFilters, SeriesStats, Window
 from tracker.cli import common, documents, render
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
-from tracker.cli.options import MAX_MONTHS, MAX_PRICE, MAX_ROWS, PRICE_KIND, PROVIDER, Count, Number
+from tracker.cli.options import (
+    GPU,
+    GPU_HELP,
+    MAX_MEMORY_GIB,
+    MAX_MONTHS,
+    MAX_PRICE,
+    MAX_ROWS,
+    MEMORY_HELP,
+    PRICE_KIND,
+    PROVIDER,
+    Count,
+    Number,
+)
 
 if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
     _WhenType = click.ParamType[datetime | timedelta]
@@ -73,7 +86,8 @@ class Shown:
 
 
 @click.command()
-@click.option("--gpu", help="GPU model, e.g. H100, A100, L4 (case-insensitive).")
+@click.option("--gpu", type=GPU, help=GPU_HELP)
+@click.option("--memory", type=Number(0, MAX_MEMORY_GIB, low_open=True), help=MEMORY_HELP)
 @click.option(
     "--provider",
     type=PROVIDER,
@@ -132,7 +146,7 @@ def history(
 
     config = load_config(ctx)
     window = _window(ctx, since, until)
-    chosen = SeriesFilters(**filters)
+    chosen = filters_from(filters)
     try:
         limit_s = config.store.query_timeout_s
         found = series.statistics(config.store_path, chosen, window, below=below, timeout_s=limit_s)
@@ -151,6 +165,18 @@ def history(
         _draw(ctx, config.store_path, shown, window, chart, limit_s)
     elif chart is not None:
         say(common.err(ctx), f"no chart written to {chart}: no series to draw")
+
+
+def filters_from(given: dict[str, Any]) -> SeriesFilters:
+    """The series the filter options of `history` describe (the web API builds them so too)."""
+    gpu: GpuChoice | None = given.get("gpu")
+    names = ("provider", "region", "zone", "instance_type", "kind", "term")
+    return SeriesFilters(
+        gpu=gpu.model if gpu else None,
+        gpu_memory_gib=gpu.memory_gib if gpu else None,
+        min_memory_gib=given.get("memory"),
+        **{name: given.get(name) for name in names},
+    )
 
 
 def _window(

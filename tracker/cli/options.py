@@ -17,13 +17,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from collectors.common import KIND_LABELS, PRICE_KINDS, ConfigError, PriceKind, parse_kind
+from storage.reads.gpu_filter import GpuChoice
 
 if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
     _TextType = click.ParamType[str]
     _FloatType = click.ParamType[float]
     _IntType = click.ParamType[int]
+    _GpuType = click.ParamType[GpuChoice]
 else:
-    _TextType = _FloatType = _IntType = click.ParamType
+    _TextType = _FloatType = _IntType = _GpuType = click.ParamType
 
 _META_KEY = "gpu_tracker.options"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -119,8 +121,34 @@ class PriceKindName(_TextType):
             self.fail(f"unknown price kind {value!r} (accepted: {accepted})", param, ctx)
 
 
+class GpuName(_GpuType):
+    """A GPU model or one memory variant of it: `H100`, `A100 80GB`, `A100-80GB`, `H100 NVL`
+    (any case), as the GPU table names them; a name the table does not know is kept as typed
+    (the store may know it; the command refuses it when neither does)."""
+
+    name = "gpu"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> GpuChoice:
+        if isinstance(value, GpuChoice):
+            return value
+        from collectors import gpus
+        from tracker.config import gpu_names
+
+        if not str(value).strip():
+            self.fail('a GPU model is needed, e.g. H100 or "A100 80GB"', param, ctx)
+        return gpu_names(gpus.models()).parse(str(value))
+
+
 PROVIDER = ProviderName()
 PRICE_KIND = PriceKindName()
+GPU = GpuName()
+GPU_HELP = (
+    'GPU model, or one memory variant of it: H100, "A100 80GB" (or A100-80GB), "H100 NVL" '
+    "(case-insensitive)."
+)
+MEMORY_HELP = "At least this much memory per GPU, in GiB (80 keeps 80 GB and 94 GB GPUs)."
 
 
 def _in_range(

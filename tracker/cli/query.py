@@ -13,9 +13,20 @@ import click
 
 from collectors.common import ConfigError, StoreError
 from storage import latest as latest_mod
+from storage.reads.gpu_filter import GpuChoice
 from tracker.cli import common, render
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
-from tracker.cli.options import MAX_ROWS, PRICE_KIND, PROVIDER, Count
+from tracker.cli.options import (
+    GPU,
+    GPU_HELP,
+    MAX_MEMORY_GIB,
+    MAX_ROWS,
+    MEMORY_HELP,
+    PRICE_KIND,
+    PROVIDER,
+    Count,
+    Number,
+)
 from tracker.store_settings import duration
 
 
@@ -61,7 +72,8 @@ def sql(ctx: click.Context, sql: str, fmt: str, timeout: str | None) -> None:
 
 
 @click.command()
-@click.option("--gpu", help="GPU model, e.g. H100, A100, L4 (case-insensitive).")
+@click.option("--gpu", type=GPU, help=GPU_HELP)
+@click.option("--memory", type=Number(0, MAX_MEMORY_GIB, low_open=True), help=MEMORY_HELP)
 @click.option(
     "--kind", type=PRICE_KIND, help="Price kind: on-demand (or on_demand), spot, reserved."
 )
@@ -116,8 +128,22 @@ def latest(
         config.store_path,
         options,
         fmt,
-        latest_mod.Filters(**filters),
+        filters_from(filters),
         timeout_s=config.store.query_timeout_s,
+    )
+
+
+def filters_from(given: dict[str, Any]) -> latest_mod.Filters:
+    """The filters the options of `latest` describe (the web API builds them the same way)."""
+    gpu: GpuChoice | None = given.get("gpu")
+    return latest_mod.Filters(
+        gpu=gpu.model if gpu else None,
+        kind=given.get("kind"),
+        provider=given.get("provider"),
+        region=given.get("region"),
+        instance_type=given.get("instance_type"),
+        gpu_memory_gib=gpu.memory_gib if gpu else None,
+        min_memory_gib=given.get("memory"),
     )
 
 
@@ -160,9 +186,10 @@ def print_latest(
 def unknown(store: Path, filters: latest_mod.Filters, timeout_s: float | None) -> list[str]:
     """The filter values nothing in the store or the GPU table knows (`--gpu H1000`), said in
     the command's words; `tco` and the web API refuse with the same."""
-    from collectors.gpus import GPU_MODELS
+    from collectors import gpus
+    from tracker.config import gpu_names
 
-    return latest_mod.unknown_values(store, filters, list(GPU_MODELS), timeout_s)
+    return latest_mod.unknown_values(store, filters, gpu_names(gpus.models()), timeout_s)
 
 
 def _cut_words(found: latest_mod.Cheapest, currency: str, limit: int) -> str:

@@ -14,15 +14,19 @@ import click
 
 from collectors.common import ConfigError, StoreError, parse_duration
 from storage.reads import tco as tco_mod
+from storage.reads.gpu_filter import GpuChoice
 from tracker.cli import common, documents, render, tco_table
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
 from tracker.cli.options import (
+    GPU,
+    GPU_HELP,
     MAX_GPUS,
     MAX_MEMORY_GIB,
     MAX_MIGRATION_USD,
     MAX_MONTHS,
     MAX_OVERHEAD_PCT,
     MAX_ROWS,
+    MEMORY_HELP,
     PROVIDER,
     Count,
     Number,
@@ -67,7 +71,7 @@ class SpotOverhead(click.ParamType):  # type: ignore[type-arg]
 
 
 @click.command()
-@click.option("--gpu", required=True, help="GPU model, e.g. A100, H100 (case-insensitive).")
+@click.option("--gpu", type=GPU, required=True, help=GPU_HELP)
 @click.option(
     "--gpus", type=Count(1, MAX_GPUS), default=8, show_default=True, help="GPUs needed (N)."
 )
@@ -88,7 +92,7 @@ class SpotOverhead(click.ParamType):  # type: ignore[type-arg]
 @click.option(
     "--memory",
     type=Number(0, MAX_MEMORY_GIB, low_open=True),
-    help="At least this much memory per GPU, in GiB.",
+    help=MEMORY_HELP,
 )
 @click.option(
     "--provider",
@@ -168,7 +172,7 @@ def tco(
     try:
         limit_s = config.store.query_timeout_s
         answer = tco_mod.read(config.store_path, need, baseline=baseline, timeout_s=limit_s)
-        unknown = [] if answer.rows else unknown_gpu(config.store_path, need.gpu, limit_s)
+        unknown = [] if answer.rows else unknown_gpu(config.store_path, need, limit_s)
     except StoreError as exc:
         common.read_failed(ctx, exc, "tco")
     if unknown:
@@ -188,8 +192,10 @@ def tco(
 
 def need_from(options: dict[str, Any]) -> tco_mod.Need:
     """The need the options describe (the web API builds it the same way)."""
+    gpu: GpuChoice = options["gpu"]
     return tco_mod.Need(
-        gpu=options["gpu"],
+        gpu=gpu.model,
+        gpu_memory_gib=gpu.memory_gib,
         gpus=options["gpus"],
         months=options["months"],
         utilization=options["utilization"],
@@ -249,10 +255,11 @@ def _draw(ctx: click.Context, answer: tco_mod.Tco, chart: Path) -> None:
     say(common.err(ctx), f"chart written to {chart}")
 
 
-def unknown_gpu(store: Path, gpu: str, timeout_s: float | None) -> list[str]:
-    """Why no candidate came (a GPU model the store and the GPU table do not know), or none;
-    the web API answers the same words."""
+def unknown_gpu(store: Path, need: tco_mod.Need, timeout_s: float | None) -> list[str]:
+    """Why no candidate came (a GPU model or variant the store and the GPU table do not know),
+    or none; the web API answers the same words."""
     from storage import latest as latest_mod
     from tracker.cli.query import unknown
 
-    return unknown(store, latest_mod.Filters(gpu=gpu), timeout_s)
+    filters = latest_mod.Filters(gpu=need.gpu, gpu_memory_gib=need.gpu_memory_gib)
+    return unknown(store, filters, timeout_s)

@@ -17,7 +17,6 @@ import click
 
 from storage import latest as latest_mod
 from storage.reads import dashboard
-from storage.reads.series import SeriesFilters
 from tracker.cli import documents
 from tracker.cli import history as cli_history
 from tracker.cli import query as cli_query
@@ -62,9 +61,7 @@ def options(command: click.Command, query: Query) -> dict[str, Any]:
 def latest(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[str, Any]]:
     """What `gpu-tracker latest --format json` prints."""
     given = options(cli_query.latest, query)
-    filters = latest_mod.Filters(
-        **{k: given[k] for k in ("gpu", "kind", "provider", "region", "instance_type")}
-    )
+    filters = cli_query.filters_from(given)
     found = latest_mod.cheapest(
         store,
         filters,
@@ -86,8 +83,7 @@ def history(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[
         window = cli_history.window_of(given["since"], given["until"], datetime.now(UTC))
     except click.UsageError as exc:
         raise BadRequest(exc.message) from exc
-    names = ("gpu", "provider", "region", "zone", "instance_type", "kind", "term")
-    filters = SeriesFilters(**{k: given[k] for k in names})
+    filters = cli_history.filters_from(given)
     found = dashboard.statistics(store, filters, window, below=given["below"], timeout_s=timeout_s)
     return _bounded(documents.history(found[: given["limit"]]))
 
@@ -101,7 +97,7 @@ def tco(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[str,
         raise BadRequest(problem)
     answer = dashboard.tco(store, need, baseline=baseline, timeout_s=timeout_s)
     if not answer.rows:
-        _refuse(cli_tco.unknown_gpu(store, need.gpu, timeout_s))
+        _refuse(cli_tco.unknown_gpu(store, need, timeout_s))
     return _bounded(documents.tco(answer, given["limit"]))
 
 

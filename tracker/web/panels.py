@@ -36,8 +36,7 @@ def history_panel(store: Path, query: api.Query, models: list[str], timeout_s: f
         return form + problem(str(exc))
     except click.UsageError as exc:
         return form + problem(exc.message)
-    names = ("gpu", "provider", "region", "zone", "instance_type", "kind", "term")
-    filters = SeriesFilters(**{k: given[k] for k in names})
+    filters = cli_history.filters_from(given)
     found = dashboard.statistics(store, filters, window, below=given["below"], timeout_s=timeout_s)
     if not found:
         return form + problem("no series has a price in that window (widen it, or loosen the "

@@ -48,8 +48,10 @@ class _Shape:
     name: str
     per_gpu: Decimal  # the GPU part's price per GPU-hour
     gpu: gpus.InstanceGpu
+    source: str  # where the GPU facts came from: "api", "table" or "config"
     host: kit.Host
     preemptible: bool
+    note: str | None = None  # the estimator contradicting the GPU table, in words
 
 
 def items(payloads: Payloads, key: str) -> list[Any]:
@@ -88,14 +90,16 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
         if shape.gpu.gpu_model is None:
             unknown.append(shape.name)
         result.records.extend(rec for region in regions for rec in _records(shape, region))
+        result.facts[shape.name] = shape.source
     if examined and result.skipped_rows == examined:
         raise PayloadShapeError(
             PROVIDER, f"none of the {examined} GPU shapes could be priced: changed shape?"
         )
-    if unknown:
-        log.warning("%s: GPU not in the GPU table: %s", PROVIDER, ", ".join(unknown))
-        result.notes.append(
-            "GPU not in the GPU table, stored with gpu_model NULL: " + ", ".join(unknown)
+    if unknown:  # the run summary names them (gpu_model NULL) by itself
+        log.warning(
+            "%s: GPU not in the GPU table, stored with gpu_model NULL: %s",
+            PROVIDER,
+            ", ".join(unknown),
         )
     return result
 
@@ -161,7 +165,10 @@ def _read(
     try:
         if name is None:
             raise _Skip("no shape name")
-        return _shape(name, raw, parts)
+        shape = _shape(name, raw, parts)
+        if shape.note:
+            log.warning("%s: %s: %s", PROVIDER, name, shape.note)
+        return shape
     except _Skip as why:
         log.warning("%s: %s skipped: %s", PROVIDER, where, why)
         result.skipped_rows += 1
@@ -186,10 +193,15 @@ def _shape(name: str, raw: dict[str, Any], parts: dict[str, Decimal | str]) -> _
     count = kit.exact(raw.get("gpuQty"))
     if count is None or count <= 0 or count != count.to_integral_value() or count > 64:
         raise _Skip(f"gpuQty is {_short(raw.get('gpuQty'))}")
-    gpu = _gpu(name, int(count), raw.get("gpuMemoryQty"))
+    found, note = _gpu(name, int(count), raw.get("gpuMemoryQty"))
+    gpu = found.gpu  # the host size: the user's entry where it says one, else the estimator's
     ocpus = kit.size(product.get("qty"))
-    host = (None if ocpus is None else ocpus * VCPUS_PER_OCPU, kit.size(raw.get("bundleMemoryQty")))
-    return _Shape(name, per_gpu, gpu, host, raw.get("allowPreemptible") is True)
+    host = (
+        gpu.vcpus if gpu.vcpus is not None else None if ocpus is None else ocpus * VCPUS_PER_OCPU,
+        gpu.memory_gib if gpu.memory_gib is not None else kit.size(raw.get("bundleMemoryQty")),
+    )
+    preemptible = raw.get("allowPreemptible") is True
+    return _Shape(name, per_gpu, gpu, found.source, host, preemptible, note)
 
 
 def _gpu_part(products: Any, parts: dict[str, Decimal | str]) -> tuple[dict[str, Any], Decimal]:
@@ -210,32 +222,39 @@ def _gpu_part(products: Any, parts: dict[str, Decimal | str]) -> tuple[dict[str,
     raise _Skip(f"no price for its part number {numbers}")
 
 
-def _gpu(name: str, count: int, memory: Any) -> gpus.InstanceGpu:
-    """The model from the shape's name, the per-GPU memory from `gpuMemoryQty` (the shape's
-    total for most shapes, per GPU for some), checked against the table where it knows the
-    shape."""
+def _gpu(name: str, count: int, memory: Any) -> tuple[gpus.Resolved, str | None]:
+    """The estimator's count (the price is per GPU x this count), the model from the shape's
+    name, the per-GPU memory from `gpuMemoryQty`: the shape's total for most shapes, per GPU for
+    some, so where the GPU table knows the shape its entry decides the reading (and stands in
+    for a memory that fits neither: the estimator's is known to be wrong for some shapes). With
+    what the estimator contradicts in the table, in words."""
     # "BM.GPU.H100.8" names its GPU after "GPU."; the older "VM.GPU3.1" in the family.
     tokens = name.split(".")
     token = tokens[2] if len(tokens) > 3 and tokens[1] == "GPU" else tokens[1:2] or [""]
     model = gpus.canonical_model(PROVIDER, token[0] if isinstance(token, list) else token)
     stated = kit.size(memory)
-    if stated is None:
-        raise _Unplaced(f"gpuMemoryQty is {_short(memory)}")
-    known = gpus.lookup(PROVIDER, name)
+    known = gpus.INSTANCE_GPUS.get(PROVIDER, {}).get(name)
     if known is None:
         # A GPU the table does not know (model None) is still stored, its count being known
         # (CONTRACT); its memory by the estimator's usual rule, the shape's total.
-        return gpus.InstanceGpu(model, count, stated / count)
-    per_gpu = known.gpu_memory_gib
-    if (known.gpu_model, known.gpu_count) != (model, count) or stated not in (
+        said = None if stated is None else gpus.InstanceGpu(model, count, stated / count)
+        found = gpus.resolve(PROVIDER, name, said)
+        if found is None:
+            raise _Unplaced(f"gpuMemoryQty is {_short(memory)}")
+        return found, None
+    per_gpu, note = known.gpu_memory_gib, None
+    if (known.gpu_model, known.gpu_count) != (model or known.gpu_model, count) or stated not in (
         per_gpu * count,
         per_gpu,
     ):
-        raise _Unplaced(
-            f"the estimator says {count} x {model} {stated:g} GB, the GPU table "
-            f"{known.gpu_count:g} x {known.gpu_model} {per_gpu:g} GB each"
+        note = (
+            f"the estimator says {count} x {model} {_short(memory)} GB, the GPU table "
+            f"{known.gpu_count:g} x {known.gpu_model} {per_gpu:g} GB each; stored as "
+            f"{count} x {known.gpu_model} {per_gpu:g} GB"
         )
-    return gpus.InstanceGpu(model, count, per_gpu)
+    found = gpus.resolve(PROVIDER, name, gpus.InstanceGpu(known.gpu_model, count, per_gpu))
+    assert found is not None  # a count and a memory were given
+    return gpus.Resolved(found.gpu, "table" if found.source == "api" else found.source), note
 
 
 def _records(shape: _Shape, region: str) -> list[PriceRecord]:

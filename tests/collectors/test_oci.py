@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from collectors import gpus
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from collectors.oci import GPU_REGIONS, PRICES_PATH, SHAPES_PATH, OciCollector
@@ -151,7 +152,11 @@ def test_traps(observed_at: datetime, caplog: pytest.LogCaptureFixture) -> None:
     gb200 = by_offer(result)["BM.GPU.GB200.4", "us-ashburn-1", "on_demand"]
     assert (gb200.gpu_model, gb200.gpu_count, gb200.gpu_memory_gib) == (None, 4, 192)
     assert gb200.price_per_hour == Decimal(64)
-    assert result.notes == ["GPU not in the GPU table, stored with gpu_model NULL: BM.GPU.GB200.4"]
+    assert result.facts["BM.GPU.GB200.4"] == "api"  # the estimator's count and memory
+    assert "BM.GPU.GB200.4" in result.gpu_summary().without_facts  # named in the run summary
+    assert "oci: GPU not in the GPU table, stored with gpu_model NULL: BM.GPU.GB200.4" in (
+        caplog.text
+    )
     # No price for B999999, a tiered L40S part, an H200 part without a USD entry, and a GPU
     # shape billed by an OCPU part (never priced x OCPUs): skipped and counted.
     assert result.unreadable == {"BM.GPU.A100-v2.8", "BM.GPU.L40S.4", "BM.GPU.H200.8", "BM.GPU4.8"}
@@ -181,13 +186,66 @@ def test_memory_given_per_gpu_is_read_as_such(observed_at: datetime) -> None:
     assert mi355x.price_per_hour == Decimal(48)
 
 
-def test_memory_that_contradicts_the_table_is_reported(observed_at: datetime) -> None:
+def test_memory_that_contradicts_the_table_is_read_by_the_table(
+    observed_at: datetime, caplog: pytest.LogCaptureFixture
+) -> None:
+    """gpuMemoryQty fits neither reading (neither 8 x 80 nor 80): the shape is still priced,
+    with the table's memory per GPU (the estimator's is known to be wrong for some shapes), and
+    the contradiction logged."""
     payloads = recorded()
     h100 = next(s for s in payloads["shapes"]["items"] if s["name"] == "BM.GPU.H100.8")
-    h100["gpuMemoryQty"] = 320  # neither 8 x 80 nor 80
-    result = parse(payloads, observed_at)
-    assert result.unknown_instance_types == {"BM.GPU.H100.8"}
-    assert "BM.GPU.H100.8" not in {r.instance_type for r in result.records}
+    h100["gpuMemoryQty"] = 320
+    with caplog.at_level(logging.WARNING):
+        result = parse(payloads, observed_at)
+    assert result.unknown_instance_types == set()
+    record = by_offer(result)["BM.GPU.H100.8", "us-ashburn-1", "on_demand"]
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == ("H100", 8, 80)
+    assert record.price_per_hour == Decimal(80)  # 10.00 per GPU-hour x 8
+    assert result.facts["BM.GPU.H100.8"] == "table"
+    assert (
+        "oci: BM.GPU.H100.8: the estimator says 8 x H100 320 GB, the GPU table 8 x H100 80 GB "
+        "each; stored as 8 x H100 80 GB"
+    ) in caplog.text
+
+
+def test_a_gpu_count_that_contradicts_the_table_is_the_estimators(observed_at: datetime) -> None:
+    """The price is the per-GPU part x gpuQty, so the count stored is gpuQty too."""
+    payloads = recorded()
+    h100 = next(s for s in payloads["shapes"]["items"] if s["name"] == "BM.GPU.H100.8")
+    h100.update(gpuQty=4, gpuMemoryQty=320)  # 4 x 80
+    record = by_offer(parse(payloads, observed_at))["BM.GPU.H100.8", "us-ashburn-1", "on_demand"]
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == ("H100", 4, 80)
+    assert record.price_per_hour == Decimal(40)  # 10.00 x 4
+
+
+def test_facts_of_shapes_the_table_knows_are_the_tables(observed_at: datetime) -> None:
+    result = parse(recorded(), observed_at)
+    assert result.facts == dict.fromkeys({r.instance_type for r in result.records}, "table")
+
+
+def test_a_users_model_names_an_unknown_gpu(observed_at: datetime) -> None:
+    gb200 = gpus.parse_model(
+        "GB200", {"vendor": "nvidia", "memory_gib": [192]}, "gpus.models.GB200."
+    )
+    result = parse(
+        with_traps(),
+        observed_at,
+        regions=("us-ashburn-1",),
+        gpus=gpus.Overrides(models={"GB200": gb200}),
+    )
+    record = by_offer(result)["BM.GPU.GB200.4", "us-ashburn-1", "on_demand"]
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == ("GB200", 4, 192)
+    assert result.facts["BM.GPU.GB200.4"] == "api"
+
+
+def test_a_users_entry_is_taken_over_the_estimator_and_the_table(observed_at: datetime) -> None:
+    entry = gpus.TypeOverride("oci", gpu_memory_gib=94)
+    result = parse(
+        recorded(), observed_at, gpus=gpus.Overrides(instance_types={"BM.GPU.H100.8": entry})
+    )
+    record = by_offer(result)["BM.GPU.H100.8", "us-ashburn-1", "on_demand"]
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == ("H100", 8, 94)
+    assert result.facts["BM.GPU.H100.8"] == "config"
 
 
 @pytest.mark.parametrize("gpu_qty", [0.5, "8", None, -8, True])

@@ -3,12 +3,15 @@
 A machine's price in a region, for one offer, is vCPUs x the family's core rate + GiB x its
 RAM rate + GPUs x the GPU rate (+ GiB of bundled local SSD x the local SSD rate). Every part
 must be priced: a part without a rate means no price for that machine there, never a
-cheaper one. GPUs that N1 machines take as attachments are priced alone, per GPU.
+cheaper one. The GPUs Google sells only attached to an N1 machine (T4, V100, P100, P4) are
+priced with each N1 host shape the GPU table pairs them with (`n1-standard-8+nvidia-tesla-t4x1`),
+never alone: alone they are no machine anyone can rent (CONTRACT.md).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
@@ -27,9 +30,10 @@ Key = tuple[str, Offer, str]  # component, offer, region
 class Recipe:
     """Which components price a machine: the host family's core and RAM, its GPU, its SSD."""
 
-    host: str | None  # "a2": the "a2-core" and "a2-ram" components; None: the GPU alone
+    host: str  # "a2": the "a2-core" and "a2-ram" components
     gpu: str  # the accelerator type whose component prices each GPU
     local_ssd_gib: int = 0  # bundled local SSD, billed by the GiB like any local SSD
+    gpu_count: int | None = None  # the count an N1 type's name says, checked against its facts
 
 
 # Bundled local SSD: 375 GiB disks, 1 per A100 80GB on a2-ultragpu, 2 per H100 on a3-highgpu
@@ -42,10 +46,26 @@ RECIPES: dict[str, Recipe] = {
     **{f"a3-highgpu-{n}g": Recipe("a3", "nvidia-h100-80gb", 750 * n) for n in (1, 2, 4, 8)},
     "a3-megagpu-8g": Recipe("a3plus", "nvidia-h100-mega-80gb", 16 * 375),
     **{f"g2-standard-{n}": Recipe("g2", "nvidia-l4") for n in (4, 8, 12, 16, 24, 32, 48, 96)},
-    **{gpu: Recipe(None, gpu) for gpu in ("nvidia-tesla-t4", "nvidia-tesla-v100",
-                                          "nvidia-tesla-p100", "nvidia-tesla-p4")},
 }
 # fmt: on
+
+# The GPUs Google attaches only to N1 machines, and how a type of one such machine is named:
+# "<N1 shape>+<accelerator>x<count>". Which shapes go with which GPU count is the GPU table's
+# (Google's limits, [instance_types.gcp]); a user's [gpus.instance_types] entry of this form
+# (an n1-highmem host, say) is priced the same way.
+ATTACHABLE = ("nvidia-tesla-t4", "nvidia-tesla-v100", "nvidia-tesla-p100", "nvidia-tesla-p4")
+N1_TYPE = re.compile(rf"n1-[a-z]+-\d+\+(?P<gpu>{'|'.join(ATTACHABLE)})x(?P<count>[1-9]\d*)")
+
+
+def recipes() -> dict[str, Recipe]:
+    """Every machine priced: the fixed shapes, and each N1 machine with attached GPUs the GPU
+    table (with the user's entries) knows."""
+    attached = {
+        name: Recipe("n1", found["gpu"], gpu_count=int(found["count"]))
+        for name in gpus.instance_types(PROVIDER)
+        if (found := N1_TYPE.fullmatch(name))
+    }
+    return {**RECIPES, **attached}
 
 
 class RateBook:
@@ -84,25 +104,35 @@ class RateBook:
 
 
 def price_machines(book: RateBook, regions: tuple[str, ...], result: ParseResult) -> None:
-    """Add a record per machine, region and offer whose every part is priced."""
-    gaps: dict[tuple[str, Offer, str], list[str]] = defaultdict(list)
-    for instance_type, recipe in RECIPES.items():
-        gpu = gpus.lookup(PROVIDER, instance_type)
-        if gpu is None:
+    """Add a record per machine, region and offer whose every part is priced, and where the
+    GPU facts of each type priced came from."""
+    gaps: dict[tuple[Offer, str, tuple[str, ...]], list[str]] = defaultdict(list)
+    for instance_type, recipe in recipes().items():
+        found = gpus.resolve(PROVIDER, instance_type)
+        if found is None:
             result.unknown_instance_types.add(instance_type)
             continue
-        parts = _parts(recipe, gpu)
+        problem = _problem(recipe, found.gpu)
+        if problem:
+            book.log.warning("%s: %s is not priced: %s", PROVIDER, instance_type, problem)
+            continue
+        parts = _parts(recipe, found.gpu)
         for offer in OFFERS:
+            unpriced: dict[str, list[str]] = defaultdict(list)
             for region in regions:
                 priced = _price(book, parts, offer, region)
                 if isinstance(priced, str):
-                    gaps[instance_type, offer, priced].append(region)
+                    unpriced[priced].append(region)
                 elif priced is not None:
-                    result.records.append(_record(instance_type, gpu, region, offer, *priced))
-    for (instance_type, offer, missing), where in gaps.items():
+                    result.records.append(_record(instance_type, found.gpu, region, offer, *priced))
+                    result.facts[instance_type] = found.source
+            for missing, places in unpriced.items():
+                gaps[offer, missing, tuple(places)].append(instance_type)
+    # One line per gap, not per machine: one missing N1 rate leaves dozens of shapes unpriced.
+    for (offer, missing, regions_without), types in gaps.items():
         book.log.info(
-            "%s: no %s %s price in %s: no rate for %s",
-            PROVIDER, instance_type, _label(offer), ", ".join(where), missing,
+            "%s: no %s price in %s for %s: no rate for %s",
+            PROVIDER, _label(offer), ", ".join(regions_without), _names(types), missing,
         )  # fmt: skip
 
 
@@ -127,16 +157,23 @@ def _price(
     return currencies.pop(), total
 
 
+def _problem(recipe: Recipe, gpu: gpus.InstanceGpu) -> str:
+    """What keeps a type from being priced (a user's entry may lack the host size), or ""."""
+    if gpu.vcpus is None or gpu.memory_gib is None:
+        return "its GPU facts give no vCPUs or memory_gib of the host"
+    if recipe.gpu_count is not None and gpu.gpu_count != recipe.gpu_count:
+        return f"its name says {recipe.gpu_count} GPUs, its GPU facts {gpu.gpu_count:g}"
+    return ""
+
+
 def _parts(recipe: Recipe, gpu: gpus.InstanceGpu) -> list[tuple[str, Decimal]]:
     """(component, quantity): GPUs first, then vCPUs, GiB of memory, GiB of local SSD."""
-    parts = [(recipe.gpu, _decimal(gpu.gpu_count))]
-    if recipe.host is not None:
-        if gpu.vcpus is None or gpu.memory_gib is None:
-            raise ValueError(f"gpus table: {recipe.host} machine without vCPUs or memory")
-        parts += [
-            (f"{recipe.host}-core", _decimal(gpu.vcpus)),
-            (f"{recipe.host}-ram", _decimal(gpu.memory_gib)),
-        ]
+    assert gpu.vcpus is not None and gpu.memory_gib is not None  # see _problem
+    parts = [
+        (recipe.gpu, _decimal(gpu.gpu_count)),
+        (f"{recipe.host}-core", _decimal(gpu.vcpus)),
+        (f"{recipe.host}-ram", _decimal(gpu.memory_gib)),
+    ]
     if recipe.local_ssd_gib:
         parts.append(("local-ssd", Decimal(recipe.local_ssd_gib)))
     return parts
@@ -167,6 +204,11 @@ def _decimal(value: float) -> Decimal:
 
 def _show(amount: Decimal) -> str:
     return f"{amount.normalize():f}"
+
+
+def _names(types: list[str], shown: int = 3) -> str:
+    more = len(types) - shown
+    return ", ".join(types[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def _label(offer: Offer) -> str:

@@ -32,6 +32,8 @@ OFFERS: tuple[Offer, ...] = (ON_DEMAND, SPOT, *COMMITMENTS.values())
 # its GPU is "H100 80GB Plus" in the live catalog and "H100 80GB Mega" in older copies.
 # Commitment names for A3/A3Plus/G2 hosts and local SSD follow the A2 ones ("A2 Cpu"): not
 # verified live; when wrong they price nothing (no reserved price), never something else.
+# N1, the oldest family, has the unqualified commitment names ("Commitment v1: Cpu in Americas
+# for 1 Year"), and only its predefined shapes' rates: custom N1 shapes are billed apart.
 # fmt: off
 COMPONENTS: tuple[tuple[str, str, str, str], ...] = (
     ("a2-core",               "core", "A2 Instance Core",           "A2 Cpu"),
@@ -42,6 +44,8 @@ COMPONENTS: tuple[tuple[str, str, str, str], ...] = (
     ("a3plus-ram",            "ram",  "A3Plus Instance Ram",        "A3Plus Ram"),
     ("g2-core",               "core", "G2 Instance Core",           "G2 Cpu"),
     ("g2-ram",                "ram",  "G2 Instance Ram",            "G2 Ram"),
+    ("n1-core",               "n1core", "N1 Predefined Instance Core", "Cpu"),
+    ("n1-ram",                "n1ram",  "N1 Predefined Instance Ram",  "Ram"),
     ("nvidia-tesla-a100",     "gpu",  "Nvidia Tesla A100 GPU",      "Nvidia Tesla A100 GPU"),
     ("nvidia-a100-80gb",      "gpu",  "Nvidia Tesla A100 80GB GPU", "Nvidia Tesla A100 80GB GPU"),
     ("nvidia-h100-80gb",      "gpu",  "Nvidia H100 80GB GPU",       "Nvidia H100 80GB GPU"),
@@ -56,13 +60,17 @@ COMPONENTS: tuple[tuple[str, str, str, str], ...] = (
 )
 # part -> (category.resourceFamily, category.resourceGroup, usageUnit -> hours in one unit).
 # Local SSD is priced per GiB-month: a month is 730 h (CONTRACT.md). Any other unit is refused.
+# N1's hourly rates are filed under the group "N1Standard", its commitments under CPU and RAM.
 PARTS: dict[str, tuple[str, str, dict[str, int]]] = {
     "core": ("Compute", "CPU", {"h": 1}),
     "ram":  ("Compute", "RAM", {"GiBy.h": 1}),
+    "n1core": ("Compute", "N1Standard", {"h": 1}),
+    "n1ram":  ("Compute", "N1Standard", {"GiBy.h": 1}),
     "gpu":  ("Compute", "GPU", {"h": 1}),
     "ssd":  ("Storage", "LocalSSD", {"GiBy.h": 1, "GiBy.mo": HOURS_PER_MONTH}),
 }
 # fmt: on
+_COMMITTED_GROUP = {"n1core": "CPU", "n1ram": "RAM"}
 _RUNNING = {name: (component, part) for component, part, name, _ in COMPONENTS}
 _COMMITTED = {name: (component, part) for component, part, _, name in COMPONENTS}
 
@@ -94,7 +102,10 @@ OTHER_PRODUCTS = (
     "virtual workstation", "confidential",
 )  # fmt: skip
 _NEVER = datetime.min.replace(tzinfo=UTC)
-_RELATED = re.compile(r"(?:Spot Preemptible |Commitment v1: )?(?:A2|A3|A3Plus|G2) ")
+_RELATED = re.compile(
+    r"(?:Spot Preemptible |Commitment v1: )?(?:A2|A3|A3Plus|G2|N1 Predefined) "
+    r"|Commitment v1: (?:Cpu|Ram) "
+)
 
 
 @dataclass(frozen=True)
@@ -136,7 +147,7 @@ def read_sku(sku: dict[str, Any]) -> SkuRate | Skip | None:
     offer = _offer(category.get("usageType"), spot_words, years)
     if isinstance(offer, Skip):
         return offer
-    checked = _check_category(category, part) or _regions(sku)
+    checked = _check_category(category, part, committed=years is not None) or _regions(sku)
     if isinstance(checked, Skip):
         return checked
     rate = _rate(sku, part)
@@ -189,8 +200,10 @@ def _offer(usage: Any, spot_words: bool, years: int | None) -> Offer | Skip:
     return Skip(f"usageType {usage!r}", oddity=True)
 
 
-def _check_category(category: dict[str, Any], part: str) -> Skip | None:
+def _check_category(category: dict[str, Any], part: str, *, committed: bool) -> Skip | None:
     family, group, _ = PARTS[part]
+    if committed:
+        group = _COMMITTED_GROUP.get(part, group)
     have = (category.get("resourceFamily"), category.get("resourceGroup"))
     if have != (family, group):
         return Skip(f"category {have[0]}/{have[1]} is not {family}/{group}", oddity=True)

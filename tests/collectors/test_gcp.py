@@ -27,16 +27,19 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.gcp import DEFAULT_ENDPOINT, GPU_REGIONS, GcpCollector
-from collectors.gcp_machines import RECIPES
+from collectors.gcp_machines import RECIPES, recipes
 from collectors.gcp_skus import COMPONENTS
 from collectors.gpus import INSTANCE_GPUS
 from tracker import config as config_mod
 from tracker.replay import Exchange, Recording, ReplayServer
 
-# The one recording, the demo's and these tests' (its README says which prices are real), and
-# the SKUs kept out of it because they exist to be reported (tests/fixtures/gcp/README.md).
+# The one recording, the demo's and these tests' (its README says which prices are real), the
+# SKUs kept out of it because they exist to be reported, and the N1 host rates that price the
+# GPUs attached to N1 machines (tests/fixtures/gcp/README.md).
 DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "gcp"
-TRAPS = Path(__file__).parents[1] / "fixtures" / "gcp" / "traps.json"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "gcp"
+TRAPS = FIXTURES / "traps.json"
+N1 = FIXTURES / "n1.json"
 SKUS_PATH = "/v1/services/6F81-5844-456A/skus"
 REGIONS = ("us-central1", "us-east4", "us-east5", "europe-west4")
 TOKEN = json.loads((DEMO / "page1.json").read_text())["nextPageToken"]
@@ -52,10 +55,11 @@ def recorded_pages(folder: Path = DEMO) -> dict[str, Any]:
 
 
 def load_pages() -> dict[str, Any]:
-    """The two pages worked by hand: the recording's first two, the trap SKUs added to the
-    second, which ends the paging."""
+    """The two pages worked by hand: the recording's first two, the trap SKUs and the N1 host
+    rates added to the second, which ends the paging."""
     pages = recorded_pages()
-    second = {"skus": pages["page-2"]["skus"] + json.loads(TRAPS.read_text())["skus"]}
+    added = [s for path in (TRAPS, N1) for s in json.loads(path.read_text())["skus"]]
+    second = {"skus": pages["page-2"]["skus"] + added}
     return {"page-1": pages["page-1"], "page-2": {**second, "nextPageToken": ""}}
 
 
@@ -154,6 +158,39 @@ def parse_skus(observed_at: datetime, *skus: dict[str, Any], **settings: Any) ->
     return parse({"page-1": {"skus": list(skus), "nextPageToken": ""}}, observed_at, **settings)
 
 
+# The T4 is sold only attached to an N1 machine: the single-SKU tests give it the smallest
+# host, n1-standard-1 (1 vCPU, 3.75 GiB), at 0.01 a vCPU-hour and 0.004 a GiB-hour: 0.025 an
+# hour on top of the GPU.
+SMALLEST = "n1-standard-1+nvidia-tesla-t4x1"
+_N1_USAGE = {("on_demand", None): "OnDemand", ("spot", None): "Preemptible",
+             ("reserved", 12): "Commit1Yr", ("reserved", 36): "Commit3Yr"}  # fmt: skip
+
+
+def n1_host(usage: str = "OnDemand", regions: tuple[str, ...] = ("us-central1",)) -> list[Any]:
+    """The N1 core and RAM SKUs of one offer (usageType), in their wire format."""
+    if usage.startswith("Commit"):
+        term = "1 Year" if usage == "Commit1Yr" else "3 Years"
+        names = [f"Commitment v1: {part} in Americas for {term}" for part in ("Cpu", "Ram")]
+        groups = ("CPU", "RAM")
+    else:
+        spot = "Spot Preemptible " if usage == "Preemptible" else ""
+        names = [
+            f"{spot}N1 Predefined Instance {part} running in Americas" for part in ("Core", "Ram")
+        ]
+        groups = ("N1Standard", "N1Standard")
+    return [
+        sku(names[0], usage=usage, group=groups[0], nanos=10_000_000, regions=regions,
+            sku_id="1C0E-0000-0001"),
+        sku(names[1], usage=usage, group=groups[1], unit="GiBy.h", nanos=4_000_000,
+            regions=regions, sku_id="1C0E-0000-0002"),
+    ]  # fmt: skip
+
+
+def smallest(result: ParseResult, region: str = "us-central1") -> PriceRecord:
+    [found] = [r for r in result.records if (r.instance_type, r.region) == (SMALLEST, region)]
+    return found
+
+
 def without(payloads: dict[str, Any], *sku_ids: str) -> dict[str, Any]:
     out = copy.deepcopy(payloads)
     for page in out.values():
@@ -189,9 +226,11 @@ def test_records_in_full(observed_at: datetime) -> None:
     assert offers["us-central1", "a2-highgpu-8g", "reserved", 12] == record(
         "a2-highgpu-8g", "reserved", "18.513656", term_months=12
     )
-    # an N1-attached GPU is priced alone: the 3-year T4 commitment, 0.16 per GPU-hour
-    assert offers["us-central1", "nvidia-tesla-t4", "reserved", 36] == record(
-        "nvidia-tesla-t4", "reserved", "0.160000", term_months=36
+    # a T4 is priced with its N1 host, never alone; the 3-year commitments:
+    # 8 x 0.014225 (N1 Cpu) + 30 GiB x 0.001907 (N1 Ram) + 1 x 0.16 (T4)
+    # = 0.1138 + 0.05721 + 0.16 = 0.33101
+    assert offers["us-central1", "n1-standard-8+nvidia-tesla-t4x1", "reserved", 36] == record(
+        "n1-standard-8+nvidia-tesla-t4x1", "reserved", "0.331010", term_months=36
     )
     # 208 x 0.026924 + 1872 x 0.002344 + 8 x 10.344276 + 6000 GiB x 0.08 / 730
     # = 5.600192 + 4.387968 + 82.754208 + 0.6575342465... = 93.3999022465...
@@ -224,7 +263,8 @@ def test_every_offer_of_one_region(observed_at: datetime) -> None:
 def test_what_the_fixture_yields(observed_at: datetime) -> None:
     result = parse(load_pages(), observed_at)
     offers = by_offer(result)
-    assert len(result.records) == 90
+    # 86 machines of fixed shape, and 20 N1 shapes with T4s x 4 offers in us-central1
+    assert len(result.records) == 166
     assert {r.region for r in result.records} == {"us-central1", "us-east4", "europe-west4"}
     assert {r.zone for r in result.records} == {None}
     assert {r.currency for r in result.records} == {"USD"}
@@ -236,6 +276,9 @@ def test_what_the_fixture_yields(observed_at: datetime) -> None:
     # no commitment SKU for the A100 80GB or local SSD: no reserved a2-ultragpu
     assert not [k for k in offers if k[1].startswith("a2-ultragpu") and k[2] == "reserved"]
     assert {k[2:] for k in offers if k[1] == "a3-highgpu-8g"} == {("on_demand", None)}
+    # no GPU alone: every record is a machine with a host
+    assert all(r.vcpus and r.memory_gib for r in result.records)
+    assert result.facts == dict.fromkeys({r.instance_type for r in result.records}, "table")
 
 
 def test_trap_skus_feed_nothing(observed_at: datetime) -> None:
@@ -271,16 +314,20 @@ def test_skips_are_counted_and_logged(
 ) -> None:
     with caplog.at_level(logging.INFO, logger="collectors.gcp"):
         result = parse(load_pages(), observed_at)
-    # DWS A100 80GB, calendar and DWS H100 Mega, T4 Virtual Workstation, H200, 5-year A2 Cpu;
-    # SKUs of no GPU machine (N1 cores, N2 commitments, M1 premiums) are not counted
-    assert result.skipped_rows == 6
+    # DWS A100 80GB, calendar and DWS H100 Mega, T4 Virtual Workstation, H200, 5-year A2 Cpu,
+    # N1 on sole-tenant nodes; SKUs of no GPU machine (N1 custom cores, N2 commitments, M1
+    # premiums) are not counted
+    assert result.skipped_rows == 7
     assert result.unknown_instance_types == {"Nvidia H200 141GB GPU"}
     messages = [r.getMessage() for r in caplog.records]
     assert all(m.startswith("gcp: ") for m in messages)
     assert "gcp: GPUs not in the component table: Nvidia H200 141GB GPU" in messages
-    assert "gcp: no a2-ultragpu-1g on_demand price in us-east5: no rate for local-ssd" in messages
+    assert (
+        "gcp: no on_demand price in us-east5 for a2-ultragpu-1g, a2-ultragpu-2g, a2-ultragpu-4g"
+        " and 5 more: no rate for local-ssd"
+    ) in messages
     assert messages[-1] == (
-        "gcp: 90 records, 6 SKUs skipped (other product: 4, other commitment: 1, unknown GPU: 1)"
+        "gcp: 166 records, 7 SKUs skipped (other product: 5, other commitment: 1, unknown GPU: 1)"
     )
     assert next(r for r in caplog.records if r.levelno == logging.WARNING).getMessage() == (
         "gcp: GPUs not in the component table: Nvidia H200 141GB GPU"
@@ -312,12 +359,17 @@ def test_pages_are_read_in_page_number_order(observed_at: datetime) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# parse: single SKUs (the T4 alone is a machine: one SKU, one record)
+# parse: single SKUs (the T4 with the N1 host rates of the same offer)
 
 
-def test_one_sku_one_record(observed_at: datetime) -> None:
-    [got] = parse_skus(observed_at, sku()).records
-    assert got == record("nvidia-tesla-t4", "on_demand", "0.35")
+def test_a_gpu_alone_is_no_machine(observed_at: datetime) -> None:
+    assert parse_skus(observed_at, sku()).records == []
+    result = parse_skus(observed_at, sku(), *n1_host())
+    # 0.35 (T4) + 1 x 0.01 + 3.75 x 0.004 = 0.375
+    assert smallest(result) == record(SMALLEST, "on_demand", "0.375")
+    # every T4 shape the table pairs N1 hosts with: 6 with 1 GPU, 6 with 2, 8 with 4
+    counts = [r.gpu_count for r in result.records]
+    assert (counts.count(1), counts.count(2), counts.count(4), len(counts)) == (6, 6, 8, 20)
 
 
 @pytest.mark.parametrize(
@@ -338,8 +390,8 @@ def test_one_sku_one_record(observed_at: datetime) -> None:
 def test_offer_kinds(
     observed_at: datetime, changes: dict[str, Any], kind: str, term: int | None
 ) -> None:
-    [got] = parse_skus(observed_at, sku(**changes)).records
-    assert (got.price_kind, got.term_months, got.price_per_hour) == (kind, term, Decimal("0.35"))
+    got = smallest(parse_skus(observed_at, sku(**changes), *n1_host(_N1_USAGE[kind, term])))
+    assert (got.price_kind, got.term_months, got.price_per_hour) == (kind, term, Decimal("0.375"))
 
 
 @pytest.mark.parametrize(
@@ -366,9 +418,9 @@ def test_offer_kinds(
 def test_skus_never_priced(
     observed_at: datetime, caplog: pytest.LogCaptureFixture, changes: dict[str, Any]
 ) -> None:
-    assert parse_skus(observed_at, sku()).records  # the base SKU itself is priced
+    assert parse_skus(observed_at, sku(), *n1_host()).records  # the base SKU itself is priced
     with caplog.at_level(logging.WARNING, logger="collectors.gcp"):
-        result = parse_skus(observed_at, sku(**changes))
+        result = parse_skus(observed_at, sku(**changes), *n1_host())
     assert result.records == []
     assert result.skipped_rows == 1
     [warning] = caplog.messages
@@ -406,15 +458,15 @@ def test_unknown_gpus_are_reported(observed_at: datetime) -> None:
 
 def test_skus_of_no_gpu_machine_are_passed_over(observed_at: datetime) -> None:
     other = sku("N2 Instance Core running in Americas", group="CPU")
-    result = parse_skus(observed_at, other, sku())
-    assert (len(result.records), result.skipped_rows) == (1, 0)
+    result = parse_skus(observed_at, other, sku(), *n1_host())
+    assert (len(result.records), result.skipped_rows) == (20, 0)
 
 
 def test_money_is_exact(observed_at: datetime) -> None:
     # units is an int64: a string in JSON; an int after some re-serialisations
     for units in ("2", 2):
-        got = parse_skus(observed_at, sku(units=units, nanos=933908001)).records
-        assert got[0].price_per_hour == Decimal("2.933908")  # 2.933908001, rounded once
+        got = smallest(parse_skus(observed_at, sku(units=units, nanos=933908001), *n1_host()))
+        assert got.price_per_hour == Decimal("2.958908")  # 2.933908001 + 0.025, rounded once
 
 
 def test_tiers_and_pricing_history(observed_at: datetime) -> None:
@@ -429,14 +481,13 @@ def test_tiers_and_pricing_history(observed_at: datetime) -> None:
     older["effectiveTime"] = "2025-01-01T00:00:00Z"
     older["pricingExpression"]["tieredRates"][0]["unitPrice"]["nanos"] = 400000000
     base["pricingInfo"].insert(0, older)
-    [got] = parse_skus(observed_at, base).records
-    assert got.price_per_hour == Decimal("0.35")
+    assert smallest(parse_skus(observed_at, base, *n1_host())).price_per_hour == Decimal("0.375")
     # a free first tier is an allowance, not the price: nothing is stored
     free = sku(nanos=0)
     free["pricingInfo"][0]["pricingExpression"]["tieredRates"].append(
         {"startUsageAmount": 100, "unitPrice": {"currencyCode": "USD", "units": "0", "nanos": 3}}
     )
-    assert parse_skus(observed_at, free).records == []
+    assert parse_skus(observed_at, free, *n1_host()).records == []
 
 
 def test_local_ssd_per_month_is_spread_over_730_hours(observed_at: datetime) -> None:
@@ -470,24 +521,27 @@ def test_a_missing_part_means_no_price(
         result = parse(pages, observed_at, regions=("us-central1",))
     a2 = {r.price_kind for r in result.records if r.instance_type.startswith("a2-")}
     assert a2 == {"spot", "reserved"}  # they have RAM SKUs of their own
-    assert "gcp: no a2-highgpu-8g on_demand price in us-central1: no rate for a2-ram" in (
-        caplog.messages
-    )
+    assert (
+        "gcp: no on_demand price in us-central1 for a2-highgpu-1g, a2-highgpu-2g, a2-highgpu-4g"
+        " and 6 more: no rate for a2-ram"
+    ) in caplog.messages
 
 
 def test_two_prices_for_one_part_leave_it_unpriced(
     observed_at: datetime, caplog: pytest.LogCaptureFixture
 ) -> None:
     twin = sku(nanos=360000000, sku_id="FFFF-0000-1111", regions=("us-central1", "us-east1"))
+    regions = ("us-central1", "us-east1")
     with caplog.at_level(logging.WARNING, logger="collectors.gcp"):
-        result = parse_skus(observed_at, sku(), twin, regions=("us-central1", "us-east1"))
-    assert [(r.region, r.price_per_hour) for r in result.records] == [("us-east1", Decimal("0.36"))]
+        result = parse_skus(observed_at, sku(), twin, *n1_host(regions=regions), regions=regions)
+    assert {r.region for r in result.records} == {"us-east1"}
+    assert smallest(result, "us-east1").price_per_hour == Decimal("0.385")  # 0.36 + 0.025
     assert caplog.messages == [
         "gcp: SKUs 0C5F-8B6A-E392 and FFFF-0000-1111 both price nvidia-tesla-t4 on_demand in "
         "us-central1 (0.35 USD vs 0.36 USD); using neither"
     ]
     # the same price twice (one SKU listed on two pages) is one price
-    assert len(parse_skus(observed_at, sku(), sku()).records) == 1
+    assert len(parse_skus(observed_at, sku(), sku(), *n1_host()).records) == 20
 
 
 def test_parts_in_two_currencies_make_no_price(observed_at: datetime) -> None:
@@ -522,7 +576,7 @@ def test_changed_shape_fails_loudly(
 
 def test_an_empty_last_page_is_fine(observed_at: datetime) -> None:
     pages = {**load_pages(), "page-3": {"nextPageToken": ""}}  # proto3 JSON omits empty lists
-    assert len(parse(pages, observed_at).records) == 90
+    assert len(parse(pages, observed_at).records) == 166
 
 
 # ---------------------------------------------------------------------------------------------
@@ -530,16 +584,16 @@ def test_an_empty_last_page_is_fine(observed_at: datetime) -> None:
 
 
 def test_every_machine_has_a_recipe_and_a_shape() -> None:
-    assert set(RECIPES) == set(INSTANCE_GPUS["gcp"])
+    machines = recipes()
+    assert set(machines) == set(INSTANCE_GPUS["gcp"])
+    assert set(machines) - set(RECIPES) == {t for t in machines if t.startswith("n1-")}
     components = {c for c, *_ in COMPONENTS}
-    for name, recipe in RECIPES.items():
+    for name, recipe in machines.items():
         gpu = INSTANCE_GPUS["gcp"][name]
         assert recipe.gpu in components, name
-        if recipe.host is None:
-            assert (gpu.gpu_count, gpu.vcpus, gpu.memory_gib) == (1, None, None), name
-        else:
-            assert {f"{recipe.host}-core", f"{recipe.host}-ram"} <= components, name
-            assert gpu.vcpus and gpu.memory_gib, name
+        assert {f"{recipe.host}-core", f"{recipe.host}-ram"} <= components, name
+        assert gpu.vcpus and gpu.memory_gib, name
+        assert recipe.gpu_count in (None, gpu.gpu_count), name
     assert RECIPES["a3-highgpu-8g"].local_ssd_gib == RECIPES["a3-megagpu-8g"].local_ssd_gib == 6000
     assert RECIPES["a2-ultragpu-1g"].local_ssd_gib == 375
     assert RECIPES["a2-highgpu-8g"].local_ssd_gib == 0
@@ -801,7 +855,8 @@ def test_demo_recording_replays_cleanly(
         ("reserved", 12),
         ("reserved", 36),
     }
-    assert {r.gpu_model for r in result.records} == {"A100", "H100", "L4", "T4", "V100"}
+    # The recording has no N1 RAM rate, so no N1 machine: its T4 and V100 rates price nothing.
+    assert {r.gpu_model for r in result.records} == {"A100", "H100", "L4"}
     offers = by_offer(result)
     assert offers["us-central1", "a2-highgpu-8g", "on_demand", None].price_per_hour == (
         Decimal("29.387080")

@@ -3,9 +3,13 @@ without an account, from the public files (`collectors.aws_public`, `[providers.
 
 Both APIs need SigV4 signing, so both go through boto3:
 
-- Price List `GetProducts`: one paginated walk per instance type and no region filter (one
-  query answers for every region). Each product carries its on-demand price and every
-  reserved term (1yr/3yr, standard/convertible, No/Partial/All Upfront).
+- Price List `GetProducts`: one paginated walk over every GPU instance type, found by its
+  attributes (`instanceFamily = "GPU instance"`), or one per type where `instance_types`
+  restricts them; no region filter (one query answers for every region). Each product carries
+  its on-demand price and every reserved term (1yr/3yr, standard/convertible, No/Partial/All
+  Upfront).
+- EC2 `DescribeInstanceTypes`: the GPUs of the types priced (`collectors.aws_facts`), asked in
+  one region; a principal not allowed to ask it gets the GPU table's facts instead.
 - EC2 `DescribeSpotPriceHistory`: one paginated walk per region (a region's spot prices come
   only from that region's endpoint), asking for the price in force now in every zone.
 
@@ -15,8 +19,6 @@ retry mode; what still fails becomes a FetchError naming the call, the subject a
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeGuard
@@ -25,13 +27,13 @@ import boto3
 import botocore.loaders
 import botocore.session
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
-from botocore.parsers import ResponseParserError
+from botocore.exceptions import ClientError
 
-from collectors import aws_source, aws_terms, gpus, kit
+from collectors import aws_facts, aws_source, aws_terms, kit
+from collectors.aws_pages import Pages, pages_of
 from collectors.aws_terms import PRODUCT_FILTERS
 from collectors.base import Collector, ParseResult, Payloads, PriceRecord
-from collectors.common import FetchError, MissingCredentials, PayloadShapeError
+from collectors.common import FetchError, MissingCredentials
 from collectors.kit import Host
 
 # The Price List Query API has endpoints only in us-east-1, eu-central-1 and ap-south-1, and
@@ -50,19 +52,12 @@ GPU_REGIONS = (
 )  # fmt: skip
 SPOT_PRODUCT = "Linux/UNIX"
 
-# boto3 method -> (API name for messages, the list each page carries).
-CALLS = {
-    "get_products": ("GetProducts", "PriceList"),
-    "describe_spot_price_history": ("DescribeSpotPriceHistory", "SpotPriceHistory"),
-}
-# ResponseParserError (a garbled answer) is not a BotoCoreError.
-BOTO_ERRORS = (BotoCoreError, ClientError, ResponseParserError)
 # One botocore loader for the process: it caches the API models it has read.
 _LOADER = botocore.loaders.create_loader()
 
 
 class AwsCollector(Collector):
-    """On-demand, reserved and spot prices of the GPU instance types in `gpus`."""
+    """On-demand, reserved and spot prices of every GPU instance type AWS lists."""
 
     name = "aws"
     # No credential_env: absent explicit keys, boto3's own chain (environment, profiles, SSO,
@@ -73,10 +68,18 @@ class AwsCollector(Collector):
 
     @property
     def instance_types(self) -> tuple[str, ...]:
+        """The types `[providers.aws] instance_types` restricts the collection to; () for
+        every GPU instance type."""
         configured = self.settings.options.get("instance_types")
         if isinstance(configured, str):
             return (configured,)
-        return tuple(configured) if configured else gpus.instance_types("aws")
+        return tuple(configured) if configured else ()
+
+    def wanted(self, attrs: dict[str, Any]) -> bool:
+        """A product of a GPU instance type this collection is for."""
+        if attrs.get("instanceFamily") != aws_facts.GPU_FAMILY:
+            return False
+        return not self.instance_types or attrs.get("instanceType") in self.instance_types
 
     @property
     def source(self) -> tuple[str, str]:
@@ -102,17 +105,23 @@ class AwsCollector(Collector):
 
     def _fetch_api(self) -> Payloads:
         session = self._session()
-        pages = _Pages(self)
+        pages = Pages(self.progress)
         with closing(self._client(session, "pricing", PRICING_REGION)) as pricing:
-            for instance_type in self.instance_types:
-                query = _products_query(instance_type)
+            for instance_type in self.instance_types or ("gpu",):
+                query = _products_query(instance_type if self.instance_types else None)
                 pages.walk(pricing, "get_products", f"pricing/{instance_type}", query)
+        types = self.instance_types or self._priced_types(pages.payloads)
+        if not types:  # spot history asked for no type would be every type's
+            self.log.warning("aws: the Price List lists no GPU instance type in %s", self.regions)
+            return pages.payloads
+        with closing(self._client(session, "ec2", self.regions[0])) as ec2:
+            self._describe(ec2, pages, types)
         # AWS answers with every change in [StartTime, EndTime] plus the price in force at
         # StartTime, in every zone: with the history window, nothing between collections is lost.
         now = datetime.now(UTC).replace(microsecond=0)
         for region in self.regions:
             with closing(self._client(session, "ec2", region)) as ec2:
-                query = self._spot_query(now)
+                query = self._spot_query(now, types)
                 pages.walk(ec2, "describe_spot_price_history", f"spot/{region}", query)
         self.log.info("aws: fetched %d pages, %d items", len(pages.payloads), pages.items)
         return pages.payloads
@@ -120,22 +129,25 @@ class AwsCollector(Collector):
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         result = ParseResult()
         regions = frozenset(self.regions)
+        self._facts = aws_facts.Facts(self._described(payloads, result))
         # The public files' records, the Advisor's bands, the source's note (none of it when
         # the payloads are the APIs' alone).
         hosts = aws_source.parse_extras(self, payloads, observed_at, result)
-        for key, page in _pages_of(payloads, "pricing"):
+        for key, page in pages_of(payloads, "pricing"):
             for product in aws_terms.price_list(key, page):
                 if product is None:
                     result.skipped_rows += 1
                     continue
                 result.records.extend(self._product_records(product, regions, hosts, result))
-        for key, page in _pages_of(payloads, "spot"):
+        for key, page in pages_of(payloads, "spot"):
             region = key.split("/")[1]
             if region in regions:
                 for item in aws_terms.require(page, "SpotPriceHistory", key):
                     result.records.extend(self._spot_records(region, item, hosts, result))
         # Spot pages are not de-duplicated by AWS: the same item can come back on two pages.
         result.records = list(dict.fromkeys(result.records))
+        priced = {r.instance_type for r in result.records}
+        result.interruption = aws_source.bands(self, payloads, observed_at, priced)
         self._log_summary(result)
         return result
 
@@ -163,10 +175,47 @@ class AwsCollector(Collector):
         )
         return session.client(service, region_name=region, endpoint_url=endpoint, config=config)
 
-    def _spot_query(self, now: datetime) -> dict[str, Any]:
+    def _priced_types(self, payloads: Payloads) -> tuple[str, ...]:
+        """The GPU instance types the Price List pages price in the regions asked."""
+        regions, found = frozenset(self.regions), set()
+        for key, page in pages_of(payloads, "pricing"):
+            for product in aws_terms.price_list(key, page):
+                attrs = kit.obj(kit.obj(kit.obj(product).get("product")).get("attributes"))
+                if self.wanted(attrs) and attrs.get("regionCode") in regions:
+                    found.add(str(attrs["instanceType"]))
+        return tuple(sorted(found))
+
+    def _describe(self, ec2: Any, pages: Pages, types: tuple[str, ...]) -> None:
+        """DescribeInstanceTypes pages for `types` into `pages`; a refusal is recorded as such
+        (`types/denied/answer`): the table's facts stand in, and the run summary says so."""
+        for number, query in enumerate(aws_facts.describe_queries(types), 1):
+            try:
+                pages.walk(ec2, "describe_instance_types", f"types/{number}", query)
+            except FetchError as exc:
+                cause = exc.__cause__
+                code = cause.response.get("Error", {}) if isinstance(cause, ClientError) else {}
+                if code.get("Code") not in aws_facts.DENIED:
+                    raise
+                self.log.warning("aws: DescribeInstanceTypes refused: %s", code.get("Code"))
+                pages.payloads["types/denied/answer"] = {"Error": dict(code)}
+                return
+
+    def _described(self, payloads: Payloads, result: ParseResult) -> dict[str, Any] | None:
+        """The DescribeInstanceTypes answers' GPUs by type; None where there are none."""
+        denied = payloads.get("types/denied/answer")
+        if denied is not None:
+            code = kit.obj(kit.obj(denied).get("Error")).get("Code")
+            result.notes.append(
+                f"GPU facts from the GPU table: DescribeInstanceTypes was refused ({code}); "
+                "allow ec2:DescribeInstanceTypes for the API's own"
+            )
+        found = [page for key, page in pages_of(payloads, "types") if key != "types/denied/answer"]
+        return aws_facts.described(found) if found else None
+
+    def _spot_query(self, now: datetime, types: tuple[str, ...]) -> dict[str, Any]:
         window = timedelta(seconds=self.settings.history_window_s or 0)
         return {
-            "InstanceTypes": list(self.instance_types),
+            "InstanceTypes": list(types),
             "ProductDescriptions": [SPOT_PRODUCT],
             "StartTime": now - window,
             "EndTime": now,
@@ -182,7 +231,10 @@ class AwsCollector(Collector):
         result: ParseResult,
     ) -> list[PriceRecord]:
         attrs = kit.obj(kit.obj(product.get("product")).get("attributes"))
-        if not aws_terms.is_plain_linux_box(attrs) or str(attrs.get("regionCode")) not in regions:
+        if not aws_terms.is_plain_linux_box(attrs) or not self.wanted(attrs):
+            return []
+        self._facts.saw(attrs)
+        if str(attrs.get("regionCode")) not in regions:
             return []
         instance_type, host = attrs["instanceType"], aws_terms.host_size(attrs)
         hosts[instance_type] = host
@@ -222,11 +274,12 @@ class AwsCollector(Collector):
         host: Host,
         result: ParseResult,
     ) -> aws_terms.Place | None:
-        gpu = gpus.lookup(self.name, instance_type)
-        if gpu is None:
+        found = self._facts.of(instance_type)
+        if found is None:
             result.unknown_instance_types.add(instance_type)
             return None
-        return aws_terms.Place(region, zone, instance_type, gpu, *host)
+        result.facts[instance_type] = found.source
+        return aws_terms.Place(region, zone, instance_type, found.gpu, *host)
 
     def _usable(
         self, offer: kit.Offer | None, place: aws_terms.Place, result: ParseResult
@@ -247,70 +300,22 @@ class AwsCollector(Collector):
 
     def _log_summary(self, result: ParseResult) -> None:
         self.log.info("aws: %d records, %d rows skipped", len(result.records), result.skipped_rows)
+        unnamed = sorted({r.instance_type for r in result.records if r.gpu_model is None})
+        if unnamed:
+            self.log.warning("aws: GPU model unknown (stored without one): %s", ", ".join(unnamed))
         if result.unknown_instance_types:
             unknown = ", ".join(sorted(result.unknown_instance_types))
-            self.log.warning("aws: instance types not in the GPU table: %s", unknown)
+            self.log.warning("aws: instance types with no GPU count: %s", unknown)
 
 
-class _Pages:
-    """Follows every page of paginated calls into one payloads dict, reporting progress."""
-
-    def __init__(self, collector: AwsCollector) -> None:
-        self.payloads: Payloads = {}
-        self.items = 0
-        self._progress = collector.progress
-
-    def walk(self, client: Any, method: str, prefix: str, query: dict[str, Any]) -> None:
-        api, result_key = CALLS[method]
-        subject = prefix.split("/", 1)[1]
-        pages = iter(client.get_paginator(method).paginate(**query))
-        for number in itertools.count(1):
-            try:
-                page = next(pages, None)
-            except BOTO_ERRORS as exc:
-                raise FetchError("aws", f"{api} {subject} page {number}: {exc}") from exc
-            except (RecursionError, AttributeError, TypeError) as exc:
-                # botocore's parser and paginator meet an answer of another shape (a list,
-                # null, JSON nested too deeply) with these, not with an error of their own.
-                raise PayloadShapeError(
-                    "aws", f"{api} {subject} page {number}: the answer is not in the API's shape"
-                ) from exc
-            if page is None:
-                return
-            if not isinstance(page, dict):
-                raise PayloadShapeError("aws", f"{api} {subject} page {number}: not an object")
-            page.pop("ResponseMetadata", None)
-            self.payloads[f"{prefix}/page-{number}"] = _jsonable(page)
-            found = page.get(result_key)
-            self.items += len(found) if isinstance(found, list) else 0
-            self._progress(len(self.payloads), self.items)
-
-
-def _products_query(instance_type: str) -> dict[str, Any]:
-    # No region filter: one query returns the instance type in every region.
-    filters = {"instanceType": instance_type, **PRODUCT_FILTERS}
+def _products_query(instance_type: str | None) -> dict[str, Any]:
+    # No region filter: one query returns the instance types in every region. By attributes,
+    # not by name: a GPU type AWS launches is collected the day it is listed.
+    which = {"instanceType": instance_type} if instance_type else {}
+    filters = {**(which or {"instanceFamily": aws_facts.GPU_FAMILY}), **PRODUCT_FILTERS}
     return {
         "ServiceCode": "AmazonEC2",
         "FormatVersion": "aws_v1",
         "Filters": [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in filters.items()],
         "PaginationConfig": {"PageSize": 100},
     }
-
-
-def _jsonable(value: Any) -> Any:
-    """boto3 parses timestamps into datetimes; payloads keep them as ISO-8601 strings."""
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_jsonable(v) for v in value]
-    return value.isoformat() if isinstance(value, datetime) else value
-
-
-def _pages_of(payloads: Payloads, kind: str) -> Iterator[tuple[str, Any]]:
-    for key, page in payloads.items():
-        if key == "source" or key.startswith("public/"):  # see collectors.aws_source
-            continue
-        if key.split("/")[0] not in ("pricing", "spot") or key.count("/") != 2:
-            raise PayloadShapeError("aws", f"{key}: not a pricing/... or spot/... page")
-        if key.startswith(kind + "/"):
-            yield key, page

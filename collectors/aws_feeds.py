@@ -39,6 +39,7 @@ ATTRIBUTES = {
     "vCPU": "vcpu",
     "Memory": "memory",
     "GPU": "gpu",
+    "GPU Memory": "gpuMemory",
 }
 # CSV column -> the term's attribute name in the API's `termAttributes`.
 TERM_ATTRIBUTES = {

@@ -90,12 +90,11 @@ def fetch(collector: AwsCollector, api: Callable[[], Payloads]) -> Payloads:
 def parse_extras(
     collector: AwsCollector, payloads: Payloads, observed_at: datetime, result: ParseResult
 ) -> dict[str, Host]:
-    """Into `result`: the public files' records, the Advisor's bands, the run summary's note
-    on the source and the grain of the spot prices; the host sizes read (for spot records)."""
+    """Into `result`: the public files' records, the run summary's note on the source and the
+    grain of the spot prices; the host sizes read (for spot records)."""
     hosts: dict[str, Host] = {}
     if any(key.startswith("public/") for key in payloads):
         hosts = parse_public(collector, payloads, observed_at, result)
-        result.interruption = bands(collector, payloads, observed_at)
     result.notes.insert(0, note(payloads))
     # Spot per zone (the API) or per region (the public feed): see ParseResult.spot_zoned.
     # The feed's presence decides, not the offer files': an index naming none of the regions
@@ -120,9 +119,9 @@ def parse_public(
     """On-demand and reserved records of the offer files, spot records of the feed, into
     `result`; the host sizes read, for the spot records."""
     regions = frozenset(collector.regions)
-    # The types the API path asks for (configured, else the GPU table's): a GPU type of the
-    # file that the table does not track (g4ad, g5g, ...) is left out, not named as unknown.
-    wanted = set(collector.instance_types)
+    # Every GPU instance type of the files (or the configured ones), as the API path asks for
+    # them: by attributes, so a type the GPU table does not know is priced all the same.
+    gpu_types: set[str] = set()
     hosts: dict[str, Host] = {}
     unchanged = []
     for key, kept in payloads.items():
@@ -138,14 +137,19 @@ def parse_public(
         rows = _readable(collector, key, columns, kept["rows"], result)
         for product in aws_feeds.products(columns, rows):
             attrs = product["product"]["attributes"]
-            if attrs.get("instanceType") not in wanted:
+            if not collector.wanted(attrs):
                 continue
+            gpu_types.add(str(attrs.get("instanceType")))
             records = collector._product_records(product, regions, hosts, result)
             result.records.extend(records)
     if unchanged:
         result.notes.append(f"offer files unchanged since the last run: {', '.join(unchanged)}")
     if "public/spot" in payloads:
-        result.records.extend(_spot_records(collector, payloads["public/spot"], hosts, result))
+        # The feed lists every type, CPU ones too: the GPU types of the files, or configured,
+        # and the table's (a region whose file the index does not name still has its feed).
+        wanted = set(collector.instance_types) or gpu_types | set(gpus.instance_types("aws"))
+        feed = payloads["public/spot"]
+        result.records.extend(_spot_records(collector, feed, wanted, hosts, result))
     return hosts
 
 
@@ -167,10 +171,13 @@ def _readable(
 
 
 def _spot_records(
-    collector: AwsCollector, feed: Any, hosts: dict[str, Host], result: ParseResult
+    collector: AwsCollector,
+    feed: Any,
+    wanted: set[str],
+    hosts: dict[str, Host],
+    result: ParseResult,
 ) -> list[PriceRecord]:
     regions = frozenset(collector.regions)
-    wanted = set(collector.instance_types)
     records = []
     for region, instance_type, offer in aws_feeds.spot_prices(feed):
         if region not in regions or instance_type not in wanted:
@@ -184,15 +191,16 @@ def _spot_records(
 
 
 def bands(
-    collector: AwsCollector, payloads: Payloads, observed_at: datetime
+    collector: AwsCollector, payloads: Payloads, observed_at: datetime, priced: set[str]
 ) -> list[InterruptionBand] | None:
-    """The Advisor's bands of the asked regions and tracked types; None when not asked."""
+    """The Advisor's bands of the asked regions and the types `priced` (or configured); None
+    when not asked."""
     answer = payloads.get("public/advisor")
     if answer is None:
         return None
     published = answer.get("last_modified") if isinstance(answer, dict) else None
     as_of = (kit.utc_timestamp(published) if isinstance(published, str) else None) or observed_at
     data = answer.get("data") if isinstance(answer, dict) else None
-    wanted = set(collector.instance_types) | set(gpus.instance_types("aws"))
+    wanted = set(collector.instance_types) | priced | set(gpus.instance_types("aws"))
     found = aws_feeds.advisor_bands(data, frozenset(collector.regions), as_of)
     return [band for band in found if band.instance_type in wanted]

@@ -17,7 +17,6 @@ import pytest
 from botocore.exceptions import ClientError
 
 import tracker
-from collectors import gpus
 from collectors.aws import GPU_REGIONS, AwsCollector
 from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
@@ -279,6 +278,8 @@ def test_every_expected_offer_and_nothing_else(result: ParseResult) -> None:
             ("us-east-1", "g4dn.xlarge", "reserved", 36, "no_upfront", "standard", "0.227000"),
             ("us-east-1", "g4dn.xlarge", "reserved", 36, "partial_upfront", "standard", "0.210213"),
             ("us-east-1", "g4dn.xlarge", "reserved", 36, "all_upfront", "standard", "0.197793"),
+            # g5g: not in the GPU table, named by DescribeInstanceTypes ("T4g")
+            ("us-east-1", "g5g.xlarge", "on_demand", 0, "", "", "0.420000"),
             ("us-east-1", "p3.2xlarge", "on_demand", 0, "", "", "3.060000"),
             ("us-east-1", "p4d.24xlarge", "on_demand", 0, "", "", "21.957642"),
             ("us-east-1", "p4d.24xlarge", "reserved", 12, "no_upfront", "standard", "13.921094"),
@@ -308,7 +309,7 @@ def test_every_expected_offer_and_nothing_else(result: ParseResult) -> None:
         ("us-west-2", "usw2-az1", "g4dn.xlarge", "0.176400"),
         ("us-west-2", "usw2-az2", "p4d.24xlarge", "8.421900"),
     ]
-    assert result.unknown_instance_types == {"g5g.xlarge"}
+    assert result.unknown_instance_types == set()
     assert result.skipped_rows == 0
 
 
@@ -319,10 +320,10 @@ def test_traps_are_absent(result: ParseResult) -> None:
     assert all(r.price_per_hour > 0 for r in result.records)  # the $0 capacity block
     # Capacity block, UnusedCapacityReservation: one on-demand price per (region, type).
     on_demand = [(r.region, r.instance_type) for r in result.records if r.price_kind == "on_demand"]
-    assert len(on_demand) == len(set(on_demand)) == 5
+    assert len(on_demand) == len(set(on_demand)) == 6
     assert all(r.instance_type and r.region in REGIONS for r in result.records)  # free tier
     assert not find(result, region="eu-west-1")  # outside the configured regions
-    assert len(result.records) == len(set(result.records)) == 26
+    assert len(result.records) == len(set(result.records)) == 27
 
 
 def test_parse_keeps_only_the_configured_regions(fetched: Payloads, observed_at: datetime) -> None:
@@ -345,6 +346,8 @@ def test_payloads_are_json_and_reparse_the_same(
         "pricing/p5.48xlarge/page-1",
         "pricing/p3.2xlarge/page-1",
         "pricing/g5g.xlarge/page-1",
+        "types/1/page-1",  # DescribeInstanceTypes, two pages
+        "types/1/page-2",
         "spot/us-east-1/page-1",
         "spot/us-east-1/page-2",
         "spot/us-west-2/page-1",
@@ -404,8 +407,9 @@ def test_requests_use_the_configured_types_and_filters(replay: Replay) -> None:
     options = {"pricing_endpoint": server.url, "ec2_endpoint": server.url}
     make("http://127.0.0.1:9", types=["g4dn.xlarge", "p3.2xlarge"], options=options).fetch()
     pricing = [json.loads(r.body) for r in server.requests if r.headers.get("x-amz-target")]
-    # GetProducts twice, then DescribeSpotPriceHistory: two us-east-1 pages, one us-west-2 page
-    regions = ["us-east-1", "us-east-1", "us-east-1", "us-east-1", "us-west-2"]
+    # GetProducts twice, DescribeInstanceTypes in the first region asked, then
+    # DescribeSpotPriceHistory: two us-east-1 pages, one us-west-2 page
+    regions = ["us-east-1"] * 5 + ["us-west-2"]
     assert [r.region() for r in server.requests] == regions
     assert [{f["Field"]: f["Value"] for f in p["Filters"]} for p in pricing] == [
         {
@@ -421,7 +425,13 @@ def test_requests_use_the_configured_types_and_filters(replay: Replay) -> None:
     ]
     assert {f["Type"] for p in pricing for f in p["Filters"]} == {"TERM_MATCH"}
     assert {p["ServiceCode"] for p in pricing} == {"AmazonEC2"}
-    spot = [r.form() for r in server.requests if not r.headers.get("x-amz-target")]
+    (described,) = [r.form() for r in server.requests if "DescribeInstanceTypes" in r.body.decode()]
+    assert (described["InstanceType.1"], described["InstanceType.2"]) == (
+        "g4dn.xlarge",
+        "p3.2xlarge",
+    )
+    assert described["IncludeUnsupportedInRegion"] == "true"
+    spot = [r.form() for r in server.requests if "DescribeSpotPriceHistory" in r.body.decode()]
     assert [(f["InstanceType.1"], f["InstanceType.2"], "InstanceType.3" in f) for f in spot] == [
         ("g4dn.xlarge", "p3.2xlarge", False)
     ] * 3
@@ -441,15 +451,15 @@ def test_history_window_asks_for_every_change_since(replay: Replay) -> None:
         )
     )
     collector.fetch()
-    (spot,) = [r.form() for r in server.requests if not r.headers.get("x-amz-target")]
+    (spot,) = [r.form() for r in server.requests if "DescribeSpotPriceHistory" in r.body.decode()]
     start = datetime.fromisoformat(spot["StartTime"].replace("Z", "+00:00"))
     end = datetime.fromisoformat(spot["EndTime"].replace("Z", "+00:00"))
     assert (end - start).total_seconds() == 5400
 
 
-def test_defaults_are_every_known_type_and_the_gpu_regions() -> None:
+def test_defaults_are_every_gpu_type_and_the_gpu_regions() -> None:
     collector = make(None, regions=(), types=None)
-    assert collector.instance_types == gpus.instance_types("aws")
+    assert collector.instance_types == ()  # no restriction: every GPU type the Price List lists
     assert collector.regions == GPU_REGIONS
     assert "us-east-1" in GPU_REGIONS
 
@@ -458,8 +468,11 @@ def test_progress_after_every_page(replay: Replay, tmp_path: Path) -> None:
     server = replay(*answers(tmp_path))
     calls: list[tuple[int, int]] = []
     make(server.url, progress=lambda pages, items: calls.append((pages, items))).fetch()
-    # PriceList 3, 3, 1, 2, 1, 1 products; spot items 5, 2, 2
-    assert calls == [(1, 3), (2, 6), (3, 7), (4, 9), (5, 10), (6, 11), (7, 16), (8, 18), (9, 20)]
+    # PriceList 3, 3, 1, 2, 1, 1 products; instance types 6, 4; spot items 5, 2, 2
+    assert calls == [
+        (1, 3), (2, 6), (3, 7), (4, 9), (5, 10), (6, 11), (7, 17), (8, 21), (9, 26), (10, 28),
+        (11, 30),
+    ]  # fmt: skip
 
 
 # -- fetch: errors -----------------------------------------------------------------------------
@@ -478,7 +491,12 @@ def test_server_error_is_retried(replay: Replay, tmp_path: Path) -> None:
     failing = pricing_answer(500, INTERNAL_ERROR, times=1)
     server = replay(recording(tmp_path, failing), DEMO)
     payloads = make(server.url, types=["p3.2xlarge"], regions=("us-west-2",)).fetch()
-    assert set(payloads) == {"source", "pricing/p3.2xlarge/page-1", "spot/us-west-2/page-1"}
+    assert set(payloads) == {
+        "source",
+        "pricing/p3.2xlarge/page-1",
+        "types/1/page-1",
+        "spot/us-west-2/page-1",
+    }
 
 
 def test_page_that_keeps_failing_names_call_and_page(replay: Replay, tmp_path: Path) -> None:

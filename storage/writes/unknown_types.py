@@ -13,8 +13,6 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from storage.connection import scalar
-
 NO_COUNT = "no GPU count"
 
 # A type seen again keeps its first sighting; the run that saw it last is the newest.
@@ -30,7 +28,7 @@ DELETE FROM unknown_gpu_types
 WHERE provider = $provider AND list_contains($types, instance_type)
 """
 
-_ANY = "SELECT count(*) FROM unknown_gpu_types WHERE provider = $provider"
+_NOTED = "SELECT instance_type FROM unknown_gpu_types WHERE provider = $provider"
 
 
 def record_unknown(
@@ -43,9 +41,14 @@ def record_unknown(
     run_id: int,
 ) -> None:
     """Within the caller's transaction: note the `unknown` types of `provider` as seen at
-    `seen` by run `run_id`, and forget those it `priced`. A provider with nothing unknown, now
-    or before, costs one count of a small table."""
-    unknown = sorted(set(unknown) - set(priced))
+    `seen` by run `run_id`, and forget the noted ones it `priced`. The provider's noted types
+    are read first (a handful): a write that resolves nothing and sees nothing new costs that
+    one small read."""
+    noted = {row[0] for row in con.execute(_NOTED, {"provider": provider}).fetchall()}
+    resolved = sorted(noted.intersection(priced))
+    if resolved:
+        con.execute(_PRICED, {"provider": provider, "types": resolved})
+    unknown = sorted(set(unknown).difference(priced))
     if unknown:
         con.execute(
             _SEEN,
@@ -57,7 +60,3 @@ def record_unknown(
                 "run_id": run_id,
             },
         )
-    elif not scalar(con, _ANY, {"provider": provider}):
-        return
-    if priced:
-        con.execute(_PRICED, {"provider": provider, "types": sorted(set(priced))})

@@ -86,7 +86,6 @@ class RunpodCollector(Collector):
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         types = gpu_types(payloads)
         result = ParseResult()
-        unknown: list[str] = []
         for entry in types:
             try:
                 records = _records(entry)
@@ -97,15 +96,11 @@ class RunpodCollector(Collector):
                 if isinstance(ident, str) and len(ident) <= 100:  # unconfirmed, not withdrawn
                     result.unreadable.update(f"{cloud[0]}/{ident}" for cloud in CLOUDS)
                 continue
-            result.records.extend(records)
-            unknown += sorted({r.instance_type for r in records if r.gpu_model is None})
+            result.records.extend(record for record, _ in records)
+            result.facts.update((r.instance_type, source) for r, source in records)
         if types and result.skipped_rows == len(types):
             raise PayloadShapeError(
                 self.name, f"none of the {len(types)} GPU types could be read: changed shape?"
-            )
-        if unknown:
-            result.notes.append(
-                "GPU not in the GPU table, stored with gpu_model NULL: " + ", ".join(unknown)
             )
         return result
 
@@ -131,30 +126,33 @@ def gpu_types(payloads: Payloads) -> list[Any]:
     raise PayloadShapeError(RunpodCollector.name, f"{PAYLOAD_KEY}: answer has no data.gpuTypes")
 
 
-def _records(entry: Any) -> list[PriceRecord]:
+def _records(entry: Any) -> list[tuple[PriceRecord, str]]:
+    """The type's records per cloud, each with where its GPU facts came from."""
     row = kit.obj(entry)
     ident = row.get("id")
     if not isinstance(ident, str) or not ident.strip() or len(ident) > 100:
         raise _Skip("no id")
     if ident == NOT_A_GPU:
         return []
-    gpu = _gpu(row)
+    said = _gpu(row)
     records = []
     for cloud, sold, on_demand, spot, stock in CLOUDS:
         if row.get(sold) is not True:
             continue  # not offered in this cloud: its prices, if any, are no offer
         available = _available(row, stock)
         instance_type = f"{cloud}/{ident}"
+        # The answer's own facts; a user's [gpus.instance_types."<cloud>/<id>"] entry over them.
+        found = gpus.resolve(RunpodCollector.name, instance_type, said)
+        gpu, source = (said, "api") if found is None else (found.gpu, found.source)
         kinds: tuple[tuple[PriceKind, str], ...] = (("on_demand", on_demand), ("spot", spot))
         for kind, field in kinds:
             price = _price(row.get(field))
             if price is not None:
                 offer = kit.Offer(kind, CURRENCY, price)
-                records.append(
-                    kit.record(
-                        RunpodCollector.name, None, instance_type, gpu, offer, available=available
-                    )
+                record = kit.record(
+                    RunpodCollector.name, None, instance_type, gpu, offer, available=available
                 )
+                records.append((record, source))
     return records
 
 

@@ -42,6 +42,7 @@ class _Skip(Exception):
 class _Offer:
     group: tuple[int, str, str]  # (num_gpus, gpu_name, country)
     gpu: gpus.InstanceGpu
+    source: str  # where the GPU facts came from: "api" (the offer's fields) or "config"
     dph_base: Decimal
     min_bid: Decimal | None
 
@@ -87,6 +88,9 @@ def parse(payloads: Payloads, countries: tuple[str, ...], log: Log) -> ParseResu
         raise PayloadShapeError(PROVIDER, f"none of the {len(answer)} offers could be read")
     for key in sorted(groups):
         result.records.extend(_records(key, groups[key]))
+        first = groups[key].on_demand
+        if first is not None:
+            result.facts[f"{key[0]}x {key[1]}"] = first.source
     result.market = [
         MarketDepth(key[2], f"{key[0]}x {key[1]}", groups[key].offers) for key in sorted(groups)
     ]
@@ -154,8 +158,12 @@ def _offer(row: dict[str, Any]) -> _Offer:
     if ram is None:
         raise _Skip(f"gpu_ram is {_shown(row.get('gpu_ram'))}")
     model = gpus.canonical_model(PROVIDER, name)
-    gpu = gpus.InstanceGpu(model, count, float(round(ram / MIB_PER_GIB)))
-    return _Offer((count, name, country), gpu, dph_base, _price(row.get("min_bid")))
+    said = gpus.InstanceGpu(model, count, float(round(ram / MIB_PER_GIB)))
+    # The offer's own facts; a user's [gpus.instance_types."<count>x <name>"] entry over them.
+    found = gpus.resolve(PROVIDER, f"{count}x {name}", said)
+    gpu = said if found is None else found.gpu
+    source = "api" if found is None else found.source
+    return _Offer((count, name, country), gpu, source, dph_base, _price(row.get("min_bid")))
 
 
 def _country(value: Any) -> str:
@@ -201,16 +209,9 @@ def _notes(
         notes[0] += f"; most offered: {most}"
     if left_out:
         notes.append("left out: " + ", ".join(f"{n} {why}" for why, n in sorted(left_out.items())))
-    unknown = sorted(f"{k[0]}x {k[1]}" for k, g in groups.items() if _unknown(g))
-    if unknown:
-        notes.append("GPU not in the GPU table, stored with gpu_model NULL: " + ", ".join(unknown))
     if len(answer) >= LIMIT:
         notes.append(f"the answer holds {len(answer)} offers, the most asked for: it may be cut")
     return notes
-
-
-def _unknown(group: _Group) -> bool:
-    return group.on_demand is not None and group.on_demand.gpu.gpu_model is None
 
 
 def _name(key: tuple[int, str, str]) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from collectors import gpus
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.runpod import RunpodCollector
@@ -48,8 +49,8 @@ def collector(**settings: Any) -> RunpodCollector:
     return RunpodCollector(ProviderSettings(**settings))
 
 
-def parse(body: Any) -> ParseResult:
-    return collector().parse({"gpuTypes": body}, observed_at=NOW)
+def parse(body: Any, **settings: Any) -> ParseResult:
+    return collector(**settings).parse({"gpuTypes": body}, observed_at=NOW)
 
 
 def by_offer(result: ParseResult) -> dict[tuple[str, str], PriceRecord]:
@@ -139,16 +140,33 @@ def test_traps(caplog: pytest.LogCaptureFixture) -> None:
         instance_type=pro, price_kind="on_demand", price_per_hour=Decimal("1.79"),
         gpu_model=None, gpu_memory_gib=96.0, available=True,
     )  # fmt: skip
-    assert result.notes == [
-        "GPU not in the GPU table, stored with gpu_model NULL: "
-        "community/NVIDIA RTX PRO 6000 Blackwell Server Edition, " + pro
+    # named by the run summary, as for every provider
+    assert result.gpu_summary().without_facts == [
+        "community/NVIDIA RTX PRO 6000 Blackwell Server Edition",
+        pro,
     ]
+    # every type's facts are the answer's own: displayName and memoryInGb
+    assert result.facts == dict.fromkeys({r.instance_type for r in result.records}, "api")
     # memoryInGb "94": skipped and counted, not guessed
     assert result.skipped_rows == 1 and "'NVIDIA H100 NVL' skipped: memoryInGb is '94'" in (
         caplog.text
     )
     # B200: secureStock {stockStatus: null}: listed, no stock
     assert offers["secure/NVIDIA B200", "on_demand"].available is False
+
+
+def test_a_users_entry_names_an_unknown_gpu() -> None:
+    pro6000 = gpus.parse_model("RTXPRO6000", {"vendor": "nvidia"}, "gpus.models.RTXPRO6000.")
+    pro = "secure/NVIDIA RTX PRO 6000 Blackwell Server Edition"
+    entry = gpus.TypeOverride("runpod", "RTXPRO6000")
+    result = parse(answer(), gpus=gpus.Overrides({pro: entry}, {"RTXPRO6000": pro6000}))
+    offers = by_offer(result)
+    secure = offers[pro, "on_demand"]
+    assert (secure.gpu_model, secure.gpu_count, secure.gpu_memory_gib) == ("RTXPRO6000", 1, 96)
+    assert result.facts[pro] == "config"
+    # the entry names the Secure Cloud type only: the Community one stays unnamed
+    community = "community/NVIDIA RTX PRO 6000 Blackwell Server Edition"
+    assert offers[community, "on_demand"].gpu_model is None
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from collectors import gpus
 from collectors.base import MarketDepth, ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from collectors.vastai import VastaiCollector
@@ -142,13 +143,25 @@ def test_traps(caplog: pytest.LogCaptureFixture) -> None:
         gpu_memory_gib=48.0, price_kind="on_demand", price_per_hour=Decimal("1.100000"),
     )  # fmt: skip
     assert offers["JP", "2x RTX 5880Ada", "spot"].price_per_hour == Decimal("0.7")
-    assert result.notes[1:] == [
-        "left out: 2 rented or not rentable, 2 unverified host",
-        "GPU not in the GPU table, stored with gpu_model NULL: 2x RTX 5880Ada",
-    ]
+    assert result.notes[1:] == ["left out: 2 rented or not rentable, 2 unverified host"]
+    # the run summary names it (gpu_model NULL), as for every provider
+    assert result.gpu_summary().without_facts == ["2x RTX 5880Ada"]
+    # every group's facts are the offers' own: gpu_name, num_gpus, gpu_ram
+    assert result.facts == dict.fromkeys({r.instance_type for r in result.records}, "api")
     assert result.notes[0].startswith("10 offers in 7 groups")
     # every group's count in the log
     assert "offers per group: 1x H100 SXM US 2, 1x RTX 3090 CA 1," in caplog.text
+
+
+def test_a_users_entry_names_an_unknown_gpu() -> None:
+    rtx = gpus.parse_model("RTX5880Ada", {"vendor": "nvidia"}, "gpus.models.RTX5880Ada.")
+    entry = gpus.TypeOverride("vastai", "RTX5880Ada")
+    overrides = gpus.Overrides({"2x RTX 5880Ada": entry}, {"RTX5880Ada": rtx})
+    result = parse(answer(), gpus=overrides)
+    offer = by_offer(result)["JP", "2x RTX 5880Ada", "on_demand"]
+    # the model the user's entry gives; the count and memory still the offer's own
+    assert (offer.gpu_model, offer.gpu_count, offer.gpu_memory_gib) == ("RTX5880Ada", 2, 48)
+    assert result.facts["2x RTX 5880Ada"] == "config"
 
 
 def test_configured_countries_limit_the_groups() -> None:

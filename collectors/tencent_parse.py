@@ -8,6 +8,11 @@ Zero or null means "not sold that way": no record. Numbers may arrive as strings
 
 Spot prices are per zone. Pay-as-you-go and prepaid prices are per region when every zone
 agrees (they do, as far as the docs go); zones that disagree keep their own records.
+
+GPU facts: the answer's own `GpuCount` (physical GPUs, below 1 for a vGPU share), `Cpu` and
+`Memory`; the answer names no GPU, so the model and its per-GPU memory come from the GPU table's
+entry for the type, else from its `InstanceFamily` ([names.tencent] in the table, the memory of
+the family's listed sizes). A type the table contradicts is logged; the answer wins.
 """
 
 from __future__ import annotations
@@ -69,7 +74,8 @@ class _Parser:
         self.result = ParseResult()
         self.offers: dict[tuple[Any, ...], PriceRecord] = {}  # per zone, first seen wins
         self.skipped: Counter[str] = Counter()
-        self.gpu_count_mismatch: dict[str, tuple[Any, float]] = {}
+        self.contradictions: dict[str, str] = {}
+        self.facts: dict[tuple[Any, ...], gpus.Resolved | None] = {}  # one look-up per shape
 
     def run(self, payloads: Payloads, regions: frozenset[str]) -> ParseResult:
         for key in sorted(payloads):
@@ -125,18 +131,15 @@ class _Parser:
             raise _Skip(f"charge type {charge}")
         if not isinstance(item.get("Price"), dict):
             raise _Skip("no Price object")
-        gpu = gpus.lookup(PROVIDER, instance_type)
-        if gpu is None:
+        found = self._facts(item, instance_type)
+        if found is None:
             self.result.unknown_instance_types.add(instance_type)
             return []
-        self._check_gpu_count(item, instance_type, gpu)
+        gpu = found.gpu
         prices = _prices(kind, item["Price"])
         if not prices:
             raise _Skip("not offered (no price)", odd=False)
-        host = (
-            kit.size(item.get("Cpu"), kit.NUMBERS_OR_TEXT) or gpu.vcpus,
-            kit.size(item.get("Memory"), kit.NUMBERS_OR_TEXT) or gpu.memory_gib,
-        )
+        self.result.facts[instance_type] = found.source
         available = AVAILABLE.get(str(item.get("Status")))
         return [
             kit.record(
@@ -147,32 +150,42 @@ class _Parser:
                 kit.Offer(kind, self.currency, hourly, term, upfront_total=upfront),
                 zone=zone,
                 available=available,
-                host=host,
             )
             for term, hourly, upfront in prices
         ]
 
-    def _check_gpu_count(
-        self, item: dict[str, Any], instance_type: str, gpu: gpus.InstanceGpu
-    ) -> None:
-        # The table wins (GpuCount's meaning for vGPU types is not documented), but a table
-        # entry the API contradicts deserves a look.
-        said = kit.size(item.get("GpuCount"), kit.NUMBERS_OR_TEXT)
-        if said is not None and abs(said - gpu.gpu_count) > 1e-6:
-            self.gpu_count_mismatch[instance_type] = (item.get("GpuCount"), gpu.gpu_count)
+    def _facts(self, item: dict[str, Any], instance_type: str) -> gpus.Resolved | None:
+        """The GPUs of a row's type: the answer's count and host size, the table's (or the
+        family's) model and per-GPU memory, the user's entry over both; None when no one gives
+        a count and a per-GPU memory."""
+        count = kit.size(item.get("GpuCount"), kit.NUMBERS_OR_TEXT)
+        cpu = kit.size(item.get("Cpu"), kit.NUMBERS_OR_TEXT)
+        memory = kit.size(item.get("Memory"), kit.NUMBERS_OR_TEXT)
+        family = item.get("InstanceFamily")
+        shape = (instance_type, count, cpu, memory, family)
+        if shape not in self.facts:
+            said = _said(instance_type, count, (cpu, memory), family)
+            if said is not None:
+                why = gpus.contradiction(PROVIDER, instance_type, said)
+                if why is not None:
+                    self.contradictions[instance_type] = why
+            found = gpus.resolve(PROVIDER, instance_type, said)
+            # A per-GPU memory of 0 is "unknown": only a user's entry can supply it.
+            usable = found is not None and found.gpu.gpu_memory_gib > 0
+            self.facts[shape] = found if usable else None
+        return self.facts[shape]
 
     def _summary(self) -> None:
         result = self.result
-        for instance_type, (said, table) in sorted(self.gpu_count_mismatch.items()):
-            self.log.warning(
-                "tencent: %s: the API says GpuCount %s, the GPU table %s; using the table",
-                instance_type,
-                said,
-                table,
-            )
+        for instance_type, why in sorted(self.contradictions.items()):
+            self.log.warning("tencent: %s: %s; using the API's", instance_type, why)
         if result.unknown_instance_types:
             unknown = ", ".join(sorted(result.unknown_instance_types))
-            self.log.warning("tencent: instance types not in the GPU table: %s", unknown)
+            self.log.warning(
+                "tencent: instance types without GPU facts (neither the GPU table nor their "
+                "family names the GPU): %s",
+                unknown,
+            )
         reasons = ", ".join(f"{k}: {n}" for k, n in sorted(self.skipped.items()))
         self.log.info(
             "tencent: %d records, %d rows skipped%s",
@@ -180,6 +193,47 @@ class _Parser:
             result.skipped_rows,
             f" ({reasons})" if reasons else "",
         )
+
+
+def _said(
+    instance_type: str, count: float | None, host: kit.Host, family: Any
+) -> gpus.InstanceGpu | None:
+    """What the answer says of a type's GPUs, the model and per-GPU memory from the table's
+    entry or the family; None without a GPU count. The memory is 0 where no one knows it (a
+    user's [gpus] entry may give it; `_Parser._facts` refuses it otherwise)."""
+    table = gpus.bundled_types().get(PROVIDER, {}).get(instance_type)
+    memory: float | None
+    if table is not None:
+        model, memory = table.gpu_model, table.gpu_memory_gib
+    else:
+        model, memory = _family(family)
+    if count is None:
+        return None
+    vcpus, host_gib = host
+    if table is not None:
+        vcpus = vcpus if vcpus is not None else table.vcpus
+        host_gib = host_gib if host_gib is not None else table.memory_gib
+    return gpus.InstanceGpu(model, count, memory or 0.0, vcpus, host_gib)
+
+
+def _family(family: Any) -> tuple[str | None, float | None]:
+    """(model, per-GPU memory) of an instance family: [names.tencent] names its GPU; the memory
+    is the one every listed size of the family has, else the model's only variant."""
+    if not isinstance(family, str) or not family:
+        return None, None
+    model = gpus.canonical_model(PROVIDER, family)
+    sizes = {
+        (entry.gpu_model, entry.gpu_memory_gib)
+        for itype, entry in gpus.bundled_types().get(PROVIDER, {}).items()
+        if itype.partition(".")[0] == family
+    }
+    if len(sizes) == 1:
+        [(listed, memory)] = sizes
+        return model or listed, memory if model in (None, listed) else None
+    known = gpus.model(model)
+    if known is not None and len(known.memory_gib) == 1:
+        return model, known.memory_gib[0]
+    return model, None
 
 
 def _prices(kind: PriceKind, price: dict[str, Any]) -> list[tuple[int | None, Decimal, Any]]:

@@ -491,10 +491,74 @@ def test_unknown_status_is_not_a_guess(observed_at: datetime) -> None:
 def test_gpu_count_the_api_contradicts(
     observed_at: datetime, caplog: pytest.LogCaptureFixture
 ) -> None:
+    # GpuCount is the answer's own fact (physical GPUs, below 1 for a vGPU share): it wins
+    # over the table, and the contradiction is logged once for the type.
     with caplog.at_level(logging.WARNING, logger="collectors.tencent"):
         result = parse(_guangzhou_with(lambda rows: rows[6].update(GpuCount=0.5)), observed_at)
-    assert find(result, instance_type="GN7.LARGE20").gpu_count == 0.25
-    assert any("GN7.LARGE20: the API says GpuCount 0.5" in r.getMessage() for r in caplog.records)
+    assert find(result, instance_type="GN7.LARGE20").gpu_count == 0.5
+    assert result.facts["GN7.LARGE20"] == "api"
+    assert [r.getMessage() for r in caplog.records if "GN7.LARGE20" in r.getMessage()] == [
+        "tencent: GN7.LARGE20: the API says 0.5 x T4 16 GiB, the GPU table 0.25 x T4 16 GiB; "
+        "using the API's"
+    ]
+
+
+def test_every_priced_type_has_its_facts_from_the_answer(result: ParseResult) -> None:
+    assert result.facts == {
+        t: "api"
+        for t in (
+            "GN7.2XLARGE32", "GN7.LARGE20", "GT4.41XLARGE948", "PNV4.7XLARGE116",
+            "GN10Xp.2XLARGE40", "GT4.4XLARGE96", "PNV4.14XLARGE232", "GN10X.2XLARGE40",
+        )
+    }  # fmt: skip
+    summary = result.gpu_summary()
+    assert (summary.priced, summary.from_api) == (8, 8)
+    assert summary.without_facts == ["HCCPNV4h.48XLARGE1024"]
+
+
+def test_a_size_the_table_lacks_is_placed_by_its_family(observed_at: datetime) -> None:
+    # The recorded PNV4.7XLARGE116 row as a size the table does not list (its name invented):
+    # GpuCount 16.0, Cpu 448, Memory 1864, UnitPriceDiscount 190.72, InstanceFamily PNV4, which
+    # [names.tencent] names the A10; every listed PNV4 size has 24 GiB per GPU.
+    def bigger(rows: list[dict[str, Any]]) -> None:
+        [pnv4] = [r for r in rows if r["InstanceType"] == "PNV4.7XLARGE116"
+                  and r["InstanceChargeType"] == "POSTPAID_BY_HOUR"]  # fmt: skip
+        row = copy.deepcopy(pnv4)
+        row.update(InstanceType="PNV4.112XLARGE1864", GpuCount=16.0, Gpu=16, Cpu=448,
+                   Memory=1864, Status="SELL")  # fmt: skip
+        row["Price"].update(UnitPrice=190.72, UnitPriceDiscount=190.72)
+        rows.append(row)
+
+    assert gpus.lookup("tencent", "PNV4.112XLARGE1864") is None
+    result = parse(_guangzhou_with(bigger), observed_at)
+    assert result.facts["PNV4.112XLARGE1864"] == "api"
+    record = find(result, instance_type="PNV4.112XLARGE1864")
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == ("A10", 16, 24)
+    assert (record.vcpus, record.memory_gib, record.price_per_hour) == (
+        448,
+        1864,
+        Decimal("190.720000"),
+    )
+
+
+def test_a_count_without_a_model_is_stored_with_the_model_unknown(
+    observed_at: datetime,
+) -> None:
+    # HCCPNV4h.48XLARGE1024: GpuCount 8.0, a family nobody names. With the user's per-GPU
+    # memory (and no model) it is priced with gpu_model None and named in the summary.
+    mine = gpus.Overrides(
+        {"HCCPNV4h.48XLARGE1024": gpus.TypeOverride(provider="tencent", gpu_memory_gib=80)}
+    )
+    try:
+        collector = TencentCollector(ProviderSettings(regions=("ap-guangzhou",), gpus=mine))
+        result = collector.parse(payloads_of("ap-guangzhou"), observed_at=observed_at)
+    finally:
+        gpus.install(None)
+    record = find(result, instance_type="HCCPNV4h.48XLARGE1024")
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == (None, 8, 80)
+    assert result.facts["HCCPNV4h.48XLARGE1024"] == "config"
+    assert result.unknown_instance_types == set()
+    assert result.gpu_summary().without_facts == ["HCCPNV4h.48XLARGE1024"]
 
 
 def test_unknown_types_are_reported(
@@ -504,9 +568,10 @@ def test_unknown_types_are_reported(
         result = parse(payloads_of("ap-guangzhou"), observed_at)
     assert result.unknown_instance_types == {"HCCPNV4h.48XLARGE1024"}
     assert not [r for r in result.records if r.instance_type.startswith("HCC")]
-    assert "tencent: instance types not in the GPU table: HCCPNV4h.48XLARGE1024" in [
-        r.getMessage() for r in caplog.records
-    ]
+    assert (
+        "tencent: instance types without GPU facts (neither the GPU table nor their family "
+        "names the GPU): HCCPNV4h.48XLARGE1024" in [r.getMessage() for r in caplog.records]
+    )
 
 
 @pytest.mark.parametrize(

@@ -222,6 +222,9 @@ def test_check_fails_until_every_type_has_an_entry(seen: Path, tmp_path: Path) -
     code, out, err = run(seen, "gpus", "--check", "--format", "json")
     assert code == 0, err
     assert [row["configured"] for row in json.loads(out)] == [True, True]
+    code, out, _ = run(seen, "gpus", "--check")
+    assert code == 0
+    assert "Every one has a [gpus] entry" in out and "[gpus.instance_types." not in out
 
 
 def test_an_entry_without_its_count_does_not_count_as_one(seen: Path) -> None:

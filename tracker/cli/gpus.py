@@ -96,7 +96,11 @@ def _unknown(
 def _print_snippets(ctx: click.Context, missing: list[dict[str, Any]]) -> None:
     out = common.out(ctx)
     if not missing:
-        say(out, "\nEvery one has a [gpus] entry in the config now: the next collection uses it.")
+        say(
+            out,
+            "\nEvery one has a [gpus] entry in the config now: the next collection prices a type "
+            "not stored, and a stored one takes its model with its next price change.",
+        )
         return
     say(out, "\nAdd to config.toml, each ? filled in; the next collection prices them:\n")
     say(out, "\n\n".join(row["snippet"] for row in missing))

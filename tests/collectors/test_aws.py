@@ -595,3 +595,197 @@ def test_demo_recording_answers_every_request(replay: Replay, observed_at: datet
         "g6e.xlarge",
     }
     assert {r.region for r in result.records} == {"us-east-1", "us-west-2", "eu-west-1"}
+
+
+# -- every GPU type, and its facts -------------------------------------------------------------
+
+UNAUTHORIZED = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error>'
+    "<Code>UnauthorizedOperation</Code><Message>You are not authorized to perform this "
+    "operation. User: arn:aws:iam::123456789012:user/prices is not authorized to perform: "
+    "ec2:DescribeInstanceTypes because no identity-based policy allows the "
+    "ec2:DescribeInstanceTypes action</Message></Error></Errors>"
+    "<RequestID>3f1c2b4a-9d8e-4f7a-b6c5-2e1d0a9b8c7d</RequestID></Response>"
+)
+
+
+def every_type(replay: Replay, tmp_path: Path, *first: Path) -> tuple[ReplayServer, ParseResult]:
+    server = replay(*first, *answers(tmp_path))
+    collector = make(server.url, regions=("us-east-1",), types=None)
+    result = collector.parse(collector.fetch(), observed_at=OBSERVED)
+    assert server.unmatched == []
+    return server, result
+
+
+OBSERVED = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+def test_every_gpu_type_is_asked_by_its_attributes(replay: Replay, tmp_path: Path) -> None:
+    server, result = every_type(replay, tmp_path)
+    pricing = [json.loads(r.body) for r in server.requests if r.headers.get("x-amz-target")]
+    assert [{f["Field"]: f["Value"] for f in p["Filters"]} for p in pricing] == [
+        {
+            "instanceFamily": "GPU instance",
+            "operatingSystem": "Linux",
+            "tenancy": "Shared",
+            "preInstalledSw": "NA",
+            "capacitystatus": "Used",
+            "licenseModel": "No License required",
+            "marketoption": "OnDemand",
+        }
+    ] * 2  # the family's two pages
+    # DescribeInstanceTypes and the spot history are asked for the GPU types priced in
+    # us-east-1 (the Inferentia product and the types sold only elsewhere are not).
+    forms = [r.form() for r in server.requests if not r.headers.get("x-amz-target")]
+    described = next(f for f in forms if f["Action"] == "DescribeInstanceTypes")
+    spot = next(f for f in forms if f["Action"] == "DescribeSpotPriceHistory")
+    priced = sorted(
+        ("g4dn.xlarge", "g5g.xlarge", "g5.xlarge", "g6.xlarge", "g6e.xlarge", "g7e.2xlarge",
+         "p3.2xlarge", "p4d.24xlarge", "p5.48xlarge", "p5en.48xlarge")
+    )  # fmt: skip
+    for form in (described, spot):
+        asked = [v for k, v in form.items() if k.startswith("InstanceType.")]
+        assert sorted(asked) == priced
+    assert {r.instance_type for r in result.records} == set(priced)
+    assert "inf2.xlarge" not in {r.instance_type for r in result.records}
+
+
+def test_a_type_the_table_does_not_know_takes_the_apis_facts(
+    replay: Replay, tmp_path: Path
+) -> None:
+    _, result = every_type(replay, tmp_path)
+    # g5g.xlarge: DescribeInstanceTypes says 1 x "T4g" with 16384 MiB: the T4 of [names.aws].
+    [g5g] = find(result, instance_type="g5g.xlarge")
+    assert (g5g.gpu_model, g5g.gpu_count, g5g.gpu_memory_gib) == ("T4", 1, 16)
+    assert g5g.price_per_hour == Decimal("0.42")  # "0.4200000000"
+    # g7e.2xlarge: a GPU no one maps ("RTX PRO 6000"): stored with the API's count and memory
+    # (98304 MiB = 96 GiB) and no model, priced as the Price List says ("2.2700000000").
+    [g7e] = find(result, instance_type="g7e.2xlarge")
+    assert g7e == PriceRecord(
+        provider="aws",
+        region="us-east-1",
+        zone=None,
+        instance_type="g7e.2xlarge",
+        price_kind="on_demand",
+        term_months=None,
+        payment_option=None,
+        offering_class=None,
+        currency="USD",
+        price_per_hour=Decimal("2.27"),
+        upfront_total=None,
+        gpu_model=None,
+        gpu_count=1,
+        gpu_memory_gib=96,
+        vcpus=8.0,
+        memory_gib=64.0,
+    )
+    # Every priced type's facts are the API's; the types the table knows agree with it (an
+    # L4's 22888 MiB is the table's 24 GiB variant), so their history keeps its meaning.
+    assert set(result.facts.values()) == {"api"}
+    [g6] = find(result, instance_type="g6.xlarge", price_kind="on_demand")
+    assert (g6.gpu_model, g6.gpu_count, g6.gpu_memory_gib) == ("L4", 1, 24)
+    summary = result.gpu_summary()
+    assert (summary.priced, summary.from_api, summary.without_facts) == (10, 10, ["g7e.2xlarge"])
+
+
+def test_without_describe_permission_the_table_and_the_price_list_stand_in(
+    replay: Replay, tmp_path: Path
+) -> None:
+    refused = {
+        "match": {"method": "POST", "form": {"Action": "DescribeInstanceTypes"}},
+        "status": 403,
+        "content_type": "text/xml;charset=UTF-8",
+        "body": UNAUTHORIZED,
+    }
+    _, result = every_type(replay, tmp_path, recording(tmp_path / "refused", refused))
+    # The prices are all there; g5g has the Price List's "1" GPU and "16 GB", no model.
+    [g5g] = find(result, instance_type="g5g.xlarge")
+    assert (g5g.gpu_model, g5g.gpu_count, g5g.gpu_memory_gib) == (None, 1, 16)
+    [p4d] = find(result, instance_type="p4d.24xlarge", price_kind="on_demand")
+    assert (p4d.gpu_model, p4d.gpu_count, p4d.gpu_memory_gib) == ("A100", 8, 40)
+    assert result.facts["p4d.24xlarge"] == "table" and result.facts["g5g.xlarge"] == "api"
+    assert any(
+        "DescribeInstanceTypes was refused (UnauthorizedOperation)" in n for n in result.notes
+    )
+    assert result.gpu_summary().without_facts == ["g5g.xlarge", "g7e.2xlarge"]
+
+
+def test_the_run_summary_counts_the_types_from_api_facts(
+    replay: Replay, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from collectors import REGISTRY
+    from tracker.cli import cli
+
+    server = replay(*answers(tmp_path))
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    lines = [f'[storage]\npath = "{tmp_path / "prices.duckdb"}"', "[providers.aws]"]
+    lines += [f'endpoint = "{server.url}"', 'regions = ["us-east-1"]', "timeout = 2"]
+    lines += [f"[providers.{n}]\nenabled = false" for n in REGISTRY if n != "aws"]
+    (tmp_path / "config.toml").write_text("\n".join(lines) + "\n")
+    done = CliRunner().invoke(cli, ["--config", str(tmp_path / "config.toml"), "collect"])
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.replace("│", " ").split())  # the notes cell's lines, joined
+    assert "GPU model unknown, stored with gpu_model NULL: g7e.2xlarge" in said
+    assert "GPU types: 10 priced, 10 from API facts" in said
+
+
+def test_a_contradiction_of_the_table_takes_the_api_and_is_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # An answer saying p4d.24xlarge has 80 GiB A100s (the table: 40).
+    said = {
+        "InstanceTypes": [
+            {
+                "InstanceType": "p4d.24xlarge",
+                "GpuInfo": {
+                    "Gpus": [{"Name": "A100", "Count": 8, "MemoryInfo": {"SizeInMiB": 81920}}],
+                    "TotalGpuMemoryInMiB": 655360,
+                },
+            }
+        ]
+    }
+    payloads = {
+        "pricing/gpu/page-1": page_file("pricing-p4d.24xlarge-page1.json"),
+        "types/1/page-1": said,
+    }
+    for _ in range(2):
+        result = make(None).parse(payloads, observed_at=OBSERVED)
+    assert {r.gpu_memory_gib for r in result.records} == {80}
+    warned = [r.getMessage() for r in caplog.records if "the GPU table" in r.getMessage()]
+    assert warned == [
+        "aws: p4d.24xlarge: the API says 8 x A100 80 GiB, the GPU table 8 x A100 40 GiB; "
+        "the API's facts are used"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("info", "expected"),
+    [
+        # one whole GPU: 22888 MiB is the L4's 24 GB as the driver sees it
+        ({"Gpus": [{"Name": "L4", "Count": 1, "MemoryInfo": {"SizeInMiB": 22888}}]}, ("L4", 1, 24)),
+        # g6f.large: an eighth of an L4 (its 2861 MiB): the share, and the whole GPU's memory
+        (
+            {"Gpus": [{"Name": "L4", "Count": 1, "GpuPartitionSize": 0.125,
+                       "MemoryInfo": {"SizeInMiB": 2861}}]},
+            ("L4", 0.125, 24),
+        ),
+        # no per-GPU memory: the total over the count
+        ({"Gpus": [{"Name": "H100", "Count": 8}], "TotalGpuMemoryInMiB": 655360}, ("H100", 8, 80)),
+        # an unknown maker's part: the facts without a model
+        (
+            {"Gpus": [{"Name": "Gaudi", "Count": 8, "MemoryInfo": {"SizeInMiB": 32768}}]},
+            (None, 8, 32),
+        ),
+        ({"Gpus": []}, None),
+        ({"Gpus": [{"Name": "A100", "Count": "eight"}]}, None),
+    ],
+)  # fmt: skip
+def test_gpu_info_to_facts(info: dict[str, Any], expected: Any) -> None:
+    from collectors.aws_facts import from_gpu_info
+
+    found = from_gpu_info(info)
+    got = None if found is None else (found.gpu_model, found.gpu_count, found.gpu_memory_gib)
+    assert got == expected

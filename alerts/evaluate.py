@@ -54,4 +54,5 @@ def query(rule: Rule) -> RuleQuery:
         cooldown_s=rule.cooldown_s,
         direction=rule.direction,
         filters={f.name: getattr(rule.filters, f.name) for f in fields(Filters)},
+        min_gpu_memory_gib=rule.min_gpu_memory_gib,
     )

@@ -22,6 +22,7 @@ from collectors.common import (
     parse_duration,
     text,
 )
+from storage.reads.gpu_filter import GpuChoice, GpuNames, names_of
 
 Comparison = Literal["below", "above", "change", "low", "stale"]
 
@@ -46,7 +47,7 @@ def _spec(comparison: Comparison, unit: Any, kind: str | None, req: str, opt: st
     return KindSpec(comparison, unit, kind, frozenset(req.split()), frozenset(opt.split()))
 
 
-_OFFER_KEYS = " ".join(_FILTERS) + " per"
+_OFFER_KEYS = " ".join(_FILTERS) + " min_gpu_memory_gib per"
 KINDS: dict[str, KindSpec] = {
     "spot_price_below": _spec(
         "below", "price", "spot", "threshold currency", f"{_OFFER_KEYS} hysteresis"
@@ -85,13 +86,15 @@ KINDS: dict[str, KindSpec] = {
 # Bounds (docs/configuration.md): thresholds and hysteresis, and reserved terms in months.
 _NUMBER_MAX = 1_000_000_000
 _TERM_MAX = 120
+_MEMORY_MAX = 10_000  # GiB of one GPU
 
 
 @dataclass(frozen=True)
 class Filters:
-    """Offer filters; an empty tuple matches everything."""
+    """Offer filters; an empty tuple matches everything. `gpu_model`: models, or one memory
+    variant of a model (`A100 80GB`, `H100 NVL`)."""
 
-    gpu_model: tuple[str, ...] = ()
+    gpu_model: tuple[GpuChoice, ...] = ()
     provider: tuple[str, ...] = ()
     region: tuple[str, ...] = ()
     instance_type: tuple[str, ...] = ()
@@ -113,6 +116,7 @@ class Rule:
     hysteresis: Decimal = Decimal(0)
     cooldown_s: int = 0
     direction: str = "any"
+    min_gpu_memory_gib: float | None = None  # offers with at least this much per GPU
 
     @property
     def spec(self) -> KindSpec:
@@ -125,10 +129,11 @@ def parse_rule(
     *,
     channels: Collection[str],
     default_channels: tuple[str, ...],
-    gpu_models: Collection[str],
+    gpu_models: Collection[str] | GpuNames,
     providers: Collection[str],
 ) -> Rule:
-    """One `[[alerts.rules]]` table; `key` is its path (`alerts.rules[0]`)."""
+    """One `[[alerts.rules]]` table; `key` is its path (`alerts.rules[0]`). `gpu_models`: the
+    names a `gpu_model` filter may use (the GPU table's, or plain model names)."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{key}: expected a table ([[alerts.rules]]), got {raw!r}")
     kind = choice(raw.get("kind"), tuple(KINDS), f"{key}.kind")
@@ -153,7 +158,20 @@ def parse_rule(
         hysteresis=_number(raw.get("hysteresis", 0), k + "hysteresis", minimum=0),
         cooldown_s=parse_duration(raw["cooldown"], k + "cooldown") if "cooldown" in raw else 0,
         direction=choice(raw.get("direction", "any"), DIRECTIONS, k + "direction"),
+        min_gpu_memory_gib=_memory(raw, k + "min_gpu_memory_gib"),
     )
+
+
+def _memory(raw: Mapping[str, Any], key: str) -> float | None:
+    if "min_gpu_memory_gib" not in raw:
+        return None
+    value = raw["min_gpu_memory_gib"]
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or not 0 < value <= _MEMORY_MAX:
+        raise ConfigError(
+            f"{key}: expected GiB per GPU > 0 and at most {_MEMORY_MAX}, got {value!r}"
+        )
+    return float(value)
 
 
 def _threshold(raw: Mapping[str, Any], spec: KindSpec, key: str) -> Decimal | None:
@@ -168,11 +186,20 @@ def _threshold(raw: Mapping[str, Any], spec: KindSpec, key: str) -> Decimal | No
 
 
 def _filters(
-    raw: Mapping[str, Any], k: str, gpu_models: Collection[str], providers: Collection[str]
+    raw: Mapping[str, Any],
+    k: str,
+    gpu_models: Collection[str] | GpuNames,
+    providers: Collection[str],
 ) -> Filters:
-    canonical = {m.lower(): m for m in gpu_models}
+    names = (
+        gpu_models
+        if isinstance(gpu_models, GpuNames)
+        else names_of((m, (), (), {}) for m in gpu_models)
+    )
+    values = _strings(raw, "gpu_model", k, str)
     models = tuple(
-        _known(m, canonical, f"{k}gpu_model") for m in _strings(raw, "gpu_model", k, str)
+        _known(m, names, f"{k}gpu_model" + (f"[{i}]" if isinstance(raw["gpu_model"], list) else ""))
+        for i, m in enumerate(values)
     )
     for provider in _strings(raw, "provider", k, str):
         if provider not in providers:
@@ -213,11 +240,19 @@ def _strings(raw: Mapping[str, Any], name: str, k: str, kind: type) -> tuple[Any
     return tuple(values)
 
 
-def _known(model: str, canonical: Mapping[str, str], key: str) -> str:
-    if model.lower() not in canonical:
-        known = ", ".join(sorted(canonical.values()))
-        raise ConfigError(f"{key}: unknown GPU model {model!r} (known: {known})")
-    return canonical[model.lower()]
+def _known(text: str, names: GpuNames, key: str) -> GpuChoice:
+    """The GPU `text` names: a model or a variant of one the GPU table knows."""
+    found = names.parse(text)
+    if found.model not in names.memories:
+        known = ", ".join(sorted(names.memories))
+        raise ConfigError(f"{key}: unknown GPU model {text!r} (known: {known})")
+    if not names.knows(found):
+        variants = [a for a in names.accepted if a.startswith(found.model + " ")]
+        raise ConfigError(
+            f"{key}: the GPU table knows no {text!r} (the {found.model}s it knows: "
+            f"{', '.join([found.model, *variants])})"
+        )
+    return found
 
 
 def _channels(

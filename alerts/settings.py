@@ -14,6 +14,7 @@ from typing import Any
 
 from alerts.rules import Rule, parse_rule
 from collectors.common import ConfigError, env_variable_name, no_unknown, parse_duration, text
+from storage.reads.gpu_filter import GpuNames
 
 SECURITY = ("starttls", "ssl", "none")
 _DEFAULT_PORT = {"starttls": 587, "ssl": 465, "none": 25}
@@ -78,9 +79,13 @@ class AlertSettings:
 
 
 def parse_settings(
-    raw: Mapping[str, Any], *, gpu_models: Collection[str], providers: Collection[str]
+    raw: Mapping[str, Any],
+    *,
+    gpu_models: Collection[str] | GpuNames,
+    providers: Collection[str],
 ) -> AlertSettings:
-    """The `[alerts]` table; `gpu_models` and `providers` are the names a filter may use."""
+    """The `[alerts]` table; `gpu_models` (the GPU table's names: models and their memory
+    variants) and `providers` are the names a filter may use."""
     no_unknown(raw, _TOP_KEYS, "alerts.")
     slack = _slack(_table(raw, "slack")) if "slack" in raw else None
     email = _email(_table(raw, "email")) if "email" in raw else None

@@ -270,7 +270,7 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
 def _alerts(raw: Mapping[str, Any], models: Mapping[str, GpuModel] = GPU_MODELS) -> AlertSettings:
     """[alerts]: validated by the alerts package; rule filters may name known GPUs (the user's
     [gpus.models] included) and providers."""
-    return parse_settings(raw, gpu_models=list(models), providers=list(REGISTRY))
+    return parse_settings(raw, gpu_models=gpu_names(models), providers=list(REGISTRY))
 
 
 def environment() -> Mapping[str, str]:

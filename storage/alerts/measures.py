@@ -17,6 +17,9 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from storage.reads import gpu_filter
+from storage.reads.gpu_filter import GpuChoice
+
 # The columns every measure returns, in this order.
 COLUMNS = """subject, offer, known, value, reference, provider, region, zone, instance_type,
     price_kind, term_months, payment_option, offer_currency, gpu_model, gpu_count, price,
@@ -197,7 +200,9 @@ class RuleQuery:
     window_s: int | None = None
     cooldown_s: int = 0
     direction: str = "any"  # any | down | up (price_change)
-    filters: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)  # column -> values
+    # column -> values; gpu_model's are GpuChoice: a model, or one memory variant of it
+    filters: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    min_gpu_memory_gib: float | None = None  # offers with at least this much per GPU
 
 
 def measure(rule: RuleQuery, now: datetime) -> tuple[str, dict[str, Any]]:
@@ -261,7 +266,11 @@ def _where(rule: RuleQuery, params: dict[str, Any]) -> str:
         clauses.append("price_kind = $fixed_kind")
     for column in FILTER_COLUMNS:
         values = rule.filters.get(column, ())
-        if values:
+        if column == "gpu_model":  # a model, or one memory variant of it
+            choices = [v if isinstance(v, GpuChoice) else GpuChoice(v) for v in values]
+            clauses.append(gpu_filter.clause(choices, params, "f_gpu"))
+        elif values:
             params[f"f_{column}"] = list(values)
             clauses.append(f"list_contains($f_{column}, {column})")
+    clauses.append(gpu_filter.at_least(rule.min_gpu_memory_gib, params, "f_gpu"))
     return " AND ".join(clauses)

@@ -10,6 +10,7 @@ import pytest
 from alerts.rules import Filters
 from alerts.settings import AlertSettings, EmailSettings, RetryPolicy, SlackSettings, parse_settings
 from collectors.common import ConfigError, parse_duration
+from storage.reads.gpu_filter import GpuChoice
 
 MODELS = ["H100", "A100", "L40S"]
 PROVIDERS = ["aws", "azure", "lambdalabs"]
@@ -62,7 +63,7 @@ def test_a_full_table() -> None:
     assert settings.retry == RetryPolicy(base_s=60, max_s=6 * 3600, max_attempts=10)
     cheap, long_rental = settings.rules
     assert cheap.threshold == Decimal("2.35")  # the number written, not its binary neighbour
-    assert cheap.filters == Filters(gpu_model=("H100",), provider=("aws", "azure"))
+    assert cheap.filters == Filters(gpu_model=(GpuChoice("H100"),), provider=("aws", "azure"))
     assert (cheap.hysteresis, cheap.cooldown_s, cheap.per) == (Decimal("0.1"), 43200, "gpu")
     assert cheap.channels == ("slack", "email")  # default: every configured channel
     assert long_rental.filters.term_months == (12, 36)

@@ -114,7 +114,8 @@ def test_a_correction_keeps_the_bundled_fields_it_does_not_name() -> None:
     gpus.install(config.gpus)
     assert gpus.tflops("H100", 80) == (990.0, 66.9)
     assert gpus.tflops("H100", 94) == (835.5, 60.0)  # the variant keeps its own figures
-    assert dict((f.gpu_model, f.fp16_tflops) for f in config.gpu_facts)["H100"] == 990.0
+    facts = {(f.gpu_model, f.gpu_memory_gib): f.fp16_tflops for f in config.gpu_facts}
+    assert (facts["H100", None], facts["H100", 94.0]) == (990.0, 835.5)
 
 
 def test_the_entries_travel_to_the_daemon_child_with_the_settings() -> None:

@@ -21,6 +21,16 @@ _BOOKKEEPING = (
     " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
 )
 
+# Migration 12: the intervals of GCP's N1-attached GPUs priced alone, and their columns.
+_ATTACHED = (
+    "provider = 'gcp' AND instance_type IN"
+    " ('nvidia-tesla-t4', 'nvidia-tesla-v100', 'nvidia-tesla-p100', 'nvidia-tesla-p4')"
+)
+_ATTACHED_COLUMNS = """offer_key, provider, region, zone, instance_type, price_kind, term_months,
+    payment_option, offering_class, currency, price_per_hour, upfront_total, gpu_model,
+    gpu_count, gpu_memory_gib, vcpus, memory_gib, valid_from, valid_to, last_seen, run_id,
+    available"""
+
 # Each migration: (version, name, statements). Append only.
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (
@@ -271,6 +281,48 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
                 PRIMARY KEY (provider, instance_type)
             )
             """,
+        ],
+    ),
+    (
+        12,
+        "GCP's GPUs attached to N1 machines out of the price history",
+        [
+            # CONTRACT: every row of `prices` is something a user can rent whole. Earlier
+            # releases stored the GPUs Google attaches to N1 machines priced alone, per GPU
+            # (instance_type = the accelerator name); they are now priced with their hosts under
+            # other keys, and these intervals, values unchanged, are kept in a table of their
+            # own behind the view `gcp_attached_gpus`. Nothing writes to it any more.
+            """
+            CREATE TABLE gcp_attached_gpu_intervals (
+                offer_key VARCHAR NOT NULL,
+                provider VARCHAR NOT NULL,
+                region VARCHAR,
+                zone VARCHAR,
+                instance_type VARCHAR NOT NULL,
+                price_kind VARCHAR NOT NULL,
+                term_months INTEGER,
+                payment_option VARCHAR,
+                offering_class VARCHAR,
+                currency VARCHAR NOT NULL,
+                price_per_hour DECIMAL(18, 6) NOT NULL,
+                upfront_total DECIMAL(18, 6),
+                gpu_model VARCHAR,
+                gpu_count DOUBLE NOT NULL,
+                gpu_memory_gib DOUBLE NOT NULL,
+                vcpus DOUBLE,
+                memory_gib DOUBLE,
+                valid_from TIMESTAMPTZ NOT NULL,
+                valid_to TIMESTAMPTZ,
+                last_seen TIMESTAMPTZ NOT NULL,
+                run_id BIGINT NOT NULL,
+                available BOOLEAN
+            )
+            """,
+            f"""
+            INSERT INTO gcp_attached_gpu_intervals
+            SELECT {_ATTACHED_COLUMNS} FROM price_intervals WHERE {_ATTACHED}
+            """,
+            f"DELETE FROM price_intervals WHERE {_ATTACHED}",
         ],
     ),
 ]

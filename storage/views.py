@@ -200,6 +200,19 @@ SELECT rule, subject, fired_at, value, threshold, channel, status, detail,
 FROM alert_event_log
 """
 
+# GCP's GPUs attached to N1 machines as earlier releases stored them, priced alone per GPU
+# (migration 12): the history of a part of a machine, kept out of `prices` so that it is never
+# ranked against machines. No host columns (there was no host), no FLOPs per dollar (a part's).
+GCP_ATTACHED_GPUS = """
+SELECT provider, region, zone, instance_type, price_kind, term_months, payment_option,
+       offering_class, currency,
+       CAST(price_per_hour AS DOUBLE) AS price_per_hour,
+       CAST(upfront_total AS DOUBLE) AS upfront_total,
+       round(CAST(price_per_hour AS DOUBLE) / gpu_count, 6) AS price_per_gpu_hour,
+       gpu_model, gpu_count, gpu_memory_gib, valid_from, valid_to, last_seen, available
+FROM gcp_attached_gpu_intervals
+"""
+
 # In dependency order: a view is created after the views it reads (a view's `*` is fixed when
 # it is created, so `latest_prices` must follow every change of `prices`).
 VIEWS: tuple[tuple[str, str], ...] = (
@@ -210,6 +223,7 @@ VIEWS: tuple[tuple[str, str], ...] = (
     ("alert_events", ALERT_EVENTS),
     ("spot_interruption", SPOT_INTERRUPTION),
     ("market_depth", MARKET_DEPTH),
+    ("gcp_attached_gpus", GCP_ATTACHED_GPUS),
 )
 DIGEST = hashlib.sha256(repr(VIEWS).encode()).hexdigest()
 

@@ -19,7 +19,7 @@ from tests.storage import old_schema
 NOW = datetime.now(UTC).replace(microsecond=0)  # `latest_prices.stale` reads the real clock
 H = timedelta(hours=1)
 OLD_PUBLIC = ("alert_events", "collection_runs", "exchange_rates", "latest_prices", "prices")
-PUBLIC = tuple(sorted((*OLD_PUBLIC, "market_depth", "spot_interruption")))
+PUBLIC = tuple(sorted((*OLD_PUBLIC, "gcp_attached_gpus", "market_depth", "spot_interruption")))
 _KEY = "{}|us-east-1||{}|on_demand||||{}"
 
 

@@ -639,9 +639,10 @@ def test_every_gpu_type_is_asked_by_its_attributes(replay: Replay, tmp_path: Pat
     forms = [r.form() for r in server.requests if not r.headers.get("x-amz-target")]
     described = next(f for f in forms if f["Action"] == "DescribeInstanceTypes")
     spot = next(f for f in forms if f["Action"] == "DescribeSpotPriceHistory")
+    # (The family's first page is the recording's, its second the traps': g5g, g7e, inf2.)
     priced = sorted(
-        ("g4dn.xlarge", "g5g.xlarge", "g5.xlarge", "g6.xlarge", "g6e.xlarge", "g7e.2xlarge",
-         "p3.2xlarge", "p4d.24xlarge", "p5.48xlarge", "p5en.48xlarge")
+        ("g4dn.xlarge", "g5g.xlarge", "g7e.2xlarge", "p3.2xlarge", "p4d.24xlarge", "p5.48xlarge",
+         "p5en.48xlarge")
     )  # fmt: skip
     for form in (described, spot):
         asked = [v for k, v in form.items() if k.startswith("InstanceType.")]
@@ -679,13 +680,13 @@ def test_a_type_the_table_does_not_know_takes_the_apis_facts(
         vcpus=8.0,
         memory_gib=64.0,
     )
-    # Every priced type's facts are the API's; the types the table knows agree with it (an
-    # L4's 22888 MiB is the table's 24 GiB variant), so their history keeps its meaning.
+    # Every priced type's facts are the API's; the types the table knows agree with it, so
+    # their history keeps its meaning.
     assert set(result.facts.values()) == {"api"}
-    [g6] = find(result, instance_type="g6.xlarge", price_kind="on_demand")
-    assert (g6.gpu_model, g6.gpu_count, g6.gpu_memory_gib) == ("L4", 1, 24)
+    [p5en] = find(result, instance_type="p5en.48xlarge", price_kind="on_demand")
+    assert (p5en.gpu_model, p5en.gpu_count, p5en.gpu_memory_gib) == ("H200", 8, 141)
     summary = result.gpu_summary()
-    assert (summary.priced, summary.from_api, summary.without_facts) == (10, 10, ["g7e.2xlarge"])
+    assert (summary.priced, summary.from_api, summary.without_facts) == (7, 7, ["g7e.2xlarge"])
 
 
 def test_without_describe_permission_the_table_and_the_price_list_stand_in(
@@ -729,7 +730,7 @@ def test_the_run_summary_counts_the_types_from_api_facts(
     assert done.exit_code == 0, done.output
     said = " ".join(done.output.replace("│", " ").split())  # the notes cell's lines, joined
     assert "GPU model unknown, stored with gpu_model NULL: g7e.2xlarge" in said
-    assert "GPU types: 10 priced, 10 from API facts" in said
+    assert "GPU types: 7 priced, 7 from API facts" in said
 
 
 def test_a_contradiction_of_the_table_takes_the_api_and_is_logged_once(

@@ -69,9 +69,7 @@ def types(rows: list[dict[str, Any]]) -> set[str]:
     return {row["instance_type"] for row in rows}
 
 
-@pytest.mark.parametrize(
-    "gpu", ["A100 80GB", "A100-80GB", "a100 80gb", "A100 80 GiB", "A100_80GB"]
-)
+@pytest.mark.parametrize("gpu", ["A100 80GB", "A100-80GB", "a100 80gb", "A100 80 GiB", "A100_80GB"])
 def test_latest_asks_for_a_variant_however_it_is_written(db: Path, gpu: str) -> None:
     code, rows, _ = run(db, "latest", "--gpu", gpu)
     assert code == 0
@@ -147,3 +145,18 @@ def test_the_names_the_table_gives() -> None:
     assert names.parse("Mystery 12GB") == GpuChoice("Mystery", 12.0)
     assert names.parse("A10080GB") == GpuChoice("A10080GB")  # no separator: no memory
     assert {"A100 40GB", "A100 80GB", "H100 NVL", "H100 94GB"} <= set(names.accepted)
+
+
+def test_the_web_api_takes_the_same_names(db: Path) -> None:
+    from tracker.web import api, server
+
+    rows = api.latest(db, {"gpu": ["a100-80gb"]}, timeout_s=None)
+    assert types(rows) == {"p4de.24xlarge", "Standard_NC24ads_A100_v4"}
+    rows = api.history(db, {"memory": ["90"], "since": ["2h"]}, timeout_s=None)
+    assert types(rows) == {"Standard_NC40ads_H100_v5"}
+    rows = api.tco(db, {"gpu": ["H100 NVL"], "gpus": ["1"], "months": ["1"]}, timeout_s=None)
+    assert types(rows) == {"Standard_NC40ads_H100_v5"}
+    with pytest.raises(api.BadRequest, match="--gpu A100 96GB: no current offer has it"):
+        api.latest(db, {"gpu": ["A100 96GB"]}, timeout_s=None)
+    # The dashboard's forms offer the variants beside the models.
+    assert {"A100", "A100 40GB", "A100 80GB", "H100 NVL"} <= set(server._models())

@@ -246,6 +246,8 @@ def _family(host: str) -> int:
 
 
 def _models() -> list[str]:
-    from collectors.gpus import GPU_MODELS
+    """The GPUs the forms offer: every model and memory variant (`A100 80GB`, `H100 NVL`)."""
+    from collectors import gpus
+    from tracker.config import gpu_names
 
-    return sorted(GPU_MODELS)
+    return list(gpu_names(gpus.models()).accepted)

@@ -27,13 +27,12 @@ import boto3
 import botocore.loaders
 import botocore.session
 from botocore.config import Config
-from botocore.exceptions import ClientError
 
 from collectors import aws_facts, aws_source, aws_terms, kit
 from collectors.aws_pages import Pages, pages_of
 from collectors.aws_terms import PRODUCT_FILTERS
 from collectors.base import Collector, ParseResult, Payloads, PriceRecord
-from collectors.common import FetchError, MissingCredentials
+from collectors.common import MissingCredentials
 from collectors.kit import Host
 
 # The Price List Query API has endpoints only in us-east-1, eu-central-1 and ap-south-1, and
@@ -115,7 +114,7 @@ class AwsCollector(Collector):
             self.log.warning("aws: the Price List lists no GPU instance type in %s", self.regions)
             return pages.payloads
         with closing(self._client(session, "ec2", self.regions[0])) as ec2:
-            self._describe(ec2, pages, types)
+            aws_facts.describe(ec2, pages, types)
         # AWS answers with every change in [StartTime, EndTime] plus the price in force at
         # StartTime, in every zone: with the history window, nothing between collections is lost.
         now = datetime.now(UTC).replace(microsecond=0)
@@ -129,7 +128,7 @@ class AwsCollector(Collector):
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         result = ParseResult()
         regions = frozenset(self.regions)
-        self._facts = aws_facts.Facts(self._described(payloads, result))
+        self._facts = aws_facts.Facts(aws_facts.read(payloads, result))
         # The public files' records, the Advisor's bands, the source's note (none of it when
         # the payloads are the APIs' alone).
         hosts = aws_source.parse_extras(self, payloads, observed_at, result)
@@ -184,33 +183,6 @@ class AwsCollector(Collector):
                 if self.wanted(attrs) and attrs.get("regionCode") in regions:
                     found.add(str(attrs["instanceType"]))
         return tuple(sorted(found))
-
-    def _describe(self, ec2: Any, pages: Pages, types: tuple[str, ...]) -> None:
-        """DescribeInstanceTypes pages for `types` into `pages`; a refusal is recorded as such
-        (`types/denied/answer`): the table's facts stand in, and the run summary says so."""
-        for number, query in enumerate(aws_facts.describe_queries(types), 1):
-            try:
-                pages.walk(ec2, "describe_instance_types", f"types/{number}", query)
-            except FetchError as exc:
-                cause = exc.__cause__
-                code = cause.response.get("Error", {}) if isinstance(cause, ClientError) else {}
-                if code.get("Code") not in aws_facts.DENIED:
-                    raise
-                self.log.warning("aws: DescribeInstanceTypes refused: %s", code.get("Code"))
-                pages.payloads["types/denied/answer"] = {"Error": dict(code)}
-                return
-
-    def _described(self, payloads: Payloads, result: ParseResult) -> dict[str, Any] | None:
-        """The DescribeInstanceTypes answers' GPUs by type; None where there are none."""
-        denied = payloads.get("types/denied/answer")
-        if denied is not None:
-            code = kit.obj(kit.obj(denied).get("Error")).get("Code")
-            result.notes.append(
-                f"GPU facts from the GPU table: DescribeInstanceTypes was refused ({code}); "
-                "allow ec2:DescribeInstanceTypes for the API's own"
-            )
-        found = [page for key, page in pages_of(payloads, "types") if key != "types/denied/answer"]
-        return aws_facts.described(found) if found else None
 
     def _spot_query(self, now: datetime, types: tuple[str, ...]) -> dict[str, Any]:
         window = timedelta(seconds=self.settings.history_window_s or 0)

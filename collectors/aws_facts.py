@@ -2,8 +2,8 @@
 
 The Price List never names a GPU model: its products carry the GPU count (`gpu`) and the memory
 of all the GPUs together (`gpuMemory`, "320 GB HBM2"). EC2 `DescribeInstanceTypes` (asked only
-with credentials) names the GPU, its maker, count and memory (`GpuInfo`). For each instance
-type the first that knows wins:
+with credentials; `describe` asks it, `read` reads its answers) names the GPU, its maker, count
+and memory (`GpuInfo`). For each instance type (`Facts.of`) the first that knows wins:
 
 1. the user's `[gpus.instance_types."<type>"]` entry (source "config");
 2. `DescribeInstanceTypes` (source "api"), where it contradicts the bundled table the API is
@@ -21,7 +21,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from collectors import gpus, kit
+from collectors.aws_pages import Pages, pages_of
+from collectors.base import ParseResult, Payloads
+from collectors.common import FetchError
 from collectors.gpus import InstanceGpu, Resolved
 
 log = logging.getLogger("collectors.aws")
@@ -48,6 +53,36 @@ def describe_queries(types: Iterable[str]) -> Iterator[dict[str, Any]]:
     for start in range(0, len(ordered), DESCRIBE_CHUNK):
         chunk = ordered[start : start + DESCRIBE_CHUNK]
         yield {"InstanceTypes": chunk, "IncludeUnsupportedInRegion": True}
+
+
+def describe(ec2: Any, pages: Pages, types: Iterable[str]) -> None:
+    """DescribeInstanceTypes pages for `types` into `pages`; a refusal is kept as the answer
+    `types/denied/answer`: the table's facts stand in, and the run summary says so."""
+    for number, query in enumerate(describe_queries(types), 1):
+        try:
+            pages.walk(ec2, "describe_instance_types", f"types/{number}", query)
+        except FetchError as exc:
+            cause = exc.__cause__
+            error = cause.response.get("Error", {}) if isinstance(cause, ClientError) else {}
+            if error.get("Code") not in DENIED:
+                raise
+            log.warning("aws: DescribeInstanceTypes refused: %s", error.get("Code"))
+            pages.payloads["types/denied/answer"] = {"Error": dict(error)}
+            return
+
+
+def read(payloads: Payloads, result: ParseResult) -> dict[str, InstanceGpu | None] | None:
+    """The DescribeInstanceTypes answers' GPUs by type; None where there are none (the public
+    files, or a refusal: then the run summary's notes say so)."""
+    denied = payloads.get("types/denied/answer")
+    if denied is not None:
+        code = kit.obj(kit.obj(denied).get("Error")).get("Code")
+        result.notes.append(
+            f"GPU facts from the GPU table: DescribeInstanceTypes was refused ({code}); "
+            "allow ec2:DescribeInstanceTypes for the API's own"
+        )
+    found = [page for key, page in pages_of(payloads, "types") if key != "types/denied/answer"]
+    return described(found) if found else None
 
 
 def described(pages: Iterable[Any]) -> dict[str, InstanceGpu | None]:

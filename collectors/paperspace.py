@@ -2,26 +2,19 @@
 
 Paperspace's own API has no price endpoint; its GPUs are DigitalOcean GPU Droplets. `fetch`
 walks `GET {endpoint}/v2/sizes?per_page=200` (Bearer token) through `links.pages.next` until
-there is none. `parse` keeps the sizes with `gpu_info` and makes one on-demand record per size
-per region it lists (`regions`, narrowed to the configured ones), available = the size's own
-`available` flag. A size that lists no region (`regions: []`, `available: false`) keeps its list
-price: one record, region NULL, available false (only when every region is covered: with
-`regions` configured it makes no record, as a size listed only elsewhere). `price_hourly` is
-used as given: `price_monthly` is 672 or 744 hours of it depending on the size, so it is never
-divided back. The GPU facts are `gpu_info`'s (the API's), over the GPU table; a model the table
-does not know is stored with gpu_model NULL, its count and memory being known.
+there is none, and checks the count against `meta.total`. `parse` (in
+`collectors.paperspace_parse`) keeps the sizes with `gpu_info`: one on-demand record per size
+per region it lists, or one in no region (sold out) for a size listed nowhere.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
 from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
-from collectors import gpus, kit
-from collectors.base import Collector, ParseResult, Payloads, PriceRecord, money
+from collectors import paperspace_parse
+from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.http import get_json, make_session
 
@@ -33,30 +26,6 @@ CREDENTIAL = "DIGITALOCEAN_TOKEN"
 AUTH_HINT = (
     f"check the token in {CREDENTIAL}, or in the variable providers.paperspace.token_env names"
 )
-CURRENCY = "USD"
-MIB_PER_GIB = 1024  # `memory` is documented in MB but is MiB: 245760 for a 240 GB size
-# Third-party copies of the answer show "-spot" GPU sizes that DigitalOcean does not document:
-# storing them as on-demand would be wrong, and as spot a guess, so they are skipped and logged.
-SPOT_SUFFIX = "-spot"
-
-
-class _Skip(Exception):
-    """A size the parser does not understand: logged, counted in skipped_rows, not stored."""
-
-
-class _Unplaced(Exception):
-    """A GPU size whose GPU cannot be placed: reported in unknown_instance_types."""
-
-
-@dataclass(frozen=True)
-class _Offer:
-    slug: str
-    price: Decimal
-    gpu: gpus.InstanceGpu
-    source: str  # where the GPU facts came from: "api", "table" or "config"
-    host: kit.Host
-    regions: tuple[str, ...]
-    available: bool | None
 
 
 class PaperspaceCollector(Collector):
@@ -90,7 +59,7 @@ class PaperspaceCollector(Collector):
                     auth_hint=AUTH_HINT,
                     params=params,
                 )
-                sizes += len(_page_sizes(page, where))
+                sizes += len(paperspace_parse.page_sizes(page, where))
                 payloads[f"page-{number}"] = page
                 self.progress(number, sizes)
                 url, params = _next_url(page, first, where), None
@@ -98,82 +67,15 @@ class PaperspaceCollector(Collector):
         return payloads
 
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
-        """One record per GPU size per asked region it lists; CPU sizes are ignored."""
-        result = ParseResult()
-        asked = frozenset(self.regions)
-        seen: set[str] = set()
-        examined = 0
-        nowhere: list[str] = []
-        for where, size in _sizes(payloads):
-            if isinstance(size, dict) and not size.get("gpu_info"):
-                continue  # a CPU Droplet size: no gpu_info at all
-            examined += 1
-            offer = self._read(where, size, result)
-            if offer is None:
-                continue
-            if offer.slug in seen:  # pages shifted while we walked them
-                self.log.warning("%s: %s: %s listed twice; skipped", self.name, where, offer.slug)
-                result.skipped_rows += 1
-                continue
-            seen.add(offer.slug)
-            if not offer.regions and not asked:
-                # Listed, priced, creatable nowhere: the list price is kept, sold out (CONTRACT
-                # region rule). Only when every region is covered: a region-NULL offer is closed
-                # by such a collection, never by one of a few regions.
-                result.records.append(_record(offer, None))
-                result.facts[offer.slug] = offer.source
-                continue
-            regions = [r for r in offer.regions if not asked or r in asked]
-            if not regions:
-                nowhere.append(offer.slug)
-                continue
-            result.records.extend(_record(offer, region) for region in regions)
-            result.facts[offer.slug] = offer.source
-        if examined and result.skipped_rows == examined:
-            raise PayloadShapeError(
-                self.name, f"none of the {examined} GPU sizes could be read: changed shape?"
-            )
-        result.sold_out.update(nowhere)  # priced, but sold nowhere asked: their intervals close
-        if nowhere:
-            self.log.info(
-                "%s: %d GPU sizes offered in no asked region, no record: %s",
-                self.name,
-                len(nowhere),
-                ", ".join(nowhere),
-            )
-        return result
-
-    def _read(self, where: str, size: Any, result: ParseResult) -> _Offer | None:
-        """The offer of one GPU size, or None (logged and counted) when it cannot be stored."""
-        try:
-            offer = _offer(size)
-        except _Skip as why:
-            self.log.warning("%s: %s skipped: %s", self.name, where, why)
-            result.skipped_rows += 1
-            if isinstance(size, dict) and isinstance(size.get("slug"), str):
-                result.unreadable.add(size["slug"])  # unconfirmed, not withdrawn
-            return None
-        except _Unplaced as why:
-            self.log.warning("%s: %s: %s; its prices are not stored", self.name, size["slug"], why)
-            result.unknown_instance_types.add(size["slug"])
-            return None
-        note = _note(offer, _said(size), size["gpu_info"])
-        if note:
-            self.log.warning("%s: %s: %s", self.name, offer.slug, note)
-        return offer
+        """One record per GPU size per asked region it lists (or one in no region for a size
+        listed nowhere); CPU sizes are ignored."""
+        return paperspace_parse.parse(payloads, self.regions, self.log)
 
     def _token(self) -> str:
         token = self.settings.credentials.get("token")
         if not token:
             raise MissingCredentials(self.name, CREDENTIAL)
         return token
-
-
-def _page_sizes(page: Any, where: str) -> list[Any]:
-    sizes = page.get("sizes") if isinstance(page, dict) else None
-    if not isinstance(sizes, list):
-        raise PayloadShapeError(PaperspaceCollector.name, f"{where}: answer has no sizes list")
-    return sizes
 
 
 def _next_url(page: dict[str, Any], first: str, where: str) -> str | None:
@@ -204,124 +106,3 @@ def _check_total(payloads: Payloads, sizes: int) -> None:
             PaperspaceCollector.name,
             f"the {len(payloads)} pages hold {sizes} sizes but meta.total is {total}: cut short",
         )
-
-
-def _sizes(payloads: Payloads) -> list[tuple[str, Any]]:
-    """Every size of every page, in page order, with where it was ("page-2 size 7")."""
-    keys = sorted(payloads, key=_page_number)
-    return [
-        (f"{key} size {index}", size)
-        for key in keys
-        for index, size in enumerate(_page_sizes(payloads[key], key))
-    ]
-
-
-def _page_number(key: str) -> int:
-    prefix, _, number = key.partition("-")
-    if prefix != "page" or not number.isdigit():
-        raise PayloadShapeError(PaperspaceCollector.name, f"unexpected payload key {key!r}")
-    return int(number)
-
-
-def _offer(size: Any) -> _Offer:
-    if not isinstance(size, dict) or not isinstance(size.get("slug"), str) or not size["slug"]:
-        raise _Skip("no slug")
-    if size["slug"].endswith(SPOT_SUFFIX):
-        raise _Skip(f"{size['slug']}: an undocumented spot size, not stored as on-demand")
-    info = size["gpu_info"]
-    count = info.get("count") if isinstance(info, dict) else None
-    if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
-        raise _Skip(f"{size['slug']}: gpu_info.count is {count!r}")
-    price = _price(size["slug"], size.get("price_hourly"))
-    regions = size.get("regions")
-    if not isinstance(regions, list) or not all(isinstance(r, str) and r for r in regions):
-        raise _Skip(f"{size['slug']}: regions is {regions!r}")
-    available = size.get("available")
-    if available is not None and not isinstance(available, bool):
-        raise _Skip(f"{size['slug']}: available is {available!r}")
-    resolved = _gpu(size["slug"], _said(size))
-    if resolved is None:
-        raise _Unplaced(f"gpu_info.vram is {info.get('vram')!r}, and the GPU table lacks the size")
-    gpu = resolved.gpu  # the host size: the user's entry where it says one, else the API's
-    megabytes = kit.size(size.get("memory"))
-    host = (
-        gpu.vcpus if gpu.vcpus is not None else kit.size(size.get("vcpus")),
-        gpu.memory_gib
-        if gpu.memory_gib is not None or megabytes is None
-        else megabytes / MIB_PER_GIB,
-    )
-    regions = tuple(dict.fromkeys(regions))
-    return _Offer(size["slug"], price, gpu, resolved.source, host, regions, available)
-
-
-def _price(slug: str, value: Any) -> Decimal:
-    """price_hourly exactly as written (str() of a float is its shortest repr)."""
-    price = kit.exact(value)
-    if price is None or price <= 0:
-        raise _Skip(f"{slug}: price_hourly is {value!r}")  # never a zero or negative price
-    return money(price)
-
-
-def _said(size: dict[str, Any]) -> gpus.InstanceGpu | None:
-    """What `gpu_info` says: the model (None for one the table does not know), the count, and
-    per-GPU memory = vram.amount (the TOTAL of all the GPUs, in GiB) / count; None when the
-    memory is not given in GiB (never guessed from another unit)."""
-    info = size["gpu_info"]
-    count = info["count"]
-    model = gpus.canonical_model(PaperspaceCollector.name, info.get("model"))
-    vram = info.get("vram")
-    amount = vram.get("amount") if isinstance(vram, dict) else None
-    unit = vram.get("unit") if isinstance(vram, dict) else None
-    total = kit.size(amount)
-    if total is None or unit != "gib":
-        return None
-    return gpus.InstanceGpu(model, count, total / count)
-
-
-def _gpu(slug: str, said: gpus.InstanceGpu | None) -> gpus.Resolved | None:
-    """The user's entry over what the API said over the table. A model the spellings do not
-    know, on a size the table knows with the same count and memory, takes the table's model:
-    the size's history keeps its meaning when DigitalOcean spells its GPU anew."""
-    known = gpus.resolve(PaperspaceCollector.name, slug)
-    if said is not None and said.gpu_model is None and known is not None:
-        same = (known.gpu.gpu_count, known.gpu.gpu_memory_gib) == (
-            said.gpu_count,
-            said.gpu_memory_gib,
-        )
-        return known if same else gpus.resolve(PaperspaceCollector.name, slug, said)
-    return gpus.resolve(PaperspaceCollector.name, slug, said)
-
-
-def _note(offer: _Offer, said: gpus.InstanceGpu | None, info: dict[str, Any]) -> str | None:
-    """What a user should hear of the size's GPU facts: an unknown model, a memory the table
-    stood in for, or an answer that contradicts the table."""
-    if offer.gpu.gpu_model is None:
-        return (
-            f"GPU model {info.get('model')!r} is not in the GPU table; stored with gpu_model NULL"
-        )
-    if said is None:
-        vram = info.get("vram")
-        return (
-            f"gpu_info.vram is {vram!r}; the GPU table's entry is stored"
-            if offer.source == "table"
-            else None
-        )
-    contradiction = gpus.contradiction(PaperspaceCollector.name, offer.slug, said)
-    if offer.source == "api" and said.gpu_model is not None and contradiction:
-        return f"{contradiction}; the API's facts are stored"
-    return None
-
-
-def _record(offer: _Offer, region: str | None) -> PriceRecord:
-    priced = kit.Offer("on_demand", CURRENCY, offer.price)  # the sizes API has list prices only
-    # A size listed in no region can be created nowhere, whatever its `available` says.
-    available = offer.available if region is not None else False
-    return kit.record(
-        PaperspaceCollector.name,
-        region,
-        offer.slug,
-        offer.gpu,
-        priced,
-        available=available,
-        host=offer.host,
-    )

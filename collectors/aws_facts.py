@@ -32,7 +32,7 @@ from collectors.gpus import InstanceGpu, Resolved
 log = logging.getLogger("collectors.aws")
 
 GPU_FAMILY = "GPU instance"  # Inferentia, Trainium, Gaudi: "Machine Learning ASIC Instances"
-# DescribeInstanceTypes takes at most 100 instance types per request (the EC2 API model).
+# Types per DescribeInstanceTypes request (the EC2 API model allows 100 names a request).
 DESCRIBE_CHUNK = 100
 # The answers of a principal not allowed ec2:DescribeInstanceTypes: the collection goes on with
 # the table's facts.
@@ -48,11 +48,16 @@ _contradicted: set[str] = set()
 
 def describe_queries(types: Iterable[str]) -> Iterator[dict[str, Any]]:
     """The DescribeInstanceTypes requests for `types`: GpuInfo is the same in every region, so
-    one region answers, types it does not sell included."""
+    one region answers, types it does not sell included. By filter, not `InstanceTypes`: a name
+    EC2 does not know (a retired type the Price List still lists) then matches nothing instead
+    of failing the request (InvalidInstanceType)."""
     ordered = sorted(set(types))
     for start in range(0, len(ordered), DESCRIBE_CHUNK):
         chunk = ordered[start : start + DESCRIBE_CHUNK]
-        yield {"InstanceTypes": chunk, "IncludeUnsupportedInRegion": True}
+        yield {
+            "Filters": [{"Name": "instance-type", "Values": chunk}],
+            "IncludeUnsupportedInRegion": True,
+        }
 
 
 def describe(ec2: Any, pages: Pages, types: Iterable[str]) -> None:

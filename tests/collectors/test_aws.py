@@ -426,7 +426,9 @@ def test_requests_use_the_configured_types_and_filters(replay: Replay) -> None:
     assert {f["Type"] for p in pricing for f in p["Filters"]} == {"TERM_MATCH"}
     assert {p["ServiceCode"] for p in pricing} == {"AmazonEC2"}
     (described,) = [r.form() for r in server.requests if "DescribeInstanceTypes" in r.body.decode()]
-    assert (described["InstanceType.1"], described["InstanceType.2"]) == (
+    # asked by a filter: a name EC2 does not know matches nothing rather than failing
+    assert described["Filter.1.Name"] == "instance-type"
+    assert (described["Filter.1.Value.1"], described["Filter.1.Value.2"]) == (
         "g4dn.xlarge",
         "p3.2xlarge",
     )
@@ -644,8 +646,8 @@ def test_every_gpu_type_is_asked_by_its_attributes(replay: Replay, tmp_path: Pat
         ("g4dn.xlarge", "g5g.xlarge", "g7e.2xlarge", "p3.2xlarge", "p4d.24xlarge", "p5.48xlarge",
          "p5en.48xlarge")
     )  # fmt: skip
-    for form in (described, spot):
-        asked = [v for k, v in form.items() if k.startswith("InstanceType.")]
+    for form, field in ((described, "Filter.1.Value."), (spot, "InstanceType.")):
+        asked = [v for k, v in form.items() if k.startswith(field)]
         assert sorted(asked) == priced
     assert {r.instance_type for r in result.records} == set(priced)
     assert "inf2.xlarge" not in {r.instance_type for r in result.records}

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from collectors.common import StoreError
 from storage.connection import scalar
-from storage.views import rederive
+from storage.views import derive, rederive
 
 # The offer's identity as one string: NULL parts become '' so they compare as values.
 _OFFER_KEY = """concat_ws('|', provider, region, coalesce(zone, ''), instance_type, price_kind,
@@ -48,9 +48,24 @@ SELECT count(*) - count(DISTINCT (offer_key, ts)) FROM incoming
 # (row ids hold within the transaction; nothing deletes from price_intervals).
 _STAGE_OPEN = """
 CREATE TEMP TABLE open_now AS
-SELECT rowid AS row, offer_key, price_per_hour, upfront_total, available, valid_from
+SELECT rowid AS row, offer_key, price_per_hour, upfront_total, available, valid_from,
+       gpu_model IS NULL AS unnamed
 FROM price_intervals
 WHERE provider = $provider AND valid_to IS NULL
+"""
+
+# An open interval stored with its GPU model unknown takes the model once a collection names it
+# (the user added a [gpus] entry, or the table learned the type): the offer and its price are
+# the same, only a fact it lacked is filled in, so no interval opens and its history does not
+# show a change that did not happen. Its computed columns are forgotten and derived again.
+_NAME_UNNAMED = """
+UPDATE price_intervals AS p
+SET gpu_model = n.gpu_model, price_per_gpu_hour = NULL, price_per_hour_usd = NULL,
+    price_per_gpu_hour_usd = NULL, gpu_tflops_fp16 = NULL, pflop_per_usd = NULL
+FROM (SELECT i.offer_key, any_value(b.gpu_model) AS gpu_model
+      FROM incoming i JOIN batch b ON b.row = i.row
+      WHERE b.gpu_model IS NOT NULL GROUP BY i.offer_key) n, open_now o
+WHERE o.unnamed AND o.offer_key = n.offer_key AND p.rowid = o.row
 """
 
 # An offer whose intervals are all closed (withdrawn) and that comes back with a provider
@@ -265,6 +280,9 @@ def _merge(
     if scalar(con, "SELECT count(*) FROM paths WHERE NOT is_open"):  # new or back: few if any
         _date_returns(con, provider)
     con.execute(_EXTEND_CONFIRMED, observed)
+    if scalar(con, "SELECT count(*) FROM open_now WHERE unnamed"):  # rare: skip the join
+        con.execute(_NAME_UNNAMED)
+        derive(con, "p.rowid IN (SELECT row FROM open_now WHERE unnamed)")
     _pick(con, batch, _NEW_ROWS)
     opened = scalar(con, _OPEN_NEW, {**observed, "run_id": run_id})
     opened += _sequence_the_rest(con, batch, observed, run_id)

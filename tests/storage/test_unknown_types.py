@@ -105,3 +105,24 @@ def test_a_store_from_before_the_table_reads_without_it(tmp_path: Path) -> None:
     with connect(path, read_only=False) as con:
         con.execute("DROP TABLE unknown_gpu_types")
     assert unknown_types(path, timeout_s=None) == []
+
+
+def test_a_stored_offer_takes_its_model_once_a_collection_names_it(tmp_path: Path) -> None:
+    """The same price named with a model later (a [gpus] entry added) fills the open interval
+    in: no new interval, the history shows no change, and the FLOPs columns are computed."""
+    from storage.fx import GpuFact
+
+    path = tmp_path / "prices.duckdb"
+    store = Store(path, gpu_facts=[GpuFact("L4", 121.0)])
+    unnamed = offer("vultr", "vcg-x", gpu_model=None)
+    store.write_run("vultr", [unnamed], started_at=T0, observed_at=T0, regions=None)
+    named = offer("vultr", "vcg-x")
+    store.write_run("vultr", [named], started_at=T1, observed_at=T1, regions=None)
+    with connect(path, read_only=True) as con:
+        rows = con.execute(
+            "SELECT gpu_model, valid_from, valid_to, last_seen, gpu_tflops_fp16, pflop_per_usd "
+            "FROM prices WHERE instance_type = 'vcg-x'"
+        ).fetchall()
+    # 121 TFLOPS x 1 GPU x 3.6 / 2.5 USD an hour = 174.24 PFLOP per USD
+    assert rows == [("L4", T0, None, T1, 121.0, pytest.approx(174.24))]
+    assert unknown_types(path, timeout_s=None) == []

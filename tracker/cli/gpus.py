@@ -99,7 +99,7 @@ def _print_snippets(ctx: click.Context, missing: list[dict[str, Any]]) -> None:
         say(
             out,
             "\nEvery one has a [gpus] entry in the config now: the next collection prices a type "
-            "not stored, and a stored one takes its model with its next price change.",
+            "not stored, and a stored one takes its model in its open interval.",
         )
         return
     say(out, "\nAdd to config.toml, each ? filled in; the next collection prices them:\n")

@@ -5,7 +5,7 @@ row's values unchanged; replacing the facts computes again exactly the models th
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any

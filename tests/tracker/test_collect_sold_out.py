@@ -70,6 +70,10 @@ def test_sold_out_everywhere_keeps_the_list_prices_in_no_region(
     assert [(float(p),) for (p,) in h100] == [(31.92,)]  # 3192 cents, the list price kept
     closed = query(store, "SELECT count(*) FROM prices WHERE valid_to IS NOT NULL").rows
     assert closed == [(first.records - 3,)]  # every per-region offer
+    # Capacity comes back: the no-region offers of the 14 close, the per-region ones reopen.
+    back = collect(replay, RECORDING, store)
+    assert (back.status, back.records, back.changed) == ("ok", first.records, 14 + 24)
+    assert query(store, "SELECT count(*) FROM latest_prices WHERE region IS NULL").rows == [(3,)]
 
 
 def test_sold_out_in_the_asked_regions_closes_their_intervals(replay: Any, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ CLI on a real store; and the refusal of a variant nobody knows."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from collectors import gpus
 from collectors.base import PriceRecord
 from storage.reads.gpu_filter import GpuChoice
 from storage.store import Store
@@ -160,3 +162,57 @@ def test_the_web_api_takes_the_same_names(db: Path) -> None:
         api.latest(db, {"gpu": ["A100 96GB"]}, timeout_s=None)
     # The dashboard's forms offer the variants beside the models.
     assert {"A100", "A100 40GB", "A100 80GB", "H100 NVL"} <= set(server._models())
+
+
+USER_MODELS = """
+[gpus.models.A100]
+variants."80" = { name = "A100 Big" }
+
+[gpus.models.B300]
+vendor = "nvidia"
+fp16_tflops = 2500.0
+memory_gib = [288]
+aliases = ["Blackwell Ultra"]
+source = "a test"
+"""
+
+
+@pytest.fixture
+def user_models(db: Path, tmp_path: Path) -> Iterator[Path]:
+    store = Store(db, gpu_facts=FACTS)
+    then = NOW - timedelta(hours=1)
+    b300 = record("lambdalabs", "gpu_8x_b300", "B300", 8, 288, "40.00")
+    store.write_run("lambdalabs", [b300], started_at=then, observed_at=then, regions=None)
+    config = tmp_path / "config.toml"
+    config.write_text(USER_MODELS, encoding="utf-8")
+    yield config
+    gpus.install(None)  # the CLI installed the config's entries in this worker
+
+
+@pytest.mark.parametrize(
+    ("command", "gpu", "expected"),
+    [
+        (("latest",), "A100 Big", {"p4de.24xlarge", "Standard_NC24ads_A100_v4"}),
+        (("latest",), "blackwell ultra", {"gpu_8x_b300"}),
+        (("history", "--since", "2h"), "B300 288GB", {"gpu_8x_b300"}),
+        (("tco", "--months", "1"), "Blackwell Ultra", {"gpu_8x_b300"}),
+        (("tco", "--months", "1"), "a100 big", {"p4de.24xlarge", "Standard_NC24ads_A100_v4"}),
+    ],
+)
+def test_the_configs_own_models_and_variants_are_names_gpu_takes(
+    db: Path, user_models: Path, command: tuple[str, ...], gpu: str, expected: set[str]
+) -> None:
+    # --config after the command: --gpu is converted before the config is read.
+    code, rows, result = run(db, *command, "--gpu", gpu, "--config", str(user_models))
+    assert code == 0, result.output
+    assert types(rows) == expected
+
+
+def test_a_variant_of_a_users_model_nobody_sells_is_refused_naming_its_variants(
+    db: Path, user_models: Path
+) -> None:
+    code, _, result = run(db, "--config", str(user_models), "latest", "--gpu", "B300 144GB")
+    assert code == 2
+    assert "--gpu B300 144GB: no current offer has it (accepted: B300, B300 288GB)" in (
+        result.stderr
+    )

@@ -20,11 +20,17 @@ EXIT_FAILED, EXIT_USAGE = 1, 2
 
 def load_config(ctx: click.Context) -> config_mod.Config:
     """The config named by --config, its store replaced by --db or $GPU_TRACKER_DB (exit 2
-    naming the key when it is wrong)."""
+    naming the key when it is wrong); its [gpus] entries installed for this process."""
+    from collectors import gpus
+
     try:
-        return config_mod.load(chosen(ctx, "config_path"), store=chosen(ctx, "db"))
+        config = config_mod.load(chosen(ctx, "config_path"), store=chosen(ctx, "db"))
     except ConfigError as exc:
         fail(ctx, str(exc), EXIT_USAGE)
+    # The user's [gpus] entries count in every command, not only in a collector's parse: the
+    # read commands and the dashboard name the user's GPU models and memory variants too.
+    gpus.install(config.gpus)
+    return config
 
 
 def verbose(ctx: click.Context) -> bool:

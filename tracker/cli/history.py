@@ -32,6 +32,7 @@ from tracker.cli.options import (
     PROVIDER,
     Count,
     Number,
+    gpu_again,
 )
 
 if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
@@ -169,7 +170,7 @@ def history(
 
 def filters_from(given: dict[str, Any]) -> SeriesFilters:
     """The series the filter options of `history` describe (the web API builds them so too)."""
-    gpu: GpuChoice | None = given.get("gpu")
+    gpu: GpuChoice | None = gpu_again(given.get("gpu"))
     names = ("provider", "region", "zone", "instance_type", "kind", "term")
     return SeriesFilters(
         gpu=gpu.model if gpu else None,

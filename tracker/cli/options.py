@@ -141,6 +141,16 @@ class GpuName(_GpuType):
         return gpu_names(gpus.models()).parse(str(value))
 
 
+def gpu_again(choice: GpuChoice | None) -> GpuChoice | None:
+    """`choice` read again with the GPU names in force now: click converts `--gpu` before the
+    command loads the config, so a model or variant only the user's [gpus.models] names
+    (`B300`, a variant's own name) is known only after `load_config`."""
+    from collectors import gpus
+    from tracker.config import gpu_names
+
+    return None if choice is None else gpu_names(gpus.models()).parse(choice.label)
+
+
 PROVIDER = ProviderName()
 PRICE_KIND = PriceKindName()
 GPU = GpuName()

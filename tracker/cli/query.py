@@ -26,6 +26,7 @@ from tracker.cli.options import (
     PROVIDER,
     Count,
     Number,
+    gpu_again,
 )
 from tracker.store_settings import duration
 
@@ -135,7 +136,7 @@ def latest(
 
 def filters_from(given: dict[str, Any]) -> latest_mod.Filters:
     """The filters the options of `latest` describe (the web API builds them the same way)."""
-    gpu: GpuChoice | None = given.get("gpu")
+    gpu: GpuChoice | None = gpu_again(given.get("gpu"))
     return latest_mod.Filters(
         gpu=gpu.model if gpu else None,
         kind=given.get("kind"),

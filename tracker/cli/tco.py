@@ -14,7 +14,6 @@ import click
 
 from collectors.common import ConfigError, StoreError, parse_duration
 from storage.reads import tco as tco_mod
-from storage.reads.gpu_filter import GpuChoice
 from tracker.cli import common, documents, render, tco_table
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
 from tracker.cli.options import (
@@ -30,6 +29,7 @@ from tracker.cli.options import (
     PROVIDER,
     Count,
     Number,
+    gpu_again,
 )
 
 if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
@@ -163,12 +163,12 @@ def tco(
     **options: Any,
 ) -> None:
     """Total cost of ownership of a GPU need over a horizon, per rental strategy."""
+    config = load_config(ctx)  # first: its [gpus.models] may name the --gpu asked for
     need = need_from(options)
     if (problem := baseline_problem(baseline, need)) is not None:
         fail(ctx, problem, EXIT_USAGE)
     if chart is not None and chart.suffix.lower() != ".png":  # as `history --chart` says it
         fail(ctx, f"--chart {chart}: the chart is a PNG file (name it *.png)", EXIT_USAGE)
-    config = load_config(ctx)
     try:
         limit_s = config.store.query_timeout_s
         answer = tco_mod.read(config.store_path, need, baseline=baseline, timeout_s=limit_s)
@@ -192,7 +192,8 @@ def tco(
 
 def need_from(options: dict[str, Any]) -> tco_mod.Need:
     """The need the options describe (the web API builds it the same way)."""
-    gpu: GpuChoice = options["gpu"]
+    gpu = gpu_again(options["gpu"])
+    assert gpu is not None  # --gpu is required
     return tco_mod.Need(
         gpu=gpu.model,
         gpu_memory_gib=gpu.memory_gib,

@@ -113,6 +113,8 @@ def title(answer: Tco) -> str:
     when = f", as of {answer.as_of:%Y-%m-%d %H:%M} UTC" if answer.as_of else ""
     # The model as the store spells it (RTX4000Ada), whatever case it was asked in.
     gpu = answer.rows[0]["gpu_model"] if answer.rows else need.gpu.upper()
+    if need.gpu_memory_gib is not None:  # a memory variant: "A100 80GB", as it was asked
+        gpu += f" {need.gpu_memory_gib:g}GB"
     return (f"TCO of {need.gpus}x {gpu} for {need.months} months at "
             f"{need.utilization:.0%} utilization{when}")  # fmt: skip
 

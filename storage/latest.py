@@ -151,7 +151,8 @@ def cheapest(
     """The cheapest current offers matching `filters`, `limit` per currency, grouped by
     currency (USD first) and ranked within it.
 
-    With `per_gpu`, only the cheapest offer of each GPU model and price kind. With `usd`, one
+    With `per_gpu`, only the cheapest offer of each GPU model, memory variant (per-GPU memory:
+    A100 40 GB and 80 GB apart) and price kind. With `usd`, one
     USD ranking of every offer that has a USD price (see the module docstring). The query
     stops after `timeout_s` seconds (None: no limit; the web dashboard sets one)."""
     where, params = _where(filters)
@@ -160,7 +161,8 @@ def cheapest(
     order = SORTS[sort]
     qualify = (
         "QUALIFY row_number() OVER "
-        f"(PARTITION BY currency, gpu_model, price_kind ORDER BY {order}, {_TIES}) = 1"
+        f"(PARTITION BY currency, gpu_model, gpu_memory_gib, price_kind ORDER BY {order}, "
+        f"{_TIES}) = 1"
         if per_gpu
         else ""
     )

@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -27,15 +28,15 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.gcp import DEFAULT_ENDPOINT, GPU_REGIONS, GcpCollector
-from collectors.gcp_machines import RECIPES, recipes
+from collectors.gcp_machines import ATTACHABLE, RECIPES, recipes
 from collectors.gcp_skus import COMPONENTS
 from collectors.gpus import INSTANCE_GPUS
 from tracker import config as config_mod
 from tracker.replay import Exchange, Recording, ReplayServer
 
-# The one recording, the demo's and these tests' (its README says which prices are real), the
-# SKUs kept out of it because they exist to be reported, and the N1 host rates that price the
-# GPUs attached to N1 machines (tests/fixtures/gcp/README.md).
+# The one recording, the demo's and these tests' (its README says which prices are real), and
+# the SKUs kept out of it because they exist to be reported or to price nothing: an unknown
+# GPU, N1 custom and sole-tenant cores, a commitment of a region not asked (their README).
 DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "gcp"
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "gcp"
 TRAPS = FIXTURES / "traps.json"
@@ -55,8 +56,8 @@ def recorded_pages(folder: Path = DEMO) -> dict[str, Any]:
 
 
 def load_pages() -> dict[str, Any]:
-    """The two pages worked by hand: the recording's first two, the trap SKUs and the N1 host
-    rates added to the second, which ends the paging."""
+    """The two pages worked by hand: the recording's first two (the N1 host rates are on the
+    second), the trap SKUs added to the second, which ends the paging."""
     pages = recorded_pages()
     added = [s for path in (TRAPS, N1) for s in json.loads(path.read_text())["skus"]]
     second = {"skus": pages["page-2"]["skus"] + added}
@@ -695,7 +696,7 @@ def test_fetch_pages_through_the_real_client(
     payloads = gcp.fetch()
     assert server.unmatched == []
     assert list(payloads) == ["page-1", "page-2", "page-3"]
-    assert progress == [(1, 23), (2, 48), (3, 62)]
+    assert progress == [(1, 23), (2, 55), (3, 69)]
     first, second, third = server.requests
     assert first.path == second.path == third.path == SKUS_PATH
     assert first.query["currencyCode"] == "USD" and first.query["pageSize"] == "5000"
@@ -855,12 +856,22 @@ def test_demo_recording_replays_cleanly(
         ("reserved", 12),
         ("reserved", 36),
     }
-    # The recording has no N1 RAM rate, so no N1 machine: its T4 and V100 rates price nothing.
-    assert {r.gpu_model for r in result.records} == {"A100", "H100", "L4"}
+    # T4 and V100 only on N1 machines, in us-central1 (the recording has no Netherlands N1
+    # rates): 20 T4 shapes x 4 offers, 23 V100 shapes x 2 (no V100 commitment SKU)
+    assert {r.gpu_model for r in result.records} == {"A100", "H100", "L4", "T4", "V100"}
+    n1 = [r for r in result.records if r.instance_type.startswith("n1-")]
+    assert {r.region for r in n1} == {"us-central1"}
+    assert Counter(r.gpu_model for r in n1) == {"T4": 80, "V100": 46}
+    assert not [r for r in result.records if r.instance_type in ATTACHABLE]
     offers = by_offer(result)
     assert offers["us-central1", "a2-highgpu-8g", "on_demand", None].price_per_hour == (
         Decimal("29.387080")
     )
+    # 8 x 0.031611 (N1 core) + 30 GiB x 0.004237 (N1 RAM) + 1 x 2.48 (V100) = 2.859998;
+    # spot 8 x 0.006655 + 30 x 0.000892 + 0.992 = 1.072
+    v100 = "n1-standard-8+nvidia-tesla-v100x1"
+    assert offers["us-central1", v100, "on_demand", None].price_per_hour == Decimal("2.859998")
+    assert offers["us-central1", v100, "spot", None].price_per_hour == Decimal("1.072")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """Google Cloud: the GPUs Google sells only attached to N1 machines (T4, V100, P100, P4) are
 priced with the N1 host shapes Google allows for each GPU count, never alone.
 
-Prices are worked by hand from the SKUs' own numbers (tests/fixtures/gcp/n1.json and the
-recording); the shapes against Google's limits; `latest --gpu T4 --per-gpu` through the real CLI
-after a real collection from the loopback replay server."""
+Prices are worked by hand from the SKUs' own numbers (the recording's N1 host rates, on its page
+2; tests/fixtures/gcp/n1.json holds the N1 SKUs that must price nothing); the shapes against
+Google's limits; `latest --gpu T4 --per-gpu` through the real CLI after a real collection from
+the loopback replay server."""
 
 from __future__ import annotations
 
@@ -187,7 +188,7 @@ def test_a_users_entry_prices_another_n1_shape(
 
 @pytest.fixture
 def recording(tmp_path: Path) -> Path:
-    """The demo's recording with the N1 host rates added to its last page."""
+    """The demo's recording with the N1 SKUs that must price nothing added to its last page."""
     folder = tmp_path / "gcp-recording"
     shutil.copytree(DEMO, folder)
     last = folder / "page3.json"

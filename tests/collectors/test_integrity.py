@@ -132,3 +132,16 @@ def test_unreadable_types_are_real_instance_types(
     result = parsed[name]
     known = {r.instance_type for r in result.records} | set(gpus.instance_types(name))
     assert result.unreadable <= known | result.unknown_instance_types
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_priced_type_says_where_its_gpu_facts_came_from(
+    parsed: dict[str, ParseResult], name: str
+) -> None:
+    # The run summary's "N priced, M from API facts" counts a type missing from `facts` as the
+    # table's: a collector that forgets one would under-report its API facts unnoticed.
+    result = parsed[name]
+    priced = {r.instance_type for r in result.records}
+    assert {t: result.facts.get(t) for t in priced} == {
+        t: result.facts[t] for t in priced if result.facts.get(t) in ("api", "table", "config")
+    }

@@ -17,6 +17,8 @@ from datetime import datetime
 from typing import Any
 
 from storage.alerts.measures import COLUMNS, OFFER_ID, RuleQuery, measure
+from storage.reads import gpu_filter
+from storage.reads.gpu_filter import GpuChoice
 
 _OBS_TABLE = """
 CREATE OR REPLACE TEMP TABLE alert_obs (
@@ -92,14 +94,14 @@ SELECT rule, subject, true, $now, $now, value FROM alert_fired ANTI JOIN alert_s
 # The three cheapest other current offers of the same GPU model, price kind and term, priced
 # like the alert: same unit, in its currency, or in USD through a known rate for a USD alert
 # (then `converted_from` names the currency it was priced in). Fresh and not sold out: places a
-# user can move to. Ranked once per group (four: one may be the alert's own offer), not per
-# alert.
-_FIRED_WITH_ALTERNATIVES = f"""
-WITH modes AS (
-    SELECT DISTINCT price_currency, per FROM alert_fired
-), ranked AS (
-    SELECT m.price_currency, m.per, lp.gpu_model, lp.price_kind, lp.term_months, lp.provider,
-           lp.region, lp.zone, lp.instance_type, {OFFER_ID.format(p="lp.")} AS offer,
+# user can move to. A rule that asks for a memory variant ("A100 80GB") or a minimum memory per
+# GPU is offered only offers it would itself watch (its `scope`): a 40 GB A100 is no place to
+# move an 80 GB job to. Ranked once per group and scope (four: one may be the alert's own
+# offer), not per alert.
+_RANKED = f"""
+    SELECT {{scope}} AS scope, m.price_currency, m.per, lp.gpu_model, lp.price_kind,
+           lp.term_months, lp.provider, lp.region, lp.zone, lp.instance_type,
+           {OFFER_ID.format(p="lp.")} AS offer,
            CASE WHEN lp.currency = m.price_currency THEN
                     CASE m.per WHEN 'instance' THEN lp.price_per_hour
                                ELSE lp.price_per_gpu_hour END
@@ -108,24 +110,32 @@ WITH modes AS (
                                ELSE lp.price_per_gpu_hour_usd END
            END AS price,
            CASE WHEN lp.currency <> m.price_currency THEN lp.currency END AS converted_from
-    FROM latest_prices lp, modes m
-    WHERE NOT lp.stale AND coalesce(lp.available, true)
+    FROM latest_prices lp JOIN modes m ON m.scope IS NOT DISTINCT FROM {{scope}}
+    WHERE NOT lp.stale AND coalesce(lp.available, true) AND {{gpu}}
+"""
+_SCOPE = "CASE WHEN list_contains(CAST($scoped AS VARCHAR[]), {f}rule) THEN {f}rule END"
+_FIRED_WITH_ALTERNATIVES = f"""
+WITH modes AS (
+    SELECT DISTINCT price_currency, per, {_SCOPE.format(f="")} AS scope FROM alert_fired
+), ranked AS (
+    {{ranked}}
 ), best AS (
     SELECT * FROM ranked WHERE price IS NOT NULL
     QUALIFY row_number() OVER (
-        PARTITION BY price_currency, per, gpu_model, price_kind, term_months
+        PARTITION BY scope, price_currency, per, gpu_model, price_kind, term_months
         ORDER BY price, provider, region, zone, instance_type) <= 4
 ), alternatives AS (
     SELECT f.rule, f.subject,
-           list({{'provider': b.provider, 'region': b.region, 'zone': b.zone,
+           list({{{{'provider': b.provider, 'region': b.region, 'zone': b.zone,
                   'instance_type': b.instance_type, 'price': b.price,
-                  'converted_from': b.converted_from}}
+                  'converted_from': b.converted_from}}}}
                 ORDER BY b.price, b.provider, b.region, b.zone, b.instance_type)[1:3]
                AS alternatives
     FROM alert_fired f JOIN best b
       ON (b.price_currency, b.per, b.gpu_model, b.price_kind)
        = (f.price_currency, f.per, f.gpu_model, f.price_kind)
      AND b.term_months IS NOT DISTINCT FROM f.term_months AND b.offer <> f.offer
+     AND b.scope IS NOT DISTINCT FROM {_SCOPE.format(f="f.")}
     GROUP BY f.rule, f.subject
 )
 SELECT f.*, coalesce(a.alternatives, []) AS alternatives
@@ -144,7 +154,7 @@ def evaluate(con: Any, rules: Sequence[RuleQuery], now: datetime) -> list[dict[s
     for rule in rules:
         con.execute(*_obs_statement(rule, now))
     con.execute(_FIRED, {"now": now})
-    cursor = con.execute(_FIRED_WITH_ALTERNATIVES)
+    cursor = con.execute(*_alternatives_statement(rules))
     columns = [d[0] for d in cursor.description]
     rows = [dict(zip(columns, r, strict=True)) for r in cursor.fetchall()]
     con.execute(_REARM, {"rules": [r.name for r in rules]})
@@ -178,3 +188,24 @@ def _obs_statement(rule: RuleQuery, now: datetime) -> tuple[str, dict[str, Any]]
     # DuckDB refuses parameters a statement does not use.
     used = set(_PARAM.findall(sql))
     return sql, {k: v for k, v in params.items() if k in used}
+
+
+def _alternatives_statement(rules: Sequence[RuleQuery]) -> tuple[str, dict[str, Any]]:
+    """What fired with its alternatives: one ranking for the rules that watch a model whatever
+    its memory, one more per rule narrowed to a memory variant or a minimum memory."""
+    params: dict[str, Any] = {"scoped": []}
+    parts = [_RANKED.format(scope="CAST(NULL AS VARCHAR)", gpu="true")]
+    for i, rule in enumerate(rules):
+        choices = [c for c in rule.filters.get("gpu_model", ()) if isinstance(c, GpuChoice)]
+        if rule.min_gpu_memory_gib is None and all(c.memory_gib is None for c in choices):
+            continue
+        params["scoped"].append(rule.name)
+        params[f"scope_{i}"] = rule.name
+        gpu = (
+            gpu_filter.clause(choices, params, f"s{i}")
+            + " AND "
+            + gpu_filter.at_least(rule.min_gpu_memory_gib, params, f"s{i}")
+        )
+        parts.append(_RANKED.format(scope=f"$scope_{i}", gpu=gpu))
+    sql = _FIRED_WITH_ALTERNATIVES.format(ranked="\n    UNION ALL\n".join(parts))
+    return sql, params

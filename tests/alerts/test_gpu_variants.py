@@ -89,3 +89,34 @@ def test_a_variant_nobody_knows_is_a_config_error_naming_the_key(
         rules({**BELOW, **extra})
     assert words in str(caught.value)
     assert str(caught.value).startswith("alerts.rules[0].")
+
+
+def alternatives(bench: Bench, rule: Mapping[str, Any]) -> dict[str, list[tuple[str, Any]]]:
+    """Per fired subject's zone, its alternatives' (zone, instance type)."""
+    return {
+        event.subject.split("/")[2]: [(a["zone"], a["instance_type"]) for a in event.facts[
+            "alternatives"]]
+        for event in bench.check(rules({**BELOW, **rule}), T0).fired
+        if event.subject.split("/")[3] == "p4de.24xlarge"
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("rule", [{"gpu_model": "A100 80GB"}, {"min_gpu_memory_gib": 80}])
+def test_the_alternatives_of_a_variant_rule_are_offers_of_that_variant(
+    tmp_path: Path, rule: dict[str, Any]
+) -> None:
+    # The 40 GB p4d in use1-az1 is the cheapest A100 spot (9.1506 / 8 = 1.143825 per GPU-hour),
+    # yet no place to move an 80 GB job to: an "A100 80GB" alert offers 80 GB offers only.
+    bench = Bench(tmp_path / "prices.duckdb")
+    p4de_az2 = offer("11.6", kind="spot", zone="use1-az2", itype="p4de.24xlarge",
+                     gpu=("A100", 8, 80))  # fmt: skip
+    bench.collect([P4D, P4DE, p4de_az2], T0)
+    assert alternatives(bench, rule) == {
+        "use1-az1": [("use1-az2", "p4de.24xlarge")],
+        "use1-az2": [("use1-az1", "p4de.24xlarge")],
+    }
+    # A rule on the model alone still lists every memory: the 40 GB p4d first.
+    assert alternatives(bench, {"name": "any", "gpu_model": "A100"})["use1-az1"] == [
+        ("use1-az1", "p4d.24xlarge"),
+        ("use1-az2", "p4de.24xlarge"),
+    ]

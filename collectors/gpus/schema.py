@@ -176,7 +176,7 @@ def _source(raw: Mapping[str, Any], prefix: str) -> str | None:
 
 def parse_model(name: str, raw: Any, prefix: str, *, base: GpuModel | None = None) -> GpuModel:
     """One [models.<name>] entry. With `base` (the bundled entry a user corrects), the fields
-    not given keep the base's values."""
+    not given keep the base's values, a variant's too."""
     model_name(name, prefix.rstrip("."))
     raw = table(raw, prefix.rstrip("."))
     no_unknown(raw, _MODEL_KEYS, prefix)
@@ -214,12 +214,13 @@ def parse_model(name: str, raw: Any, prefix: str, *, base: GpuModel | None = Non
             ) from None
         entry = table(entry, where.rstrip("."))
         no_unknown(entry, _VARIANT_KEYS, where)
+        old = variants.get(memory_gib, GpuVariant(memory_gib))
         variants[memory_gib] = GpuVariant(
             memory_gib,
-            text(entry["name"], where + "name") if "name" in entry else None,
-            _optional(entry, "fp16_tflops", where, TFLOPS_RANGE),
-            _optional(entry, "fp32_tflops", where, TFLOPS_RANGE),
-            _source(entry, where),
+            text(entry["name"], where + "name") if "name" in entry else old.name,
+            _optional(entry, "fp16_tflops", where, TFLOPS_RANGE) or old.fp16_tflops,
+            _optional(entry, "fp32_tflops", where, TFLOPS_RANGE) or old.fp32_tflops,
+            _source(entry, where) or old.source,
         )
     return GpuModel(
         name,

@@ -7,6 +7,7 @@ gives only the fields it names. Bad entries are ConfigErrors naming the key.
 from __future__ import annotations
 
 import pickle
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -168,3 +169,29 @@ def test_the_documented_example_loads(tmp_path: Path) -> None:
     config = load(path)
     assert set(config.gpus.instance_types) == {"Standard_ND40rs_v2"}
     assert set(config.gpus.models) == {"B300"}
+
+
+def test_the_commented_gpus_example_of_config_toml_loads_uncommented() -> None:
+    shipped = (Path(__file__).parents[2] / "config.toml").read_text(encoding="utf-8")
+    block = shipped.split("# GPU facts of your own", 1)[1].split("\n\n", 1)[0]
+    lines = [line.removeprefix("#").removeprefix(" ") for line in block.splitlines()]
+    # The TOML lines, not the prose between them.
+    text = "\n".join(line for line in lines if line.startswith("[") or " = " in line)
+    config = _config(tomllib.loads(text)["gpus"])
+    assert set(config.gpus.instance_types) == {
+        "Standard_ND40rs_v2",
+        "n1-highmem-8+nvidia-tesla-t4x1",
+    }
+    assert config.gpus.models["B300"].fp16_tflops == 2500.0
+    assert config.gpus.models["H100"].tflops(94) == (835.5, 60.0)
+
+
+def test_correcting_one_figure_of_a_variant_keeps_its_others() -> None:
+    # The table's H100 NVL: 835.5 FP16, 60.0 FP32. Correcting its FP16 keeps its FP32 and name.
+    config = _config({"models": {"H100": {"variants": {"94": {"fp16_tflops": 800.0}}}}})
+    nvl = config.gpus.models["H100"].variant(94)
+    assert nvl is not None and (nvl.name, nvl.fp16_tflops, nvl.fp32_tflops) == (
+        "H100 NVL",
+        800.0,
+        60.0,
+    )

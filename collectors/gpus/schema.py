@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from collectors.common import ConfigError, no_unknown, shown, text
+from collectors.gpus.names import clash
 
 # A model name is what the `gpu_model` column holds and `--gpu` is matched against: short,
 # printable, and free of the characters SQL and TOML quoting would trip over.
@@ -298,4 +299,6 @@ def parse_overrides(
                 + ", ".join(sorted(known))
             )
         types[name] = parsed
+    if (found := clash(bundled, models)) is not None:  # (model, ".key" or "", what is wrong)
+        raise ConfigError(f"{prefix}models.{quoted(found[0])}{found[1]}: {found[2]}")
     return Overrides(types, models)

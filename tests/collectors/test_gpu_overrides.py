@@ -18,6 +18,7 @@ from collectors import gpus
 from collectors.base import ProviderSettings
 from collectors.common import ConfigError
 from collectors.gpus import InstanceGpu
+from collectors.gpus.names import clash
 from tracker.config import from_dict, load
 
 
@@ -151,6 +152,21 @@ def test_the_entries_travel_to_the_daemon_child_with_the_settings() -> None:
         ({"models": {"B300": {"variants": {"big": {}}}}}, 'variants."big"'),
         ({"models": {"B300;DROP": {}}}, "not a GPU model name"),
         ({"models": {"B300": {"aliases": "x"}}}, "gpus.models.B300.aliases"),
+        # A name read case-insensitively must mean one GPU: no alias, variant name or model
+        # name another GPU already has.
+        (
+            {"models": {"A100": {"aliases": ["A100 SXM", "h100"]}}},
+            "gpus.models.A100.aliases[1]: 'h100' already names the H100; a name means one GPU",
+        ),
+        (
+            {"models": {"A100": {"variants": {"80": {"name": "H100 NVL"}}}}},
+            "gpus.models.A100.variants.\"80\".name: 'H100 NVL' already names the H100 94GB",
+        ),
+        ({"models": {"h100": {"fp16_tflops": 1}}}, "gpus.models.h100: 'h100' already names"),
+        (
+            {"models": {"B300": {"aliases": ["X9"]}, "B301": {"aliases": ["x9"]}}},
+            "gpus.models.B301.aliases[0]: 'x9' already names the B300",
+        ),
     ],
 )
 def test_a_bad_entry_is_an_error_naming_its_key(tables: dict[str, Any], error: str) -> None:
@@ -195,3 +211,12 @@ def test_correcting_one_figure_of_a_variant_keeps_its_others() -> None:
         800.0,
         60.0,
     )
+
+
+def test_the_bundled_names_each_mean_one_gpu_and_a_models_own_spellings_agree() -> None:
+    assert clash(gpus.GPU_MODELS, {}) is None
+    # Its own name again as an alias, or a variant named as the table names it, is no clash.
+    config = _config(
+        {"models": {"A100": {"aliases": ["a100"], "variants": {"80": {"name": "A100 80"}}}}}
+    )
+    assert config.gpus.models["A100"].aliases == ("a100",)

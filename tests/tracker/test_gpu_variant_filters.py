@@ -228,3 +228,12 @@ def test_a_variant_of_a_users_model_nobody_sells_is_refused_naming_its_variants(
     assert "--gpu B300 144GB: no current offer has it (accepted: B300, B300 288GB)" in (
         result.stderr
     )
+
+
+def test_the_dashboard_forms_offer_the_configs_models(db: Path, user_models: Path) -> None:
+    from tracker.web import server
+
+    # `serve` loads its config as every command does: its [gpus] entries are in force.
+    code, _, _ = run(db, "--config", str(user_models), "latest", "--gpu", "B300")
+    assert code == 0
+    assert {"A100 Big", "B300", "B300 288GB"} <= set(server._models())

@@ -169,6 +169,19 @@ class GpuSummary:
     from_api: int  # of those, how many had their GPU facts from the API's own answer
     without_facts: list[str]  # types priced with gpu_model unknown, or not priced at all
 
+    def words(self) -> str:
+        """'GPU types: 18 priced, 18 from API facts, 1 without facts' (the daemon's line)."""
+        lacking = f", {len(self.without_facts)} without facts" if self.without_facts else ""
+        return f"GPU types: {self.priced} priced, {self.from_api} from API facts{lacking}"
+
+    def fields(self) -> dict[str, Any]:
+        """The same as fields of a JSON log line."""
+        return {
+            "gpu_types": self.priced,
+            "gpu_types_from_api": self.from_api,
+            "gpu_types_without_facts": list(self.without_facts),
+        }
+
 
 @dataclass(frozen=True)
 class ProviderSettings:

@@ -225,6 +225,9 @@ class ProviderJob:
                 f"{outcome.provider} ok: {outcome.records} records, "
                 f"{outcome.changed} changes in {outcome.seconds:.1f} s"
             )
+            if outcome.gpus is not None and outcome.gpus.priced:  # the run summary's GPU types
+                fields |= outcome.gpus.fields()
+                text += f"; {outcome.gpus.words()}"
         else:
             text = f"{outcome.provider} {outcome.status} after {outcome.seconds:.1f} s"
         if outcome.error:

@@ -1,9 +1,10 @@
 """The change-only merge: one provider's collection (the Arrow table `batch`) into its history.
 
-A price confirmed again extends `last_seen`; a changed price closes the open interval and opens
-a new one; an offer missing from a collection that covered its region is closed, unless a row
-of its instance type could not be read; a provider's own timestamp (spot history) starts its
-interval, never before the end of a closed one. Everything is set-based SQL: no row-by-row
+A price confirmed again extends `last_seen` (and takes the GPU and host facts the collection
+gives, where they were corrected); a changed price closes the open interval and opens a new
+one; an offer missing from a collection that covered its region is closed, unless a row of its
+instance type could not be read; a provider's own timestamp (spot history) starts its interval,
+never before the end of a closed one. Everything is set-based SQL: no row-by-row
 statements.
 
 Most offers take a fast path: about 98 % of them are confirmed unchanged each hour (one UPDATE
@@ -34,9 +35,13 @@ _OFFER_KEY = """concat_ws('|', provider, region, coalesce(zone, ''), instance_ty
 _STAGE_INCOMING = f"""
 CREATE TEMP TABLE incoming AS
 SELECT row, {_OFFER_KEY} AS offer_key, coalesce(effective_at, $observed) AS ts,
-       price_per_hour, upfront_total, available
+       price_per_hour, upfront_total, available, {{facts}} AS facts
 FROM batch
 """
+
+# What the offer is, beside its price: its GPUs and host, as one comparable value.
+_FACTS = """hash(CAST(gpu_model AS VARCHAR), CAST(gpu_count AS DOUBLE),
+    CAST(gpu_memory_gib AS DOUBLE), CAST(vcpus AS DOUBLE), CAST(memory_gib AS DOUBLE))"""
 
 # Two prices for one offer at one moment would be a collector bug: refuse rather than guess.
 _DUPLICATE_POINTS = """
@@ -49,23 +54,31 @@ SELECT count(*) - count(DISTINCT (offer_key, ts)) FROM incoming
 _STAGE_OPEN = """
 CREATE TEMP TABLE open_now AS
 SELECT rowid AS row, offer_key, price_per_hour, upfront_total, available, valid_from,
-       gpu_model IS NULL AS unnamed
+       {facts} AS facts
 FROM price_intervals
 WHERE provider = $provider AND valid_to IS NULL
 """
 
-# An open interval stored with its GPU model unknown takes the model once a collection names it
-# (the user added a [gpus] entry, or the table learned the type): the offer and its price are
-# the same, only a fact it lacked is filled in, so no interval opens and its history does not
-# show a change that did not happen. Its computed columns are forgotten and derived again.
-_NAME_UNNAMED = """
+# An open interval confirmed at its price takes the GPU and host facts the collection now gives
+# where they differ: a model named at last (the user added a [gpus] entry, the table learned the
+# type), a count or memory corrected (an entry, a fixed table, the API's own answer). The offer
+# and its price are the same, so no interval opens and its history shows no change that did not
+# happen; earlier, closed intervals keep the facts they had. Its computed columns are forgotten
+# and derived again. `newest` (in `paths`): the row of the batch whose facts it takes.
+_STAGE_REFACTS = """
+CREATE TEMP TABLE refacts AS
+SELECT o.row, s.newest FROM paths s JOIN open_now o USING (offer_key)
+WHERE s.path = 'same' AND s.refact
+"""
+
+_REFACT = """
 UPDATE price_intervals AS p
-SET gpu_model = n.gpu_model, price_per_gpu_hour = NULL, price_per_hour_usd = NULL,
-    price_per_gpu_hour_usd = NULL, gpu_tflops_fp16 = NULL, pflop_per_usd = NULL
-FROM (SELECT i.offer_key, any_value(b.gpu_model) AS gpu_model
-      FROM incoming i JOIN batch b ON b.row = i.row
-      WHERE b.gpu_model IS NOT NULL GROUP BY i.offer_key) n, open_now o
-WHERE o.unnamed AND o.offer_key = n.offer_key AND p.rowid = o.row
+SET gpu_model = b.gpu_model, gpu_count = b.gpu_count, gpu_memory_gib = b.gpu_memory_gib,
+    vcpus = b.vcpus, memory_gib = b.memory_gib, price_per_gpu_hour = NULL,
+    price_per_hour_usd = NULL, price_per_gpu_hour_usd = NULL, gpu_tflops_fp16 = NULL,
+    pflop_per_usd = NULL
+FROM refacts r JOIN picked b ON b.row = r.newest
+WHERE p.rowid = r.row
 """
 
 # An offer whose intervals are all closed (withdrawn) and that comes back with a provider
@@ -111,9 +124,10 @@ SELECT i.offer_key, o.valid_from IS NOT NULL AS is_open,
                 bool_and({_SAME_STATE}) FILTER (WHERE i.ts > o.valid_from),
                 arg_max({_SAME_STATE}, i.ts)) THEN 'same'
             WHEN o.valid_from IS NULL AND count(*) = 1 THEN 'new'
-            ELSE 'sequence' END AS path
+            ELSE 'sequence' END AS path,
+       arg_max(i.facts, i.ts) IS DISTINCT FROM o.facts AS refact, arg_max(i.row, i.ts) AS newest
 FROM incoming i LEFT JOIN open_now o USING (offer_key)
-GROUP BY i.offer_key, o.valid_from
+GROUP BY i.offer_key, o.valid_from, o.facts
 """
 
 _EXTEND_CONFIRMED = """
@@ -214,7 +228,7 @@ WHERE p.rowid IN (SELECT o.row FROM open_now o ANTI JOIN paths s USING (offer_ke
 _CLOSED_HERE = "p.rowid IN (SELECT row FROM open_now) AND p.valid_to IS NOT NULL"
 _TOUCHED_HERE = "p.rowid IN (SELECT row FROM open_now) OR p.run_id = $run_id"
 
-_STAGED = ("incoming", "open_now", "closed_end", "paths", "changing", "sequence")
+_STAGED = ("incoming", "open_now", "closed_end", "paths", "refacts", "changing", "sequence")
 
 
 def merge(
@@ -258,13 +272,13 @@ def _merge(
 ) -> int:
     observed = {"observed": params["observed"]}
     provider = {"provider": params["provider"]}
-    con.execute(_STAGE_INCOMING, observed)
+    con.execute(_STAGE_INCOMING.format(facts=_FACTS), observed)
     duplicates = scalar(con, _DUPLICATE_POINTS)
     if duplicates:
         raise StoreError(
             f"{duplicates} records repeat an offer at the same moment with another price"
         )
-    con.execute(_STAGE_OPEN, provider)
+    con.execute(_STAGE_OPEN.format(facts=_FACTS), provider)
     con.execute(_STAGE_PATHS)
     withdrawn = scalar(
         con,
@@ -280,9 +294,11 @@ def _merge(
     if scalar(con, "SELECT count(*) FROM paths WHERE NOT is_open"):  # new or back: few if any
         _date_returns(con, provider)
     con.execute(_EXTEND_CONFIRMED, observed)
-    if scalar(con, "SELECT count(*) FROM open_now WHERE unnamed"):  # rare: skip the join
-        con.execute(_NAME_UNNAMED)
-        derive(con, "p.rowid IN (SELECT row FROM open_now WHERE unnamed)")
+    con.execute(_STAGE_REFACTS)
+    if scalar(con, "SELECT count(*) FROM refacts"):  # rare: facts corrected
+        _pick(con, batch, "SELECT newest FROM refacts")
+        con.execute(_REFACT)
+        derive(con, "p.rowid IN (SELECT row FROM refacts)")
     _pick(con, batch, _NEW_ROWS)
     opened = scalar(con, _OPEN_NEW, {**observed, "run_id": run_id})
     opened += _sequence_the_rest(con, batch, observed, run_id)

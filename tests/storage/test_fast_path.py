@@ -24,7 +24,8 @@ M = timedelta(minutes=1)
 # Every offer the long way: what the history was before the fast path existed.
 _ALL_IN_SEQUENCE = """
 CREATE TEMP TABLE paths AS
-SELECT DISTINCT i.offer_key, o.row IS NOT NULL AS is_open, 'sequence' AS path
+SELECT DISTINCT i.offer_key, o.row IS NOT NULL AS is_open, 'sequence' AS path,
+       false AS refact, NULL AS newest
 FROM incoming i LEFT JOIN open_now o ON i.offer_key = o.offer_key
 """
 _NO_WINDOW = "SELECT no_such_column FROM the_window_was_reached"

@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from collectors.common import ConfigError, no_unknown, shown, text
-from collectors.gpus.names import clash
+from collectors.gpus.checks import clash, quoted, sold_with
 
 # A model name is what the `gpu_model` column holds and `--gpu` is matched against: short,
 # printable, and free of the characters SQL and TOML quoting would trip over.
@@ -133,11 +133,6 @@ def table(value: Any, key: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise ConfigError(f"{key}: expected a table, got {shown(value)}")
     return value
-
-
-def quoted(name: str) -> str:
-    """A TOML key as a user writes it in a path: bare where it can be, else in quotes."""
-    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else f'"{name}"'
 
 
 def model_name(value: Any, key: str) -> str:
@@ -298,6 +293,8 @@ def parse_overrides(
                 f"[gpus.models.{quoted(parsed.gpu_model)}] or use one of: "
                 + ", ".join(sorted(known))
             )
+        if (wrong := sold_with(parsed, {**bundled, **models})) is not None:
+            raise ConfigError(f"{where}gpu_memory_gib: {wrong}")
         types[name] = parsed
     if (found := clash(bundled, models)) is not None:  # (model, ".key" or "", what is wrong)
         raise ConfigError(f"{prefix}models.{quoted(found[0])}{found[1]}: {found[2]}")

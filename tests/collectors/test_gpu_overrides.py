@@ -18,7 +18,7 @@ from collectors import gpus
 from collectors.base import ProviderSettings
 from collectors.common import ConfigError
 from collectors.gpus import InstanceGpu
-from collectors.gpus.names import clash
+from collectors.gpus.checks import clash
 from tracker.config import from_dict, load
 
 
@@ -164,6 +164,11 @@ def test_the_entries_travel_to_the_daemon_child_with_the_settings() -> None:
         ),
         ({"models": {"h100": {"fp16_tflops": 1}}}, "gpus.models.h100: 'h100' already names"),
         (
+            {"instance_types": {"X": {"gpu_model": "L40S", "gpu_count": 1, "gpu_memory_gib": 40}}},
+            'gpus.instance_types."X".gpu_memory_gib: the L40S is sold with 48 GiB per GPU, not 40; '
+            "add it to [gpus.models.L40S] memory_gib if it is sold so",
+        ),
+        (
             {"models": {"B300": {"aliases": ["X9"]}, "B301": {"aliases": ["x9"]}}},
             "gpus.models.B301.aliases[0]: 'x9' already names the B300",
         ),
@@ -220,3 +225,12 @@ def test_the_bundled_names_each_mean_one_gpu_and_a_models_own_spellings_agree() 
         {"models": {"A100": {"aliases": ["a100"], "variants": {"80": {"name": "A100 80"}}}}}
     )
     assert config.gpus.models["A100"].aliases == ("a100",)
+
+
+def test_a_memory_the_model_lists_or_a_model_listing_none_is_taken() -> None:
+    entry = {"gpu_model": "L40S", "gpu_count": 1, "gpu_memory_gib": 32}
+    config = _config({"instance_types": {"X": entry}, "models": {"L40S": {"memory_gib": [32, 48]}}})
+    assert config.gpus.instance_types["X"].gpu_memory_gib == 32
+    b300 = {"gpu_model": "B300", "gpu_count": 8, "gpu_memory_gib": 270}
+    config = _config({"instance_types": {"Y": b300}, "models": {"B300": {"fp16_tflops": 2500.0}}})
+    assert config.gpus.instance_types["Y"].gpu_memory_gib == 270

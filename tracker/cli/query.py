@@ -100,7 +100,10 @@ def sql(ctx: click.Context, sql: str, fmt: str, timeout: str | None) -> None:
     show_default=True,
     help="At most this many offers per currency; the rest are counted, not shown.",
 )
-@click.option("--per-gpu", is_flag=True, help="Only the cheapest offer per GPU model, memory variant and kind (A100 40GB and 80GB "
+@click.option(
+    "--per-gpu",
+    is_flag=True,
+    help="Only the cheapest offer per GPU model, memory variant and kind (A100 40GB and 80GB "
     "apart).",
 )
 @click.option(

@@ -5,9 +5,9 @@ token. The answer is an object keyed by instance type: the price in integer US c
 (the same in every region) and `regions_with_capacity_available`. `parse` makes one on-demand
 record per type per region with capacity (available=True). A type with capacity in no region
 keeps its list price: one record with region NULL and available=False (the per-region offers
-close, the sold-out one opens; when capacity returns, the reverse). With `regions` configured,
-a type without capacity in them makes no record (a region-NULL offer would never be closed by
-a collection of a few regions): its offers there close. The GPU is Lambda's own
+close, the sold-out one opens; when capacity returns, the reverse), `regions` configured or
+not. With `regions` configured, a type with capacity only in other regions makes no record: its
+offers in the asked ones close. The GPU is Lambda's own
 `gpu_description` ("H100 (80 GB SXM5)") and `specs.gpus` (API facts); a GPU name the table
 does not know is stored with gpu_model NULL, the count and memory being known.
 """
@@ -95,10 +95,10 @@ class LambdaCollector(Collector):
             offer = self._read(instance_type, data[instance_type], result)
             if offer is None:
                 continue
-            if not offer.regions and not asked:
+            if not offer.regions:
                 # Listed, priced, launchable nowhere: the list price is kept, sold out (CONTRACT
-                # region rule). Only when every region is covered: a region-NULL offer is closed
-                # by such a collection, never by one of a few regions.
+                # region rule), whatever regions were asked: the store looks for an offer of no
+                # region in every collection of the provider, so it closes once capacity is back.
                 result.records.append(_record(offer, None))
                 result.facts[instance_type] = offer.source
                 continue

@@ -3,12 +3,11 @@
 A GPU size (one with `gpu_info`) makes one on-demand record per region it lists, narrowed to
 the asked ones, available = the size's own `available` flag. A size that lists no region
 (`regions: []`, `available: false`) keeps its list price: one record, region NULL, available
-false, only when every region is covered (with `regions` configured it makes no record, as a
-size listed only elsewhere: a region-NULL offer would never be closed by a collection of a few
-regions). `price_hourly` is used as given: `price_monthly` is 672 or 744 hours of it depending
-on the size, so it is never divided back. The GPU facts are `gpu_info`'s (the API's), over the
-GPU table; a model the table does not know is stored with gpu_model NULL, its count and memory
-being known.
+false, whatever regions are asked (the store looks for an offer of no region in every
+collection); a size listed only in regions not asked makes no record. `price_hourly` is used as
+given: `price_monthly` is 672 or 744 hours of it depending on the size, so it is never divided
+back. The GPU facts are `gpu_info`'s (the API's), over the GPU table; a model the table does not
+know is stored with gpu_model NULL, its count and memory being known.
 """
 
 from __future__ import annotations
@@ -70,10 +69,10 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
             result.skipped_rows += 1
             continue
         seen.add(offer.slug)
-        if not offer.regions and not asked:
+        if not offer.regions:
             # Listed, priced, creatable nowhere: the list price is kept, sold out (CONTRACT
-            # region rule). Only when every region is covered: a region-NULL offer is closed
-            # by such a collection, never by one of a few regions.
+            # region rule), whatever regions were asked: the store looks for an offer of no
+            # region in every collection of the provider, so it closes once a region lists it.
             result.records.append(_record(offer, None))
             result.facts[offer.slug] = offer.source
             continue

@@ -60,7 +60,7 @@ class RunpodCollector(Collector):
     @property
     def regions(self) -> tuple[str, ...]:
         """None: the prices name no region, so every collection covers all of them (a
-        configured `regions` would leave the region-less offers never closed)."""
+        configured `regions` would filter nothing)."""
         return ()
 
     def check_credentials(self) -> None:

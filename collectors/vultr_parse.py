@@ -93,10 +93,10 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
                 result.skipped_rows += 1
                 continue
             seen.add(plan.plan_id)
-            if not plan.locations and not asked:
+            if not plan.locations:
                 # Listed but deployable nowhere: its price is kept, sold out, in no region
-                # (CONTRACT). Only when every location is asked: a region-less offer is closed
-                # by a collection that covers all of them, never by one of a few regions.
+                # (CONTRACT), whatever locations were asked: the store looks for an offer of no
+                # region in every collection of the provider, so it closes once one lists it.
                 result.records.extend(_records(plan, None, available=False))
                 result.facts[plan.plan_id] = plan.source
                 continue

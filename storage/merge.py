@@ -2,10 +2,10 @@
 
 A price confirmed again extends `last_seen` (and takes the GPU and host facts the collection
 gives, where they were corrected); a changed price closes the open interval and opens a new
-one; an offer missing from a collection that covered its region is closed, unless a row of its
-instance type could not be read; a provider's own timestamp (spot history) starts its interval,
-never before the end of a closed one. Everything is set-based SQL: no row-by-row
-statements.
+one; an offer missing from a collection that covered its region (every collection covers the
+offers of no region) is closed, unless a row of its instance type could not be read; a
+provider's own timestamp (spot history) starts its interval, never before the end of a closed
+one. Everything is set-based SQL: no row-by-row statements.
 
 Most offers take a fast path: about 98 % of them are confirmed unchanged each hour (one UPDATE
 extends their `last_seen`), and a brand-new offer with one price opens its interval with one
@@ -63,8 +63,9 @@ WHERE provider = $provider AND valid_to IS NULL
 # where they differ: a model named at last (the user added a [gpus] entry, the table learned the
 # type), a count or memory corrected (an entry, a fixed table, the API's own answer). The offer
 # and its price are the same, so no interval opens and its history shows no change that did not
-# happen; earlier, closed intervals keep the facts they had. Its computed columns are forgotten
-# and derived again. `newest` (in `paths`): the row of the batch whose facts it takes.
+# happen; earlier, closed intervals keep the facts they had. A fact the collection does not
+# give (a model only DescribeInstanceTypes names, when AWS answered from its public files) is
+# never erased by its absence. Its computed columns are forgotten and derived again. `newest` (in `paths`): the row of the batch whose facts it takes.
 _STAGE_REFACTS = """
 CREATE TEMP TABLE refacts AS
 SELECT o.row, s.newest FROM paths s JOIN open_now o USING (offer_key)
@@ -73,8 +74,9 @@ WHERE s.path = 'same' AND s.refact
 
 _REFACT = """
 UPDATE price_intervals AS p
-SET gpu_model = b.gpu_model, gpu_count = b.gpu_count, gpu_memory_gib = b.gpu_memory_gib,
-    vcpus = b.vcpus, memory_gib = b.memory_gib, price_per_gpu_hour = NULL,
+SET gpu_model = coalesce(b.gpu_model, p.gpu_model), gpu_count = b.gpu_count,
+    gpu_memory_gib = b.gpu_memory_gib, vcpus = coalesce(b.vcpus, p.vcpus),
+    memory_gib = coalesce(b.memory_gib, p.memory_gib), price_per_gpu_hour = NULL,
     price_per_hour_usd = NULL, price_per_gpu_hour_usd = NULL, gpu_tflops_fp16 = NULL,
     pflop_per_usd = NULL
 FROM refacts r JOIN picked b ON b.row = r.newest
@@ -214,12 +216,14 @@ WHERE NOT i.existing
 
 _SEQUENCED_ROWS = "SELECT point_row FROM sequence WHERE NOT existing"
 
-# An open interval that no offer of this run names: withdrawn, where the run looked for it.
+# An open interval that no offer of this run names: withdrawn, where the run looked for it. An
+# offer of no region (a type listed but sold out everywhere, a price no region names) is looked
+# for by every collection of its provider, whatever regions it asked: the answer lists them all.
 _CLOSE_WITHDRAWN = """
 UPDATE price_intervals AS p
 SET valid_to = $observed
 WHERE p.rowid IN (SELECT o.row FROM open_now o ANTI JOIN paths s USING (offer_key))
-  AND ($all_regions OR list_contains($regions, p.region))
+  AND ($all_regions OR p.region IS NULL OR list_contains($regions, p.region))
   AND NOT list_contains($keep_open, p.instance_type)
   -- Spot of the other grain (per zone, per region) is another source's: not looked for.
   AND NOT coalesce(p.price_kind = 'spot' AND (p.zone IS NOT NULL) <> $spot_zoned, false)

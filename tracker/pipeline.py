@@ -212,7 +212,9 @@ def _store(
         )
     for note in parsed.notes:
         log.info("%s: %s", provider.name, note)
-    if not parsed.records:
+    # Only offers of no region (sold out everywhere) from a collection of some regions: as
+    # suspect as no record at all (a `regions` typo leaves just those).
+    if not parsed.records or (covered and all(r.region is None for r in parsed.records)):
         _refuse_empty(provider.name, parsed, covered, store, write_lock)
     with write_lock:
         result = store.write_run(
@@ -241,11 +243,11 @@ def _refuse_empty(
     store: Store,
     write_lock: threading.Lock,
 ) -> None:
-    """An answer without records is stored only when it is news: every priced offer sold out,
-    closing offers still current in the asked regions. Otherwise it is far likelier a changed
-    API, a bad filter or a `regions` typo than every GPU offer withdrawn at once, and storing it
-    would close the provider's whole history."""
-    if not parsed.sold_out:
+    """An answer without records (or, `covered` given, with none in those regions) is stored
+    only when it is news: every priced offer sold out, closing offers still current in the asked
+    regions. Otherwise it is far likelier a changed API, a bad filter or a `regions` typo than
+    every GPU offer withdrawn at once, and storing it would close the provider's history."""
+    if not parsed.records and not parsed.sold_out:
         raise CollectorError(name, "the API answered but no GPU price was found in it")
     with write_lock:  # one connection configuration per file within this process
         still_open = store.open_offers(name, covered)

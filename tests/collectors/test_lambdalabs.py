@@ -314,22 +314,27 @@ def test_a_users_model_names_the_unknown_gpu(observed_at: datetime) -> None:
 def test_configured_regions_restrict(
     observed_at: datetime, regions: tuple[str, ...], expected: set[tuple[str, str]]
 ) -> None:
-    assert set(by_offer(parse(answer(), observed_at, regions=regions))) == expected
+    # The three types sold out everywhere keep their list price whatever regions are asked.
+    sold_out = {(t, None) for t in ("gpu_1x_rtx6000", "gpu_2x_b200_sxm6", "gpu_8x_a100")}
+    assert set(by_offer(parse(answer(), observed_at, regions=regions))) == expected | sold_out
 
 
 def test_a_type_without_capacity_in_the_asked_regions_counts_as_sold_out(
     observed_at: datetime, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """With `regions` configured, no region-NULL record: a collection of a few regions would
-    never close it. The types without capacity there make no record; their offers there close."""
+    """With `regions` configured, a type with capacity only elsewhere makes no record (its
+    offers in the asked regions close); a type with capacity nowhere keeps its list price in
+    one record of no region, as without `regions`: the store looks for it in every collection."""
     with caplog.at_level(logging.INFO, logger="collectors.lambdalabs"):
         result = parse(answer(), observed_at, regions=("us-west-3",))
     assert result.skipped_rows == 1
-    assert {r.region for r in result.records} == {"us-west-3"}
+    assert {r.region for r in result.records} == {"us-west-3", None}
+    nowhere = by_offer(result)["gpu_8x_a100", None]
+    assert (nowhere.available, nowhere.price_per_hour) == (False, Decimal("15.92"))
     # 18 GPU types placed, two of them (gpu_1x_h100_pcie, gpu_2x_h100_sxm5) with capacity in
-    # us-west-3; the three sold out everywhere among the 16 others
-    assert len(result.sold_out) == 16 and "gpu_8x_a100" in result.sold_out
-    assert "16 instance types without capacity in the asked regions, no record" in caplog.text
+    # us-west-3, three with capacity nowhere; the 13 others have capacity elsewhere only
+    assert len(result.sold_out) == 13 and "gpu_8x_a100" not in result.sold_out
+    assert "13 instance types without capacity in the asked regions, no record" in caplog.text
 
 
 @pytest.mark.parametrize("cents", [129.0, Decimal("129"), Decimal("129.00")])

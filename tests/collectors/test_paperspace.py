@@ -269,12 +269,14 @@ def test_a_size_in_no_region_keeps_its_list_price(observed_at: datetime) -> None
 
 
 def test_sizes_offered_nowhere_asked_are_reported_as_sold_out(observed_at: datetime) -> None:
-    # With regions configured a region-NULL offer would never be closed: no record, and an
-    # answer where no GPU size is sold anywhere asked closes the history instead of failing the
-    # run as an empty answer would.
+    # With regions configured, a size sold only elsewhere makes no record (an answer where no
+    # GPU size is sold anywhere asked closes the history instead of failing the run as an empty
+    # answer would); a size that lists no region at all keeps its list price in no region, as
+    # without regions: the store looks for it in every collection.
     result = parse(load_pages(), observed_at, regions=("nyc2",))
-    assert None not in {r.region for r in result.records}
-    assert "gpu-l40sx1-48gb" in result.sold_out and "gpu-mi300x1-192gb" in result.sold_out
+    assert "gpu-mi300x1-192gb" in result.sold_out and "gpu-l40sx1-48gb" not in result.sold_out
+    nowhere = by_offer(result)["gpu-l40sx1-48gb", None]
+    assert (nowhere.available, nowhere.price_per_hour) == (False, Decimal("1.570000"))
 
 
 def test_an_unknown_model_with_a_known_count_is_stored_unnamed(observed_at: datetime) -> None:
@@ -296,6 +298,8 @@ def test_configured_regions_restrict(
     observed_at: datetime, regions: tuple[str, ...], expected: set[Any]
 ) -> None:
     offers = by_offer(parse(load_pages(), observed_at, regions=regions))
+    # the size that lists no region keeps its list price whatever regions are asked
+    assert offers.pop(("gpu-l40sx1-48gb", None)).available is False
     if all(isinstance(e, tuple) for e in expected):
         assert set(offers) == expected
     else:

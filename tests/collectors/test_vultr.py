@@ -147,14 +147,16 @@ def test_every_offer_and_price(observed_at: datetime) -> None:
 
 
 def test_configured_regions_restrict(observed_at: datetime) -> None:
-    # A plan in no location makes no region-less record here either: a collection of some
-    # regions could never close it again.
+    # Plans listed only elsewhere make no record (their offers here close); the plan in no
+    # location keeps its price in no region, sold out, whatever locations are asked: the store
+    # looks for an offer of no region in every collection.
     result = parse(recorded(), observed_at, regions=("ord",))
-    assert {r.region for r in result.records} == {"ord"}
+    assert {r.region for r in result.records} == {"ord", None}
+    [nowhere] = [r for r in result.records if r.region is None]
+    assert (nowhere.instance_type, nowhere.available) == ("vcg-a100-6c-60g-40vram", False)
     assert result.sold_out == {
         "vcg-a100-1c-6g-4vram",
         "vcg-a100-12c-120g-80vram",
-        "vcg-a100-6c-60g-40vram",
         "vbm-112c-2048gb-8-h100-gpu",
     }
 

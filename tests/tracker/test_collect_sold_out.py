@@ -1,7 +1,8 @@
 """A provider whose answer prices offers but has capacity for none of them (Lambda sold out
 everywhere) is news, stored as such: the per-region offers close and each type keeps its list
-price in one offer of no region, available false; with `regions` configured there is no such
-offer, the intervals in those regions close. An empty answer still fails."""
+price in one offer of no region, available false, `regions` configured or not (the offers in
+the asked regions close). An empty answer still fails, and so does one with nothing in the asked
+regions where nothing there was open (a `regions` typo)."""
 
 from __future__ import annotations
 
@@ -77,15 +78,26 @@ def test_sold_out_everywhere_keeps_the_list_prices_in_no_region(
 
 
 def test_sold_out_in_the_asked_regions_closes_their_intervals(replay: Any, tmp_path: Path) -> None:
+    """With `regions` configured too, a type sold out everywhere keeps its list price in one
+    offer of no region, and that offer closes once capacity is back, in any region: every
+    collection looks for the offers of no region, whatever regions it asked."""
     store = tmp_path / "prices.duckdb"
     asked = ["us-east-3"]
     first = collect(replay, RECORDING, store, regions=asked)
-    assert first.status == "ok" and first.records > 0
+    # 4 types with capacity in us-east-3, the 3 sold out everywhere in no region
+    assert (first.status, first.records) == ("ok", 4 + 3)
     sold_out = collect(replay, recording(tmp_path, "sold-out", sell_nothing), store, regions=asked)
-    assert (sold_out.status, sold_out.records, sold_out.changed) == ("ok", 0, first.records)
-    assert query(store, "SELECT count(*) FROM latest_prices").rows == [(0,)]
+    # the 4 offers in us-east-3 close, the 14 other types open an offer of no region
+    assert (sold_out.status, sold_out.records, sold_out.changed) == ("ok", 17, 4 + 14)
+    current = "SELECT count(*), count(region), bool_or(available) FROM latest_prices"
+    assert query(store, current).rows == [(17, 0, False)]
     closed = query(store, "SELECT count(*) FROM prices WHERE valid_to IS NOT NULL").rows
-    assert closed == [(first.records,)]
+    assert closed == [(4,)]
+    # Capacity comes back: the no-region offers of the 14 close (10 of them have capacity only
+    # in regions not asked), the 4 in us-east-3 reopen.
+    back = collect(replay, RECORDING, store, regions=asked)
+    assert (back.status, back.records, back.changed) == ("ok", 4 + 3, 14 + 4)
+    assert query(store, "SELECT count(*) FROM latest_prices WHERE region IS NULL").rows == [(3,)]
 
 
 def test_an_answer_with_no_gpu_offer_at_all_still_fails(replay: Any, tmp_path: Path) -> None:

@@ -65,7 +65,8 @@ WHERE provider = $provider AND valid_to IS NULL
 # and its price are the same, so no interval opens and its history shows no change that did not
 # happen; earlier, closed intervals keep the facts they had. A fact the collection does not
 # give (a model only DescribeInstanceTypes names, when AWS answered from its public files) is
-# never erased by its absence. Its computed columns are forgotten and derived again. `newest` (in `paths`): the row of the batch whose facts it takes.
+# never erased by its absence. Its computed columns are forgotten and derived again. `newest`
+# (in `paths`): the row of the batch whose facts it takes.
 _STAGE_REFACTS = """
 CREATE TEMP TABLE refacts AS
 SELECT o.row, s.newest FROM paths s JOIN open_now o USING (offer_key)

@@ -81,3 +81,16 @@ def test_the_same_facts_again_change_nothing_but_last_seen(tmp_path: Path) -> No
     first = history(store)
     write(store, T0 + H, NDV2)
     assert history(store) == [(*first[0][:-1], T0 + H)]
+
+
+def test_a_fact_the_collection_does_not_give_is_not_erased(tmp_path: Path) -> None:
+    """AWS answers from its public files when credentials go: a model only DescribeInstanceTypes
+    named, and a host size, are not known then; the stored ones stay."""
+    store = Store(tmp_path / "prices.duckdb", gpu_facts=[GpuFact("V100", 125.0)])
+    named = replace(NDV2, vcpus=40.0, memory_gib=672.0)
+    write(store, T0, named)
+    write(store, T0 + H, replace(NDV2, gpu_model=None, gpu_count=8.0, gpu_memory_gib=32.0))
+    # 125 x 8 x 3.6 / 22.032 = 163.3987 PFLOP/$: the model kept, the count taken.
+    assert history(store) == [
+        ("V100", 8.0, 32.0, 40.0, 672.0, 22.032, 2.754, 125.0, 163.3987, T0, None, T0 + H)
+    ]

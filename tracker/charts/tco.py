@@ -9,8 +9,8 @@ from pathlib import Path
 from matplotlib.figure import Figure
 
 from storage.reads.tco import Tco
+from tracker.charts import labels
 from tracker.charts.base import figure, save
-from tracker.cli import tco_table
 
 # One colour per kind of plan, so a reader sees at a glance which bars are spot or reserved.
 _COLOURS = {"on-demand": "tab:blue", "spot": "tab:orange", "reserved": "tab:green",
@@ -27,14 +27,13 @@ class Bar:
 def bars(answer: Tco) -> list[Bar]:
     """The bars to draw: the best option of each strategy, then the blends, cheapest first."""
     drawn = [
-        Bar(f"{tco_table.strategy(row)}: {tco_table.offer(row)}"
+        Bar(f"{labels.strategy(row)}: {labels.offer(row)}"
             + _term_note(row, answer.need.months), row["total_usd"],
-            tco_table.strategy(row).split()[0])
-        for row in tco_table.best_per_strategy(answer)
+            labels.strategy(row).split()[0])
+        for row in labels.best_per_strategy(answer)
     ]  # fmt: skip
     drawn += [
-        Bar(f"blend {tco_table.plan_name(plan)}", plan["total_usd"], "blend")
-        for plan in answer.blends
+        Bar(f"blend {labels.plan_name(plan)}", plan["total_usd"], "blend") for plan in answer.blends
     ]
     return sorted(drawn, key=lambda bar: bar.total_usd)
 
@@ -42,7 +41,7 @@ def bars(answer: Tco) -> list[Bar]:
 def chart(answer: Tco) -> Figure:
     """The figure: titled with the need, the x axis the total in USD."""
     need = answer.need
-    fig, ax = figure(tco_table.title(answer), ylabel="")
+    fig, ax = figure(labels.title(answer), ylabel="")
     shown = bars(answer)[::-1]  # barh draws bottom-up: the cheapest ends on top
     positions = range(len(shown))
     ax.barh(positions, [b.total_usd for b in shown], color=[_COLOURS[b.kind] for b in shown])

@@ -13,6 +13,7 @@ import click
 
 from storage.reads import dashboard
 from storage.reads.series import SeriesFilters, SeriesStats
+from tracker.charts import labels
 from tracker.cli import history as cli_history
 from tracker.cli import tco as cli_tco
 from tracker.cli import tco_table
@@ -100,10 +101,10 @@ def decide_panel(store: Path, query: api.Query, models: list[str], timeout_s: fl
     answer = dashboard.tco(store, cli_tco.need_from(given), timeout_s=timeout_s)
     if not answer.rows:
         return form + problem(tco_table.no_candidate(answer))
-    best = tco_table.best_per_strategy(answer)
+    best = labels.best_per_strategy(answer)
     cheapest = answer.rows[0]["total_usd"]
     rows = [
-        (tco_table.strategy(r), tco_table.offer(r), str(r["instances"]),
+        (labels.strategy(r), labels.offer(r), str(r["instances"]),
          f"{r['total_usd']:,.2f}", f"{r['usd_per_gpu_hour']:.4f}",
          "" if r["pflop_per_usd"] is None else f"{r['pflop_per_usd']:,.1f}",
          tco_table.distance(r["total_usd"], cheapest))
@@ -114,7 +115,7 @@ def decide_panel(store: Path, query: api.Query, models: list[str], timeout_s: fl
                     tco_table.left_out_lines(answer))  # fmt: skip
     return (
         form
-        + f"<h2>{escape(tco_table.title(answer))}</h2>"
+        + f"<h2>{escape(labels.title(answer))}</h2>"
         + f'<figure class="chart">{charts.tco_svg(answer)}</figure>'
         + table("tco", head, rows)
         + notes

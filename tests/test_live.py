@@ -1,24 +1,63 @@
-"""Against the real provider APIs: opt-in with `pytest --live`, skipped without credentials.
+"""Against the real provider APIs: opt-in with `pytest --live`, skipped without credentials
+(and, for the APIs that need none, without a network).
 
 They check what recorded fixtures cannot: that the real API still answers in the shape the
-parsers know, with plausible prices.
+parsers know, with plausible prices, and that the GPU facts the run summary counts as the API's
+own really come from the API (AWS DescribeInstanceTypes, Alibaba's, Lambda's and DigitalOcean's
+descriptions).
 """
 
 from __future__ import annotations
 
 import os
+import socket
 from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
+from collectors import aws_facts, aws_feeds, aws_terms, gpus
 from collectors.aws import AwsCollector
+from collectors.aws_pages import Pages, pages_of
+from collectors.aws_public import OFFERS_ENDPOINT
 from collectors.azure import AzureCollector
-from collectors.base import ProviderSettings
+from collectors.base import ParseResult, ProviderSettings
 
 pytestmark = pytest.mark.live
 
+needs_aws = pytest.mark.skipif(
+    not (os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE")),
+    reason="needs AWS credentials (AWS_ACCESS_KEY_ID or AWS_PROFILE)",
+)
+
+PRICE_LIST_API = "https://api.pricing.us-east-1.amazonaws.com"
+
+
+def online(url: str) -> None:
+    """Skips the test when `url`'s host cannot be reached (no network, no DNS): a live test
+    checks the API, not the machine's connection. Asked before any request of the collector,
+    so a refusal by the API itself still fails the test."""
+    parts = urlsplit(url)
+    host, port = parts.hostname or "", parts.port or (80 if parts.scheme == "http" else 443)
+    try:
+        socket.create_connection((host, port), timeout=15).close()
+    except OSError as exc:
+        pytest.skip(f"no network: {host}:{port} cannot be reached ({exc})")
+
+
+def facts_from_the_api(result: ParseResult) -> None:
+    """The run summary's 'from API facts' equals its 'priced': every priced type's GPU facts are
+    the API's own; a failure names the types whose are not, with where theirs came from."""
+    summary = result.gpu_summary()
+    priced = sorted({r.instance_type for r in result.records})
+    elsewhere = {t: result.facts.get(t, "none") for t in priced if result.facts.get(t) != "api"}
+    assert summary.priced > 0
+    assert summary.from_api == summary.priced, f"GPU facts not from the API: {elsewhere}"
+
 
 def test_azure_retail_prices_live() -> None:
+    online("https://prices.azure.com")
     collector = AzureCollector(ProviderSettings(regions=("eastus",), timeout=60))
     result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
     kinds = {r.price_kind for r in result.records}
@@ -27,11 +66,9 @@ def test_azure_retail_prices_live() -> None:
     assert all(0 < r.price_per_hour < 500 for r in nd)
 
 
-@pytest.mark.skipif(
-    not (os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE")),
-    reason="needs AWS credentials (AWS_ACCESS_KEY_ID or AWS_PROFILE)",
-)
+@needs_aws
 def test_aws_price_list_and_spot_live() -> None:
+    online(PRICE_LIST_API)
     settings = ProviderSettings(
         regions=("us-east-1",), options={"instance_types": ["g4dn.xlarge"]}, timeout=60
     )
@@ -44,6 +81,112 @@ def test_aws_price_list_and_spot_live() -> None:
     assert any(r.price_kind == "reserved" and r.term_months == 36 for r in result.records)
 
 
+@needs_aws
+def test_aws_every_gpu_type_with_facts_from_describe_instance_types_live(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    online(PRICE_LIST_API)
+    asked: list[tuple[str, dict[str, Any]]] = []
+    walk = Pages.walk
+
+    def recorded(self: Pages, client: Any, method: str, prefix: str, query: Any) -> None:
+        asked.append((method, query))
+        walk(self, client, method, prefix, query)
+
+    monkeypatch.setattr(Pages, "walk", recorded)
+    collector = AwsCollector(ProviderSettings(regions=("us-east-1",), timeout=60))
+    collector.check_credentials()
+    payloads = collector.fetch()
+    result = collector.parse(payloads, observed_at=datetime.now(UTC))
+    denied = payloads.get("types/denied/answer")
+    assert denied is None, f"{denied}: allow ec2:DescribeInstanceTypes to these credentials"
+
+    # DescribeInstanceTypes is asked as aws_facts asks it, by filter and for types the first
+    # region does not sell too; it describes every type the Price List prices there, no other.
+    queries = [q for method, q in asked if method == "describe_instance_types"]
+    sent = sorted(v for q in queries for v in q["Filters"][0]["Values"])
+    assert sent and queries == list(aws_facts.describe_queries(sent))
+    assert all(q["IncludeUnsupportedInRegion"] is True for q in queries)
+    answers = [page for _, page in pages_of(payloads, "types")]
+    names = _gpu_names(answers)
+    assert not set(sent) - set(names), f"not described: {sorted(set(sent) - set(names))}"
+    assert set(names) <= set(sent), f"not asked: {sorted(set(names) - set(sent))}"
+
+    # Every record of a type EC2 describes with GPUs names its model (a name EC2 gives that
+    # [names.aws] lacks is the failure), with the API's facts; the summary counts them.
+    described = aws_facts.described(answers)
+    unnamed = sorted({r.instance_type for r in result.records if r.gpu_model is None})
+    assert not [t for t in unnamed if described.get(t)], {t: names.get(t) for t in unnamed}
+    from_ec2 = {r.instance_type for r in result.records if described.get(r.instance_type)}
+    assert from_ec2 and all(result.facts[t] == "api" for t in from_ec2)
+    assert result.gpu_summary().from_api >= len(from_ec2) > 0
+    p4d = [r for r in result.records if r.instance_type == "p4d.24xlarge"]
+    assert p4d and {(r.gpu_model, r.gpu_count, r.gpu_memory_gib) for r in p4d} == {("A100", 8, 40)}
+
+    # DescribeSpotPriceHistory: no limit on InstanceType.N is documented (the EC2 API model
+    # sets none, unlike DescribeInstanceTypes' 100), so every priced type goes in one request.
+    # EC2 must accept that many (the walk above raised nothing) and answer for the whole list,
+    # not a first part of it.
+    [spot] = [q for method, q in asked if method == "describe_spot_price_history"]
+    assert spot["InstanceTypes"] == sent
+    answered = {r.instance_type for r in result.records if r.price_kind == "spot"}
+    assert answered <= set(sent)
+    assert answered & set(sent[-len(sent) // 4 :]), f"{len(sent)} types asked, {answered} answered"
+
+
+def _gpu_names(answers: list[Any]) -> dict[str, list[str]]:
+    """instance type -> the GPU names its DescribeInstanceTypes item gives ([] for none)."""
+    names: dict[str, list[str]] = {}
+    for page in answers:
+        for item in page.get("InstanceTypes") or []:
+            devices = (item.get("GpuInfo") or {}).get("Gpus") or []
+            names[item["InstanceType"]] = [str(d.get("Name")) for d in devices]
+    return names
+
+
+def test_aws_public_files_give_every_gpu_type_count_and_memory_live(tmp_path: Any) -> None:
+    online(OFFERS_ENDPOINT)
+    settings = ProviderSettings(
+        regions=("us-east-1",), options={"source": "public"}, timeout=120, state_dir=tmp_path
+    )
+    collector = AwsCollector(settings)
+    payloads = collector.fetch()
+    result = collector.parse(payloads, observed_at=datetime.now(UTC))
+    assert collector.source[0] == "public"
+    # Every GPU instance type of the region's file: the Price List's `gpu` and `gpuMemory` give
+    # its count and memory (or the GPU table knows it), and it is priced with them.
+    kept = payloads["public/offers/us-east-1"]
+    products = [
+        p["product"]["attributes"] for p in aws_feeds.products(kept["columns"], kept["rows"])
+    ]
+    family = [a for a in products if a.get("instanceFamily") == aws_facts.GPU_FAMILY]
+    lacking = sorted(
+        {
+            str(a["instanceType"])
+            for a in family
+            if aws_facts.from_price_list(a) is None
+            and gpus.lookup("aws", a["instanceType"]) is None
+        }
+    )
+    assert family and lacking == [], f"GPU types without a count and memory: {lacking}"
+    sold = {
+        str(a["instanceType"])
+        for a in family
+        if aws_terms.is_plain_linux_box(a) and a.get("regionCode") == "us-east-1"
+    }
+    priced = {r.instance_type for r in result.records}
+    assert not result.unknown_instance_types
+    assert sold and sold <= priced, f"not priced: {sorted(sold - priced)}"
+    assert all(r.gpu_count and r.gpu_memory_gib for r in result.records)
+    p4d = [r for r in result.records if r.instance_type == "p4d.24xlarge"]
+    assert p4d and {(r.gpu_model, r.gpu_count, r.gpu_memory_gib) for r in p4d} == {("A100", 8, 40)}
+    assert {"on_demand", "reserved", "spot"} <= {r.price_kind for r in result.records}
+    # The spot feed is current: it prices g6e, launched in August 2024 (the old feed's URL is
+    # said to have stopped changing in May 2024).
+    spot = {r.instance_type for r in result.records if r.price_kind == "spot"}
+    assert any(t.startswith("g6e.") for t in spot), f"the spot feed prices no g6e: {sorted(spot)}"
+
+
 def _live_settings(
     env: dict[str, str], *, regions: tuple[str, ...] = (), history_window_s: int | None = None
 ) -> ProviderSettings:
@@ -54,25 +197,30 @@ def _live_settings(
 
 @pytest.mark.skipif(not os.environ.get("LAMBDA_API_KEY"), reason="needs LAMBDA_API_KEY")
 def test_lambda_instance_types_live() -> None:
-    from collectors.lambdalabs import LambdaCollector
+    from collectors.lambdalabs import DEFAULT_ENDPOINT, LambdaCollector
 
+    online(DEFAULT_ENDPOINT)
     collector = LambdaCollector(_live_settings({"api_key": os.environ["LAMBDA_API_KEY"]}))
     result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
-    # Capacity comes and goes, but the answer must be readable: every type placed or sold out.
+    # Capacity comes and goes, but the answer must be readable: every type placed, or sold out
+    # with its list price kept in a record of no region.
     assert result.skipped_rows == 0
-    assert all(r.available is True and 0.3 < r.price_per_hour < 100 for r in result.records)
-    assert result.records or result.sold_out
+    assert all(r.available is (r.region is not None) for r in result.records)
+    assert all(0.3 < r.price_per_hour < 100 for r in result.records)
+    facts_from_the_api(result)
 
 
 @pytest.mark.skipif(not os.environ.get("DIGITALOCEAN_TOKEN"), reason="needs DIGITALOCEAN_TOKEN")
 def test_digitalocean_gpu_sizes_live() -> None:
-    from collectors.paperspace import PaperspaceCollector
+    from collectors.paperspace import DEFAULT_ENDPOINT, PaperspaceCollector
 
+    online(DEFAULT_ENDPOINT)
     collector = PaperspaceCollector(_live_settings({"token": os.environ["DIGITALOCEAN_TOKEN"]}))
     result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
     h100 = [r for r in result.records if r.gpu_model == "H100"]
     assert h100 and all(r.gpu_memory_gib == 80 for r in h100)
     assert all(0.3 < r.price_per_hour / r.gpu_count < 20 for r in result.records)
+    facts_from_the_api(result)
 
 
 @pytest.mark.skipif(
@@ -85,6 +233,7 @@ def test_digitalocean_gpu_sizes_live() -> None:
 def test_alibaba_one_region_live() -> None:
     from collectors.alibaba import AlibabaCollector
 
+    online("https://ecs.cn-hangzhou.aliyuncs.com")
     keys = {
         "access_key_id": os.environ["ALIBABA_CLOUD_ACCESS_KEY_ID"],
         "access_key_secret": os.environ["ALIBABA_CLOUD_ACCESS_KEY_SECRET"],
@@ -96,11 +245,13 @@ def test_alibaba_one_region_live() -> None:
     kinds = {r.price_kind for r in result.records}
     assert {"on_demand", "reserved"} <= kinds
     assert {r.currency for r in result.records} <= {"CNY", "USD"}
+    facts_from_the_api(result)
 
 
 def test_vastai_offer_search_live() -> None:
-    from collectors.vastai import VastaiCollector
+    from collectors.vastai import DEFAULT_ENDPOINT, VastaiCollector
 
+    online(DEFAULT_ENDPOINT)
     key = os.environ.get("VAST_API_KEY")
     collector = VastaiCollector(_live_settings({"api_key": key} if key else {}))
     result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
@@ -112,8 +263,9 @@ def test_vastai_offer_search_live() -> None:
 
 @pytest.mark.skipif(not os.environ.get("RUNPOD_API_KEY"), reason="needs RUNPOD_API_KEY")
 def test_runpod_gpu_types_live() -> None:
-    from collectors.runpod import RunpodCollector
+    from collectors.runpod import DEFAULT_ENDPOINT, RunpodCollector
 
+    online(DEFAULT_ENDPOINT)
     collector = RunpodCollector(_live_settings({"api_key": os.environ["RUNPOD_API_KEY"]}))
     result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
     assert result.skipped_rows == 0

@@ -1,5 +1,6 @@
-"""What the daemon's jobs do: collect one provider, store, alert, log one line; or send the
-review. `Shared` is what the jobs of one daemon have in common (locks, state, the store).
+"""What the daemon's collection job does: collect one provider, store, alert, log one line.
+`Shared` is what the jobs of one daemon have in common (locks, state, the store); the review's
+job is in `tracker.daemon.review`, the export's in `tracker.daemon.export`.
 
 Nothing here may let an exception escape into the scheduler: a job that breaks is logged and
 the next one runs on time.
@@ -13,11 +14,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, TextIO, cast
 
 from alerts.rules import Rule
-from collectors.common import CollectorError, StoreError, duration_words
+from collectors.common import StoreError, duration_words
 from storage.connection import StoreDamaged
 from storage.store import Store
 from tracker import alerting, pipeline
@@ -238,66 +239,3 @@ class ProviderJob:
                 text += f"; {extra}"
         level = logging.WARNING if outcome.status == "failed" else logging.INFO
         log.log(level, text, extra=fields)
-
-
-class ReviewJob:
-    """The half-yearly review, sent to the review channels once per scheduled date. A review
-    that could not be built or recorded (the store busy at that moment, say) is tried again
-    until it is, or until its catch-up window has passed."""
-
-    def __init__(self, shared: Shared) -> None:
-        self.shared = shared
-        self.__name__ = "review"
-
-    def __call__(self) -> None:
-        now = datetime.now(UTC)
-        self.send(self._due(now) or now, now)
-
-    def catch_up(self, now: datetime, grace: timedelta) -> None:
-        """Send the last scheduled review if the daemon was down when it was due (sending
-        is idempotent per scheduled date, so one already sent is not sent again)."""
-        due = self._due(now)
-        if due is not None and now - due <= grace:
-            self.send(due, now)
-
-    def send(self, due: datetime, now: datetime) -> None:
-        with self.shared.tracking("review"):
-            recorded = self._send(due, now)
-        if not recorded:
-            self.shared.retry_review(due)
-
-    def _due(self, now: datetime) -> datetime | None:
-        from tracker.review import build as review
-
-        return review.last_due(self.shared.config.review, now)
-
-    def _send(self, due: datetime, now: datetime) -> bool:
-        from tracker.review import build as review
-
-        shared = self.shared
-        try:
-            with shared.alerts_lock:
-                report = review.send(
-                    shared.config,
-                    shared.env,
-                    shared.console,
-                    now=now,
-                    period_subject=due.isoformat(),
-                    store_lock=shared.store_lock,
-                )
-        except (StoreError, CollectorError) as exc:
-            log.error("review of %s: not recorded yet, will try again: %s", due.date(), exc)
-            return False
-        except Exception:
-            log.exception("review of %s: the job broke", due.date())
-            return False
-        failed = [d for d in report.deliveries if d.error]
-        log.log(
-            logging.WARNING if failed else logging.INFO,
-            "review of %s: %d messages due, %d failed (failed ones are retried like alerts)",
-            due.date(),
-            len(report.due),
-            len(failed),
-            extra={"review": due.isoformat()},
-        )
-        return True

@@ -39,7 +39,8 @@ from tracker.daemon import memory, schedule
 from tracker.daemon.export import JOB_ID as EXPORT_JOB
 from tracker.daemon.export import ExportJob
 from tracker.daemon.isolation import Isolated
-from tracker.daemon.jobs import ProviderJob, ReviewJob, Shared
+from tracker.daemon.jobs import ProviderJob, Shared
+from tracker.daemon.review import ReviewJob
 from tracker.daemon.state import DaemonLock, DaemonState, ProviderSchedule, write_state
 
 log = logging.getLogger("tracker.daemon")

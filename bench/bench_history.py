@@ -98,7 +98,8 @@ def _same(ours: list[Any], hand: list[tuple[Any, ...]]) -> bool:
     def key(row: tuple[Any, ...]) -> str:
         return repr(row[:9])
 
-    mine = sorted((plain((*r[:17], r[18])) for r in ours), key=key)
+    flat = [tuple(r.flat().values()) for r in ours]  # the key columns, then the statistics
+    mine = sorted((plain((*r[:17], r[18])) for r in flat), key=key)
     theirs = sorted((plain(r) for r in hand), key=key)
     return len(mine) == len(theirs) and all(
         a == b or (isinstance(a, float) and math.isclose(a, b, rel_tol=1e-6))

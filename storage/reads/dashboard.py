@@ -95,7 +95,7 @@ def statistics(
     sql, params = series.statistics_sql(filters, window, below=below)
     with bounded(path, timeout_s) as con:
         found = _run(con, f"{sql} {series.ORDER}", params).fetchall()
-    return [series.SeriesStats(*row) for row in found]
+    return [series.SeriesStats.from_row(row) for row in found]
 
 
 def intervals(

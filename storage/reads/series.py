@@ -22,6 +22,7 @@ Interface:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -134,14 +135,7 @@ class OfferKey(NamedTuple):
 class SeriesStats(NamedTuple):
     """The statistics of one series over the window, in its own currency."""
 
-    provider: str
-    region: str | None
-    zone: str | None
-    instance_type: str
-    price_kind: str
-    term_months: int | None
-    payment_option: str | None
-    offering_class: str | None
+    key: OfferKey
     currency: str
     covered_hours: float
     min: float
@@ -154,18 +148,19 @@ class SeriesStats(NamedTuple):
     below_share: float | None
     mean_usd: float | None
 
-    @property
-    def key(self) -> OfferKey:
-        return OfferKey(
-            self.provider,
-            self.region,
-            self.zone,
-            self.instance_type,
-            self.price_kind,
-            self.term_months,
-            self.payment_option,
-            self.offering_class,
-        )
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> SeriesStats:
+        """A row of `statistics_sql`: the key's columns, then the statistics."""
+        return cls(OfferKey(*row[: len(KEY)]), *row[len(KEY) :])
+
+    def flat(self) -> dict[str, Any]:
+        """The key's fields and the statistics on one level, in `COLUMNS` order (the rows of
+        `history --format json` and csv)."""
+        return self.key._asdict() | {name: getattr(self, name) for name in self._fields[1:]}
+
+
+# The columns of a flat series: the key's, then the statistics.
+COLUMNS = (*KEY, *SeriesStats._fields[1:])
 
 
 class Interval(NamedTuple):
@@ -277,7 +272,7 @@ def statistics(
     """Per series with covered time in the window, its statistics (module docstring); stopped
     after `timeout_s` seconds (QueryStopped)."""
     sql, params = statistics_sql(filters, window, below=below)
-    return [SeriesStats(*row) for row in _rows(store, f"{sql} {ORDER}", params, timeout_s)]
+    return [SeriesStats.from_row(row) for row in _rows(store, f"{sql} {ORDER}", params, timeout_s)]
 
 
 def intervals(

@@ -21,7 +21,7 @@ def latest(found: Cheapest) -> list[dict[str, Any]]:
 
 def history(rows: Sequence[SeriesStats]) -> list[dict[str, Any]]:
     """One object per series: the offer key and its statistics."""
-    return [dict(row._asdict()) for row in rows]
+    return [row.flat() for row in rows]
 
 
 def tco_rows(answer: Tco, limit: int | None) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ import click
 from collectors.common import ConfigError, StoreError, parse_duration
 from storage.query import QueryResult
 from storage.reads.gpu_filter import GpuChoice
-from storage.reads.series import SeriesFilters, SeriesStats, Window
+from storage.reads.series import COLUMNS, SeriesFilters, SeriesStats, Window
 from tracker.cli import common, documents, render
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
 from tracker.cli.options import (
@@ -242,7 +242,8 @@ def _print(
         text = documents.dumps(documents.history(shown.rows))
         common.out(ctx).print(text, markup=False, highlight=False, soft_wrap=True)
     elif fmt == "csv":
-        result = QueryResult(list(SeriesStats._fields), [], [tuple(r) for r in shown.rows])
+        flat = [tuple(r.flat().values()) for r in shown.rows]
+        result = QueryResult(list(COLUMNS), [], flat)
         say(common.out(ctx), render.to_csv(result).rstrip("\n"))
     else:
         from tracker.cli.history_table import tables

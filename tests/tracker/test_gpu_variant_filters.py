@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from collectors import gpus
-from collectors.base import PriceRecord
 from storage.reads.gpu_filter import GpuChoice
 from storage.store import Store
+from tests.storage.test_gpu_variants import offer as record
 from tracker.cli import cli
 from tracker.config import Config, gpu_names
 
@@ -31,25 +30,6 @@ OFFERS = [
     ("azure", "Standard_NC40ads_H100_v5", "H100", 1, 94, "6.98"),
     ("azure", "Standard_NC24ads_A100_v4", "A100", 1, 80, "3.673"),
 ]
-
-
-def record(provider: str, itype: str, model: str, count: int, gib: int, price: str) -> Any:
-    return PriceRecord(
-        provider=provider,
-        region="eastus" if provider == "azure" else "us-east-1",
-        zone=None,
-        instance_type=itype,
-        price_kind="on_demand",
-        term_months=None,
-        payment_option=None,
-        offering_class=None,
-        currency="USD",
-        price_per_hour=Decimal(price),
-        upfront_total=None,
-        gpu_model=model,
-        gpu_count=count,
-        gpu_memory_gib=gib,
-    )
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from collectors.common import StoreError
 from storage.connection import scalar
-from storage.views import derive, rederive
+from storage.views import rederive
 
 # The offer's identity as one string: NULL parts become '' so they compare as values.
 _OFFER_KEY = """concat_ws('|', provider, region, coalesce(zone, ''), instance_type, price_kind,
@@ -73,13 +73,26 @@ SELECT o.row, s.newest FROM paths s JOIN open_now o USING (offer_key)
 WHERE s.path = 'same' AND s.refact
 """
 
-_REFACT = """
+# Each fact the interval takes from the collection's row `b`; `p`'s own where `b` lacks it.
+_TAKEN = {
+    "gpu_model": "coalesce(b.gpu_model, p.gpu_model)",
+    "gpu_count": "b.gpu_count",
+    "gpu_memory_gib": "b.gpu_memory_gib",
+    "vcpus": "coalesce(b.vcpus, p.vcpus)",
+    "memory_gib": "coalesce(b.memory_gib, p.memory_gib)",
+}
+
+# A candidate whose facts differ only where the collection gives none (AWS from its public
+# files: no model, no host size) would be rewritten as it is, and derived again, every run.
+_UNCHANGED = f"""
+DELETE FROM refacts r USING picked b, price_intervals p
+WHERE b.row = r.newest AND p.rowid = r.row
+  AND ({", ".join(_TAKEN.values())}) IS NOT DISTINCT FROM ({", ".join(f"p.{c}" for c in _TAKEN)})
+"""
+
+_REFACT = f"""
 UPDATE price_intervals AS p
-SET gpu_model = coalesce(b.gpu_model, p.gpu_model), gpu_count = b.gpu_count,
-    gpu_memory_gib = b.gpu_memory_gib, vcpus = coalesce(b.vcpus, p.vcpus),
-    memory_gib = coalesce(b.memory_gib, p.memory_gib), price_per_gpu_hour = NULL,
-    price_per_hour_usd = NULL, price_per_gpu_hour_usd = NULL, gpu_tflops_fp16 = NULL,
-    pflop_per_usd = NULL
+SET {", ".join(f"{column} = {value}" for column, value in _TAKEN.items())}
 FROM refacts r JOIN picked b ON b.row = r.newest
 WHERE p.rowid = r.row
 """
@@ -299,15 +312,23 @@ def _merge(
     if scalar(con, "SELECT count(*) FROM paths WHERE NOT is_open"):  # new or back: few if any
         _date_returns(con, provider)
     con.execute(_EXTEND_CONFIRMED, observed)
-    con.execute(_STAGE_REFACTS)
-    if scalar(con, "SELECT count(*) FROM refacts"):  # rare: facts corrected
-        _pick(con, batch, "SELECT newest FROM refacts")
-        con.execute(_REFACT)
-        derive(con, "p.rowid IN (SELECT row FROM refacts)")
+    _correct_facts(con, batch)
     _pick(con, batch, _NEW_ROWS)
     opened = scalar(con, _OPEN_NEW, {**observed, "run_id": run_id})
     opened += _sequence_the_rest(con, batch, observed, run_id)
     return int(opened) + int(withdrawn)
+
+
+def _correct_facts(con: Any, batch: pa.Table) -> None:
+    """Give the open intervals confirmed at their price the facts the collection corrected."""
+    con.execute(_STAGE_REFACTS)
+    if not scalar(con, "SELECT count(*) FROM refacts"):  # the usual: the same facts
+        return
+    _pick(con, batch, "SELECT newest FROM refacts")
+    con.execute(_UNCHANGED)
+    if scalar(con, "SELECT count(*) FROM refacts"):  # rare: facts corrected
+        con.execute(_REFACT)
+        rederive(con, "p.rowid IN (SELECT row FROM refacts)")
 
 
 def _date_returns(con: Any, provider: dict[str, Any]) -> None:

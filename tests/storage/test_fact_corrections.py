@@ -10,7 +10,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from collectors.base import PriceRecord
+from storage import merge
 from storage.fx import GpuFact
 from storage.query import query
 from storage.store import Store
@@ -94,3 +97,28 @@ def test_a_fact_the_collection_does_not_give_is_not_erased(tmp_path: Path) -> No
     assert history(store) == [
         ("V100", 8.0, 32.0, 40.0, 672.0, 22.032, 2.754, 125.0, 163.3987, T0, None, T0 + H)
     ]
+
+
+def test_facts_differing_only_where_the_collection_gives_none_are_not_rewritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """AWS answering from its public files every hour: the stored model and host size stand, so
+    nothing is corrected, and nothing derived again, run after run."""
+    store = Store(tmp_path / "prices.duckdb", gpu_facts=[GpuFact("V100", 125.0)])
+    named = replace(NDV2, vcpus=40.0, memory_gib=672.0)
+    write(store, T0, named)
+    first = history(store)
+    derived: list[str] = []
+    real = merge.rederive
+    monkeypatch.setattr(
+        merge, "rederive", lambda con, forget, *a: (derived.append(forget), real(con, forget, *a))
+    )
+    public = replace(NDV2, gpu_model=None, vcpus=None, memory_gib=None)
+    write(store, T0 + H, public)
+    write(store, T0 + 2 * H, public)
+    assert derived == []
+    assert history(store) == [(*first[0][:-1], T0 + 2 * H)]
+    # A fact it does give, corrected, still is: 8 GPUs now, derived again.
+    write(store, T0 + 3 * H, replace(public, gpu_count=8.0))
+    assert derived == ["p.rowid IN (SELECT row FROM refacts)"]
+    assert history(store)[0][:7] == ("V100", 8.0, 16.0, 40.0, 672.0, 22.032, 2.754)

@@ -6,7 +6,8 @@ alert event log, once per (rule, subject, channel).
 Two sides are compared. `now`: the current prices (`latest_prices`) that are not stale.
 `then`: the intervals in force at the past moment (valid_from <= then < valid_to) that a
 collection confirmed near it: `last_seen` no more than twice the provider's interval before
-`then`, the rule `latest_prices.stale` applies now. An interval stays open while nobody collects
+`then` (`storage.views.prices_at`: the staleness of `latest_prices` as the history can judge it
+at a past moment). An interval stays open while nobody collects
 its provider or region and is closed only when a later collection misses it, so without that
 rule a price last seen years before would count as the price of `then`. On both sides an offer
 the provider said was sold out (`available` false) is no offer. Prices are ranked in
@@ -36,6 +37,7 @@ from storage.migrations import migrate
 from storage.reads import review_tco
 from storage.reads.sandbox import time_limit
 from storage.reads.tco import Need
+from storage.views import prices_at
 
 LOCK_WAIT_S = 30.0  # as long as an alerts run waits: the daemon's collections hold the file
 
@@ -49,20 +51,10 @@ OFFER_KEY = ("provider", "region", "zone", "instance_type", "price_kind", "term_
              "payment_option", "offering_class", "currency")  # fmt: skip
 _SAME_OFFER = " AND ".join(f"o.{k} IS NOT DISTINCT FROM c.{k}" for k in OFFER_KEY)
 
-# The provider's collection interval as `latest_prices.stale` takes it (the one its runs were
-# scheduled with, 1 h when none was recorded), here the one in force at `then`: the last run
-# started by then that recorded one, else the latest run's.
-_INTERVALS = """
-intervals AS (
-    SELECT provider, coalesce(
-               arg_max(interval_seconds, run_id) FILTER (WHERE started_at <= $then),
-               arg_max(interval_seconds, run_id)) AS interval_seconds
-    FROM runs WHERE interval_seconds IS NOT NULL GROUP BY provider
-), at_then AS (
-    SELECT p.* FROM prices p LEFT JOIN intervals i USING (provider)
-    WHERE p.valid_from <= $then AND (p.valid_to IS NULL OR p.valid_to > $then)
-      AND epoch($then) - epoch(p.last_seen) <= 2 * coalesce(i.interval_seconds, 3600)
-)"""
+# The prices in force at `then` that a collection confirmed near it (not stale then: the rule
+# of `storage.views.prices_at`, shared with the TCO as of a past moment).
+_AT_THEN = f"""
+at_then AS (SELECT * EXCLUDE (stale) FROM ({prices_at("$then")}) WHERE NOT stale)"""
 
 
 # The GPU models a review follows (`$gpus`, any case; an empty list: every model).
@@ -72,7 +64,7 @@ _FOLLOWED = """(len($gpus::VARCHAR[]) = 0
 
 def _sides(columns: str) -> str:
     return f"""
-WITH {_INTERVALS}, sides AS (
+WITH {_AT_THEN}, sides AS (
     SELECT 'now' AS side, {columns} FROM latest_prices
     WHERE NOT stale AND coalesce(available, true) AND {_FOLLOWED}
     UNION ALL
@@ -163,7 +155,7 @@ GROUP BY side, currency ORDER BY side, currency
 )
 
 _HISTORY_FROM = "SELECT min(valid_from) FROM prices"
-_PRICED_AT_THEN = f"WITH {_INTERVALS} SELECT count(*) FROM at_then"
+_PRICED_AT_THEN = f"WITH {_AT_THEN} SELECT count(*) FROM at_then"
 
 
 # One alert is one (rule, subject, fired_at), however many channels it went to; the reviews

@@ -139,10 +139,15 @@ def _used(sql: str, params: dict[str, Any] | None) -> dict[str, Any]:
     return {name: value for name, value in (params or {}).items() if f"${name}" in sql}
 
 
+# How old a confirmation may be, in seconds, before a price is stale: twice the provider's
+# collection interval (`i.interval_seconds`, the one its runs were scheduled with; 1 h when none
+# was recorded). Now and at a past moment alike.
+_STALE_AFTER = "2 * coalesce(i.interval_seconds, 3600)"
+
 # stale: the provider's last successful collection is older than twice its interval (the
-# interval the last run was scheduled with; 1 h when none was recorded), or that collection did
-# not confirm this price (its region is no longer collected).
-LATEST_PRICES = """
+# interval the last run was scheduled with), or that collection did not confirm this price (its
+# region is no longer collected).
+LATEST_PRICES = f"""
 WITH last_ok AS (
     SELECT provider, max(finished_at) AS finished_at, max(observed_at) AS observed_at
     FROM runs WHERE status = 'ok' GROUP BY provider
@@ -152,7 +157,7 @@ WITH last_ok AS (
 )
 SELECT p.*,
        coalesce(
-           epoch(now()) - epoch(l.finished_at) > 2 * coalesce(i.interval_seconds, 3600)
+           epoch(now()) - epoch(l.finished_at) > {_STALE_AFTER}
            OR p.last_seen < l.observed_at,
            true
        ) AS stale
@@ -161,6 +166,36 @@ LEFT JOIN last_ok l USING (provider)
 LEFT JOIN intervals i USING (provider)
 WHERE p.valid_to IS NULL
 """
+
+# The intervals of `prices` in force at a past moment (valid_from <= moment < valid_to), each
+# with `stale` judged at that moment: its own last confirmation (`last_seen`) is more than
+# twice the provider's interval in force then (the last run started by then that recorded one,
+# else the latest run's) before the moment. The review's `then` side reads it, and the TCO
+# priced as of a past moment (`storage.reads.tco`).
+# It is not LATEST_PRICES's rule moved in time, and the two stay apart: now, the provider's
+# last good collection is known, and a price it did not confirm is stale at once (its region is
+# no longer collected). The history keeps only an interval's last confirmation, not which
+# collections confirmed it, so at a past moment a price counts as confirmed when that is after
+# the moment (the price held through it) or no more than two intervals before it.
+_PRICES_AT = f"""
+WITH intervals AS (
+    SELECT provider, coalesce(
+               arg_max(interval_seconds, run_id) FILTER (WHERE started_at <= {{moment}}),
+               arg_max(interval_seconds, run_id)) AS interval_seconds
+    FROM runs WHERE interval_seconds IS NOT NULL GROUP BY provider
+)
+SELECT p.*, NOT coalesce(
+           epoch({{moment}}) - epoch(p.last_seen) <= {_STALE_AFTER}, false) AS stale
+FROM prices p LEFT JOIN intervals i USING (provider)
+WHERE p.valid_from <= {{moment}} AND (p.valid_to IS NULL OR p.valid_to > {{moment}})
+"""
+
+
+def prices_at(moment: str) -> str:
+    """The SELECT of the prices in force at `moment` (a named parameter, "$then"), each with its
+    `stale` flag judged then (see _PRICES_AT)."""
+    return _PRICES_AT.format(moment=moment)
+
 
 # Prices the store's validation skipped: how many, and why ("2 zero after rounding, 1 above
 # the ceiling"), most frequent reason first.

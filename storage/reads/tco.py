@@ -24,8 +24,8 @@ plan that is not the current one. For each burst kind the cheapest pair is chose
 
 Candidates now are the rows of `latest_prices` that are not stale. At a past moment (`as_of`)
 they are the intervals of `prices` in force then (valid_from <= as_of < valid_to), judged stale
-as `latest_prices` judges them now: stale when their last confirmation was more than twice the
-provider's collection interval before `as_of` (the rule of the half-yearly review).
+then: their last confirmation was more than twice the provider's collection interval before
+`as_of` (`storage.views.prices_at`, the rule of the half-yearly review's `then` side).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from collectors.common import StoreError
 from storage.connection import LOCK_WAIT_S
 from storage.reads import series
 from storage.reads.sandbox import bounded
+from storage.views import prices_at
 
 HOURS_PER_MONTH = 730
 SPOT_BASES = ("current", "mean", "p95")
@@ -55,20 +56,8 @@ _TIES = """provider, region, zone NULLS FIRST, instance_type, price_kind, term_m
 _PARAMETER = re.compile(r"\$(\w+)")
 
 _NOW = "SELECT * FROM latest_prices"
-# The provider's interval in force at as_of, as storage.review takes it for its `then` side.
-_AS_OF = """
-WITH intervals AS (
-    SELECT provider, coalesce(
-               arg_max(interval_seconds, run_id) FILTER (WHERE started_at <= $as_of),
-               arg_max(interval_seconds, run_id)) AS interval_seconds
-    FROM runs WHERE interval_seconds IS NOT NULL GROUP BY provider
-)
-SELECT p.*, NOT coalesce(
-           epoch($as_of) - epoch(p.last_seen) <= 2 * coalesce(i.interval_seconds, 3600),
-           false) AS stale
-FROM prices p LEFT JOIN intervals i USING (provider)
-WHERE p.valid_from <= $as_of AND (p.valid_to IS NULL OR p.valid_to > $as_of)
-"""
+# The intervals in force at as_of, staleness judged then, as storage.review's `then` side.
+_AS_OF = prices_at("$as_of")
 
 _MATCHING = """
 matching AS (

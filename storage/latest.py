@@ -8,7 +8,6 @@ offers without a rate are left out and counted, never ranked as if they were dol
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -230,15 +229,11 @@ def _unknown_gpu(choice: GpuChoice, stored: list[tuple[Any, ...]], known: GpuNam
         return f"--gpu {choice.label}: no current offer has it ({_some(same)})"
     # A model nobody knows: the models, not every variant of every one (a variant is asked as
     # "<model> <N>GB").
-    named = {a for a in known.accepted if not _BY_MEMORY.search(a)}  # "H100 NVL" stays
-    models_only = sorted({str(model) for model, _ in stored} | set(known.memories) | named)
+    models_only = sorted({str(model) for model, _ in stored} | set(known.named))
     return (
         f"--gpu {choice.label}: no current offer has it ({_some(models_only)}; "
         'a variant as "<model> <N>GB")'
     )
-
-
-_BY_MEMORY = re.compile(r" \d+(\.\d+)?GB$")
 
 
 def _some(values: list[str], shown: int = 30) -> str:

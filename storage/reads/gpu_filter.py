@@ -41,11 +41,13 @@ class GpuChoice:
 class GpuNames:
     """Every name a filter may give a GPU by: `names` in lower case -> what it means; per model
     the memory variants the GPU table lists; and `accepted`, every model and variant as a
-    person writes it (`A100`, `A100 40GB`, `H100 NVL`), for the refusals."""
+    person writes it (`A100`, `A100 40GB`, `H100 NVL`), for the refusals; `named`, the models
+    and the variants with a name of their own (`A100`, `H100 NVL`), without `<model> <N>GB`."""
 
     names: Mapping[str, GpuChoice] = field(default_factory=dict)
     memories: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     accepted: tuple[str, ...] = ()
+    named: tuple[str, ...] = ()
 
     def parse(self, text: str) -> GpuChoice:
         """What `text` means (see the module docstring); a name nobody knows, as typed."""
@@ -74,16 +76,18 @@ def names_of(
     names: dict[str, GpuChoice] = {}
     memories: dict[str, tuple[float, ...]] = {}
     accepted: set[str] = set()
+    named: set[str] = set()
     for name, aliases, gibs, variants in models:
         for spelling in (name, *aliases):
             names[spelling.lower()] = GpuChoice(name)
         memories[name] = tuple(sorted({*gibs, *variants}))
-        accepted |= {name, *(GpuChoice(name, gib).label for gib in memories[name])}
+        accepted |= {GpuChoice(name, gib).label for gib in memories[name]}
+        named.add(name)
         for gib, variant in variants.items():
             if variant:
                 names[variant.lower()] = GpuChoice(name, gib)
-                accepted.add(variant)
-    return GpuNames(names, memories, tuple(sorted(accepted)))
+                named.add(variant)
+    return GpuNames(names, memories, tuple(sorted(accepted | named)), tuple(sorted(named)))
 
 
 def clause(choices: Iterable[GpuChoice], params: dict[str, Any], prefix: str = "g") -> str:

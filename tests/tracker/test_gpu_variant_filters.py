@@ -112,6 +112,7 @@ def test_a_variant_nobody_knows_is_refused_naming_the_models_variants(
     assert code == 2
     assert "--gpu H1000 80GB: no current offer has it" in result.stderr
     assert "H100 NVL" in result.stderr
+    assert "A100 80GB" not in result.stderr  # the models and named variants, not every memory
 
 
 def test_a_variant_the_table_knows_but_no_offer_has_is_an_empty_answer(db: Path) -> None:
@@ -127,6 +128,8 @@ def test_the_names_the_table_gives() -> None:
     assert names.parse("Mystery 12GB") == GpuChoice("Mystery", 12.0)
     assert names.parse("A10080GB") == GpuChoice("A10080GB")  # no separator: no memory
     assert {"A100 40GB", "A100 80GB", "H100 NVL", "H100 94GB"} <= set(names.accepted)
+    assert {"A100", "H100", "H100 NVL"} <= set(names.named)
+    assert not {"A100 80GB", "H100 94GB"} & set(names.named)
 
 
 def test_the_web_api_takes_the_same_names(db: Path) -> None:

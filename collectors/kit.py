@@ -7,6 +7,7 @@ exact Decimals, host sizes and UTC datetimes the same way for every provider.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
@@ -75,6 +76,17 @@ def record(
         effective_at=offer.effective_at,
         available=available,
     )
+
+
+def sold_in(regions: Sequence[str], asked: Collection[str]) -> list[str | None]:
+    """The regions to record an offer the answer lists in `regions` in: those asked (every one
+    where none is), or none at all ([]: sold only elsewhere). Listed in no region, its list price
+    is kept in no region (`[None]`), sold out (CONTRACT region rule), whatever regions were
+    asked: the store looks for an offer of no region in every collection of the provider, so it
+    closes once capacity is back."""
+    if not regions:
+        return [None]
+    return [r for r in regions if not asked or r in asked]
 
 
 def obj(value: Any) -> dict[str, Any]:

@@ -95,14 +95,7 @@ class LambdaCollector(Collector):
             offer = self._read(instance_type, data[instance_type], result)
             if offer is None:
                 continue
-            if not offer.regions:
-                # Listed, priced, launchable nowhere: the list price is kept, sold out (CONTRACT
-                # region rule), whatever regions were asked: the store looks for an offer of no
-                # region in every collection of the provider, so it closes once capacity is back.
-                result.records.append(_record(offer, None))
-                result.facts[instance_type] = offer.source
-                continue
-            regions = [r for r in offer.regions if not asked or r in asked]
+            regions = kit.sold_in(offer.regions, asked)
             if not regions:
                 nowhere.append(instance_type)
                 continue

@@ -69,14 +69,7 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
             result.skipped_rows += 1
             continue
         seen.add(offer.slug)
-        if not offer.regions:
-            # Listed, priced, creatable nowhere: the list price is kept, sold out (CONTRACT
-            # region rule), whatever regions were asked: the store looks for an offer of no
-            # region in every collection of the provider, so it closes once a region lists it.
-            result.records.append(_record(offer, None))
-            result.facts[offer.slug] = offer.source
-            continue
-        where_sold = [r for r in offer.regions if not asked or r in asked]
+        where_sold = kit.sold_in(offer.regions, asked)
         if not where_sold:
             nowhere.append(offer.slug)
             continue

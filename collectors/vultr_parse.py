@@ -93,18 +93,14 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
                 result.skipped_rows += 1
                 continue
             seen.add(plan.plan_id)
-            if not plan.locations:
-                # Listed but deployable nowhere: its price is kept, sold out, in no region
-                # (CONTRACT), whatever locations were asked: the store looks for an offer of no
-                # region in every collection of the provider, so it closes once one lists it.
-                result.records.extend(_records(plan, None, available=False))
-                result.facts[plan.plan_id] = plan.source
-                continue
-            where = [loc for loc in plan.locations if not asked or loc in asked]
+            where = kit.sold_in(plan.locations, asked)
             if not where:
                 nowhere.append(plan.plan_id)
                 continue
-            result.records.extend(rec for loc in where for rec in _records(plan, loc, True))
+            # A location it lists is one it can be deployed in now; listed in none, sold out.
+            result.records.extend(
+                rec for loc in where for rec in _records(plan, loc, available=loc is not None)
+            )
             result.facts[plan.plan_id] = plan.source
     if examined and result.skipped_rows == examined:
         raise PayloadShapeError(

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from storage.query import QueryResult, query
+from storage.reads import gpu_filter
 from storage.reads.gpu_filter import GpuChoice, GpuNames
 
 # pflop: the most dense FP16 compute per US dollar first; offers without it (no TFLOPS or no
@@ -65,7 +66,7 @@ WITH chosen AS (
     FROM filtered f
 )
 SELECT * EXCLUDE (_rank) FROM ranked
-WHERE _rank <= ?
+WHERE _rank <= $limit
 ORDER BY currency <> 'USD', currency, _rank
 """
 
@@ -114,27 +115,21 @@ class Filters:
     min_memory_gib: float | None = None
 
 
-def _where(filters: Filters) -> tuple[str, list[Any]]:
-    clauses: list[str] = ["true"]
-    params: list[Any] = []
-    if filters.gpu:
-        clauses.append("lower(gpu_model) = lower(?)")
-        params.append(filters.gpu)
-    for test, gib in (
-        ("gpu_memory_gib = ?", filters.gpu_memory_gib if filters.gpu else None),
-        ("gpu_memory_gib >= ?", filters.min_memory_gib),
-    ):
-        if gib is not None:
-            clauses.append(test)
-            params.append(gib)
+def _where(filters: Filters) -> tuple[str, dict[str, Any]]:
+    params: dict[str, Any] = {}
+    choices = [GpuChoice(filters.gpu, filters.gpu_memory_gib)] if filters.gpu else []
+    clauses = [
+        gpu_filter.clause(choices, params),
+        gpu_filter.at_least(filters.min_memory_gib, params),
+    ]
     for column, value in (("price_kind", filters.kind), ("provider", filters.provider)):
         if value:  # already the stored spelling (the CLI's filter types see to it)
-            clauses.append(f"{column} = ?")
-            params.append(value)
+            clauses.append(f"{column} = ${column}")
+            params[column] = value
     for column, value in (("region", filters.region), ("instance_type", filters.instance_type)):
         if value:
-            clauses.append(f"lower({column}) = lower(?)")
-            params.append(value)
+            clauses.append(f"lower({column}) = lower(${column})")
+            params[column] = value
     return " AND ".join(clauses), params
 
 
@@ -174,7 +169,7 @@ def cheapest(
         qualify=qualify,
         ties=_TIES,
     )
-    found = query(store, sql, [*params, limit], timeout_s=timeout_s)
+    found = query(store, sql, {**params, "limit": limit}, timeout_s=timeout_s)
     at = found.columns.index("_matching")
     currency = found.columns.index("currency")
     matching = {row[currency]: row[at] for row in found.rows}

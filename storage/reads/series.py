@@ -31,6 +31,8 @@ from typing import Any, NamedTuple
 import duckdb
 
 from collectors.common import StoreError, kind_label
+from storage.reads import gpu_filter
+from storage.reads.gpu_filter import GpuChoice
 from storage.reads.sandbox import bounded
 
 KEY = (
@@ -197,9 +199,13 @@ class SeriesFilters:
 
 
 def _where(filters: SeriesFilters) -> tuple[str, dict[str, Any]]:
-    clauses, params = ["true"], {}
+    params: dict[str, Any] = {}
+    choices = [GpuChoice(filters.gpu, filters.gpu_memory_gib)] if filters.gpu else []
+    clauses = [
+        gpu_filter.clause(choices, params, "s_gpu"),
+        gpu_filter.at_least(filters.min_memory_gib, params, "s_gpu"),
+    ]
     for name, column in (
-        ("gpu", "gpu_model"),
         ("region", "region"),
         ("zone", "zone"),
         ("instance_type", "instance_type"),
@@ -210,10 +216,6 @@ def _where(filters: SeriesFilters) -> tuple[str, dict[str, Any]]:
     for name, column in (("provider", "provider"), ("kind", "price_kind"), ("term", "term_months")):
         if getattr(filters, name) is not None:
             clauses.append(f"{column} = $s_{name}")
-            params[f"s_{name}"] = getattr(filters, name)
-    for name, test in (("gpu_memory_gib", "="), ("min_memory_gib", ">=")):
-        if getattr(filters, name) is not None and (filters.gpu or name == "min_memory_gib"):
-            clauses.append(f"gpu_memory_gib {test} $s_{name}")
             params[f"s_{name}"] = getattr(filters, name)
     if filters.keys is not None:
         clauses.append(_keys_clause(filters.keys, params))

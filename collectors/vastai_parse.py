@@ -90,9 +90,9 @@ def parse(payloads: Payloads, countries: tuple[str, ...], log: Log) -> ParseResu
         result.records.extend(_records(key, groups[key]))
         first = groups[key].on_demand
         if first is not None:
-            result.facts[f"{key[0]}x {key[1]}"] = first.source
+            result.facts[_type(*key[:2])] = first.source
     result.market = [
-        MarketDepth(key[2], f"{key[0]}x {key[1]}", groups[key].offers) for key in sorted(groups)
+        MarketDepth(key[2], _type(*key[:2]), groups[key].offers) for key in sorted(groups)
     ]
     result.notes.extend(_notes(answer, groups, left_out))
     if groups:  # every group's count, for the log a daemon keeps
@@ -125,7 +125,7 @@ def _read(
         result.skipped_rows += 1
         name, count = row.get("gpu_name"), row.get("num_gpus")
         if isinstance(name, str) and len(name) <= 100 and isinstance(count, int):  # unconfirmed
-            result.unreadable.add(f"{count}x {name.strip()}")
+            result.unreadable.add(_type(count, name.strip()))
         return None
 
 
@@ -160,7 +160,7 @@ def _offer(row: dict[str, Any]) -> _Offer:
     model = gpus.canonical_model(PROVIDER, name)
     said = gpus.InstanceGpu(model, count, float(round(ram / MIB_PER_GIB)))
     # The offer's own facts; a user's [gpus.instance_types."<count>x <name>"] entry over them.
-    found = gpus.resolve(PROVIDER, f"{count}x {name}", said)
+    found = gpus.resolve(PROVIDER, _type(count, name), said)
     gpu = said if found is None else found.gpu
     source = "api" if found is None else found.source
     return _Offer((count, name, country), gpu, source, dph_base, _price(row.get("min_bid")))
@@ -181,7 +181,7 @@ def _price(value: Any) -> Decimal | None:
 
 def _records(key: tuple[int, str, str], group: _Group) -> list[PriceRecord]:
     count, name, country = key
-    instance_type = f"{count}x {name}"
+    instance_type = _type(count, name)
     # Rentable now by definition: only offers open to rent make a group.
     records = []
     if group.on_demand is not None:
@@ -214,8 +214,14 @@ def _notes(
     return notes
 
 
+def _type(count: int, name: str) -> str:
+    """The instance type of a group of offers ("8x H100 SXM"): what the store and a user's
+    [gpus.instance_types] entry call it."""
+    return f"{count}x {name}"
+
+
 def _name(key: tuple[int, str, str]) -> str:
-    return f"{key[0]}x {key[1]} {key[2]}"
+    return f"{_type(*key[:2])} {key[2]}"
 
 
 def _shown(value: Any) -> str:

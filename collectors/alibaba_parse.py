@@ -149,7 +149,7 @@ class _Sorter:
         count = kit.size(item.get("GPUAmount"), kit.NUMBERS_OR_TEXT)
         if count is None:
             return None
-        table = gpus.bundled_types().get(PROVIDER, {}).get(itype)
+        table = gpus.bundled(PROVIDER, itype)
         spec = item.get("GPUSpec")
         name = gpus.canonical_model(PROVIDER, spec)
         if name is None and table is not None and table.gpu_count == count:

@@ -172,7 +172,7 @@ class Facts:
     def _resolve(self, instance_type: str) -> Resolved | None:
         said = self._said.get(instance_type)
         if said is not None:
-            table = gpus.INSTANCE_GPUS.get("aws", {}).get(instance_type)
+            table = gpus.bundled("aws", instance_type)
             if said.gpu_model is None and table is not None:
                 said = replace(said, gpu_model=table.gpu_model)  # a spelling not yet mapped
             self._check(instance_type, said)

@@ -233,7 +233,7 @@ def _gpu(name: str, count: int, memory: Any) -> tuple[gpus.Resolved, str | None]
     token = tokens[2] if len(tokens) > 3 and tokens[1] == "GPU" else tokens[1:2] or [""]
     model = gpus.canonical_model(PROVIDER, token[0] if isinstance(token, list) else token)
     stated = kit.size(memory)
-    known = gpus.INSTANCE_GPUS.get(PROVIDER, {}).get(name)
+    known = gpus.bundled(PROVIDER, name)
     if known is None:
         # A GPU the table does not know (model None) is still stored, its count being known
         # (CONTRACT); its memory by the estimator's usual rule, the shape's total.

@@ -201,7 +201,7 @@ def _said(
     """What the answer says of a type's GPUs, the model and per-GPU memory from the table's
     entry or the family; None without a GPU count. The memory is 0 where no one knows it (a
     user's [gpus] entry may give it; `_Parser._facts` refuses it otherwise)."""
-    table = gpus.bundled_types().get(PROVIDER, {}).get(instance_type)
+    table = gpus.bundled(PROVIDER, instance_type)
     memory: float | None
     if table is not None:
         model, memory = table.gpu_model, table.gpu_memory_gib

@@ -44,6 +44,7 @@ __all__ = [
     "Resolved",
     "TypeOverride",
     "active",
+    "bundled",
     "canonical_model",
     "contradiction",
     "install",
@@ -201,3 +202,9 @@ def tflops(name: str | None, memory_gib: float | None = None) -> tuple[float | N
 def bundled_types() -> Mapping[str, Mapping[str, InstanceGpu]]:
     """The bundled per-type table, every provider's."""
     return INSTANCE_GPUS
+
+
+def bundled(provider: str, instance_type: str) -> InstanceGpu | None:
+    """The bundled table's own entry for a provider's type, without the user's: what a parser
+    fills the gaps of an answer from, or checks it against."""
+    return INSTANCE_GPUS.get(provider, {}).get(instance_type)

@@ -18,6 +18,7 @@ from collectors.gpus import (
     Overrides,
     TypeOverride,
 )
+from storage.reads.gpu_filter import GpuChoice
 from storage.reads.gpu_types import UnknownType
 
 MODEL_COLUMNS = (
@@ -48,7 +49,7 @@ def model_rows(overrides: Overrides) -> list[dict[str, Any]]:
             rows.append(
                 {
                     **_model_row(found, origin),
-                    "variant": v.name or f"{name} {v.memory_gib:g}GB",
+                    "variant": v.name or GpuChoice(name, v.memory_gib).label,
                     "memory_gib": [v.memory_gib],
                     "fp16_tflops": fp16,
                     "fp32_tflops": fp32,

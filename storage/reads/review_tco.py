@@ -7,7 +7,6 @@ of each side as priced on the other.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -25,12 +24,14 @@ def strategies(
     (`storage.reads.tco`), now (role `now`) and as the prices stood at `then` (`then`),
     cheapest first; and, like `cheapest`, the cheapest of each side as priced on the other
     (`now_offer_then`, `then_offer_now`; no row where it had no price there)."""
+    # Every model's candidates of a side in one read (tco_reads.several), not one per model.
+    answers = {
+        side: tco_reads.several(con, models, need, as_of=as_of)
+        for side, as_of in (("now", None), ("then", then))
+    }
     rows = []
     for model in models:
-        sides = {
-            side: tco_reads.tco(con, replace(need, gpu=model), as_of=as_of).rows
-            for side, as_of in (("now", None), ("then", then))
-        }
+        sides = {side: answers[side][model].rows for side in answers}
         for side, found in sides.items():
             seen: set[tuple[Any, ...]] = set()
             for row in found:  # cheapest first: the first of a strategy is its best

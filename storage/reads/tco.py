@@ -31,7 +31,8 @@ then: their last confirmation was more than twice the provider's collection inte
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -59,11 +60,13 @@ _NOW = "SELECT * FROM latest_prices"
 # The intervals in force at as_of, staleness judged then, as storage.review's `then` side.
 _AS_OF = prices_at("$as_of")
 
+# The offers of each GPU model asked for ($models), named by it in `asked_gpu` (an offer of
+# "A100" is one of "a100" too, when both are asked).
 _MATCHING = """
 matching AS (
-    SELECT * FROM ({source})
-    WHERE lower(gpu_model) = lower($gpu)
-      AND ($variant IS NULL OR gpu_memory_gib = $variant)
+    SELECT s.*, a.asked_gpu FROM ({source}) s
+    JOIN (SELECT unnest($models) AS asked_gpu) a ON lower(s.gpu_model) = lower(a.asked_gpu)
+    WHERE ($variant IS NULL OR gpu_memory_gib = $variant)
       AND ($memory IS NULL OR gpu_memory_gib >= $memory)
       AND (len($providers) = 0 OR list_contains($providers, provider))
 )"""
@@ -80,7 +83,7 @@ _REUSED = f"matching AS (SELECT * FROM {_MATCHED})"
 # Why an offer of the GPU is not a candidate: the first reason that applies.
 _EXCLUDED = """
 WITH {matching}
-SELECT CASE WHEN stale THEN 'stale'
+SELECT asked_gpu, CASE WHEN stale THEN 'stale'
             WHEN NOT coalesce(available, true) THEN 'sold out'
             WHEN price_per_hour_usd IS NULL THEN 'no USD rate for ' || currency
        END AS reason, count(*) AS offers
@@ -116,7 +119,7 @@ _PRICED = """
 
 _CANDIDATES = """
 WITH {priced}
-SELECT {key}, gpu_model, gpu_count, gpu_memory_gib, currency, instances, hours,
+SELECT asked_gpu, {key}, gpu_model, gpu_count, gpu_memory_gib, currency, instances, hours,
        round(rent_usd + migration_usd, 2) AS total_usd,
        round((rent_usd + migration_usd) / (gpus * hours * $utilization), 6) AS usd_per_gpu_hour,
        round({tflops} * gpus * hours * $utilization * 3.6 / (rent_usd + migration_usd), 6)
@@ -135,7 +138,7 @@ WITH {priced}, reserved AS (
 ), burst AS (
     SELECT * FROM totals WHERE price_kind IN ('on_demand', 'spot') AND gpus = $gpus - $baseline
 ), plans AS (
-    SELECT b.price_kind AS burst_kind, r.{r_key}, r.gpus AS reserved_gpus,
+    SELECT r.asked_gpu, b.price_kind AS burst_kind, r.{r_key}, r.gpus AS reserved_gpus,
            r.instances AS reserved_instances,
            r.terms, round(r.rent_usd, 2) AS reserved_usd,
            b.{b_key}, coalesce(b.gpus, 0) AS burst_gpus, b.instances AS burst_instances,
@@ -144,7 +147,7 @@ WITH {priced}, reserved AS (
            + (CASE WHEN b.provider <> r.provider AND ($current IS NULL OR b.provider <> $current)
                    THEN $migration ELSE 0 END) AS plan_migration,
            coalesce(r.rent_usd + b.rent_usd, r.rent_usd) + plan_migration AS total
-    FROM reserved r LEFT JOIN burst b ON true
+    FROM reserved r LEFT JOIN burst b ON b.asked_gpu = r.asked_gpu
     WHERE (b.provider IS NULL) = ($gpus = $baseline)
 )
 SELECT * EXCLUDE (total, plan_migration), plan_migration AS migration_usd,
@@ -152,7 +155,7 @@ SELECT * EXCLUDE (total, plan_migration), plan_migration AS migration_usd,
        round(total / ($gpus * {hours_per_month} * $months * $utilization), 6)
            AS usd_per_gpu_hour
 FROM plans
-QUALIFY row_number() OVER (PARTITION BY burst_kind ORDER BY total, reserved_provider,
+QUALIFY row_number() OVER (PARTITION BY asked_gpu, burst_kind ORDER BY total, reserved_provider,
                            reserved_instance_type, burst_provider, burst_instance_type) = 1
 ORDER BY total
 """
@@ -219,34 +222,62 @@ def tco(con: Any, need: Need, *, as_of: datetime | None = None, baseline: int | 
     offers left out), or as the prices stood at `as_of` (the intervals in force then, staleness
     judged then: see the module docstring). With `baseline` (0 < B <= N), the cheapest blended
     plan per burst kind too."""
+    return _answers(con, [need.gpu], need, as_of, baseline)[need.gpu]
+
+
+def several(
+    con: Any, models: Sequence[str], need: Need, *, as_of: datetime | None = None,
+    baseline: int | None = None,
+) -> dict[str, Tco]:  # fmt: skip
+    """`tco` of `need` with each of `models` as its GPU, by model: the same answers, the offers
+    of every model read from the views in one scan and priced in one statement."""
+    asked = list(dict.fromkeys(models))
+    if len(asked) == 1 or (asked and need.spot_basis == "current"):
+        return _answers(con, asked, replace(need, gpu=asked[0]), as_of, baseline)
+    # Spot planned at its series' statistic: the statistics are read per model's series.
+    return {m: tco(con, replace(need, gpu=m), as_of=as_of, baseline=baseline) for m in asked}
+
+
+def _answers(
+    con: Any, asked: list[str], need: Need, as_of: datetime | None, baseline: int | None
+) -> dict[str, Tco]:
+    """The answers for the `asked` models (spot statistics, if any, of `need.gpu`'s series)."""
     stats, stats_params = _spot_stats(need, as_of)
-    params = _params(need, as_of, baseline) | stats_params
+    params = _params(need, asked, as_of, baseline) | stats_params
     priced = _priced(need, stats)
     try:
-        # The offers of the GPU are read from the views once; what follows runs on those rows.
+        # The offers of the GPUs are read from the views once; what follows runs on those rows.
         read_once = f"WITH {_matching(as_of)} SELECT * FROM matching"
         found = con.sql(read_once, params=_used(read_once, params)).to_arrow_table()
         con.register(_MATCHED, found)
         try:
             counted = _run(con, _EXCLUDED.format(matching=_REUSED), params).fetchall()
-            columns, rows = _dicts(_run(con, _candidates_sql(priced), params))
+            columns, rows = _by_model(_run(con, _candidates_sql(priced), params))
             if baseline:
-                columns, blends = _dicts(_run(con, _blends_sql(priced), params))
+                columns, blends = _by_model(_run(con, _blends_sql(priced), params))
             else:
-                blends = []
+                blends = {}
         finally:
             con.unregister(_MATCHED)
     except duckdb.Error as exc:
         raise StoreError(f"tco: could not read the store: {exc}") from exc
-    reasons = {str(reason): int(n) for reason, n in counted if reason is not None}
-    offers = sum(int(n) for _, n in counted)
-    return Tco(need, as_of, rows, reasons, offers, blends, baseline, tuple(columns))
+    answers = {}
+    for model in asked:
+        mine = [(reason, int(n)) for gpu, reason, n in counted if gpu == model]
+        reasons = {str(reason): n for reason, n in mine if reason is not None}
+        answers[model] = Tco(
+            replace(need, gpu=model), as_of, rows.get(model, []), reasons,
+            sum(n for _, n in mine), blends.get(model, []), baseline, columns,
+        )  # fmt: skip
+    return answers
 
 
-def _params(need: Need, as_of: datetime | None, baseline: int | None) -> dict[str, Any]:
+def _params(
+    need: Need, asked: list[str], as_of: datetime | None, baseline: int | None
+) -> dict[str, Any]:
     counts = sorted({need.gpus, *([baseline, need.gpus - baseline] if baseline else [])})
     return {
-        "gpu": need.gpu, "memory": need.memory_gib, "variant": need.gpu_memory_gib,
+        "models": asked, "memory": need.memory_gib, "variant": need.gpu_memory_gib,
         "providers": list(need.providers),
         "months": need.months, "utilization": need.utilization, "gpus": need.gpus,
         "overhead": need.spot_overhead_pct, "migration": need.migration_usd,
@@ -321,6 +352,11 @@ def _blends_sql(priced: str) -> str:
     )
 
 
-def _dicts(cursor: Any) -> tuple[list[str], list[dict[str, Any]]]:
+def _by_model(cursor: Any) -> tuple[tuple[str, ...], dict[str, list[dict[str, Any]]]]:
+    """The rows by the model they answer (`asked_gpu`, left out of them), and their columns."""
     names = [d[0] for d in cursor.description]
-    return names, [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for values in cursor.fetchall():
+        row = dict(zip(names, values, strict=True))
+        grouped.setdefault(row.pop("asked_gpu"), []).append(row)
+    return tuple(n for n in names if n != "asked_gpu"), grouped

@@ -230,10 +230,7 @@ def _family(family: Any) -> tuple[str | None, float | None]:
     if len(sizes) == 1:
         [(listed, memory)] = sizes
         return model or listed, memory if model in (None, listed) else None
-    known = gpus.model(model)
-    if known is not None and len(known.memory_gib) == 1:
-        return model, known.memory_gib[0]
-    return model, None
+    return model, gpus.only_memory(model)
 
 
 def _prices(kind: PriceKind, price: dict[str, Any]) -> list[tuple[int | None, Decimal, Any]]:

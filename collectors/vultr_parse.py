@@ -215,10 +215,7 @@ def _whole_gib(model: str | None) -> float | None:
     if model is None:
         return None
     whole = gpus.WHOLE_GPU_GIB.get(PROVIDER, {}).get(model)
-    known = gpus.model(model)
-    if whole is None and known is not None and len(known.memory_gib) == 1:
-        whole = known.memory_gib[0]
-    return whole
+    return whole if whole is not None else gpus.only_memory(model)
 
 
 def _records(plan: _Plan, location: str | None, available: bool) -> list[PriceRecord]:

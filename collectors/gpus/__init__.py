@@ -52,6 +52,7 @@ __all__ = [
     "lookup",
     "model",
     "models",
+    "only_memory",
     "parse_overrides",
     "resolve",
 ]
@@ -190,6 +191,13 @@ def canonical_model(provider: str, name: Any) -> str | None:
         if name == known.name or name in known.aliases:
             return known.name
     return None
+
+
+def only_memory(name: str | None) -> float | None:
+    """The per-GPU memory of model `name` where it is sold in one variant only (what a provider
+    that does not say the memory must mean); None otherwise or for a model nobody knows."""
+    found = model(name)
+    return found.memory_gib[0] if found is not None and len(found.memory_gib) == 1 else None
 
 
 def tflops(name: str | None, memory_gib: float | None = None) -> tuple[float | None, float | None]:

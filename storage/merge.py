@@ -85,11 +85,13 @@ _TAKEN = {
 # A candidate whose facts differ only where the collection gives none (AWS from its public
 # files: no model, no host size) would be rewritten as it is, and derived again, every run.
 _UNCHANGED = f"""
-DELETE FROM refacts r USING picked b, price_intervals p
-WHERE b.row = r.newest AND p.rowid = r.row
-  AND ({", ".join(_TAKEN.values())}) IS NOT DISTINCT FROM ({", ".join(f"p.{c}" for c in _TAKEN)})
+DELETE FROM refacts WHERE row IN (
+    SELECT r.row FROM refacts r JOIN picked b ON b.row = r.newest
+    JOIN price_intervals p ON p.rowid = r.row
+    WHERE ({", ".join(_TAKEN.values())})
+        IS NOT DISTINCT FROM ({", ".join(f"p.{c}" for c in _TAKEN)})
+)
 """
-
 _REFACT = f"""
 UPDATE price_intervals AS p
 SET {", ".join(f"{column} = {value}" for column, value in _TAKEN.items())}

@@ -1,11 +1,11 @@
 """The change-only merge: one provider's collection (the Arrow table `batch`) into its history.
 
 A price confirmed again extends `last_seen` (and takes the GPU and host facts the collection
-gives, where they were corrected); a changed price closes the open interval and opens a new
-one; an offer missing from a collection that covered its region (every collection covers the
-offers of no region) is closed, unless a row of its instance type could not be read; a
-provider's own timestamp (spot history) starts its interval, never before the end of a closed
-one. Everything is set-based SQL: no row-by-row statements.
+gives, where they were corrected: `storage.writes.corrections`); a changed price closes the
+open interval and opens a new one; an offer missing from a collection that covered its region
+(every collection covers the offers of no region) is closed, unless a row of its instance type
+could not be read; a provider's own timestamp (spot history) starts its interval, never before
+the end of a closed one. Everything is set-based SQL: no row-by-row statements.
 
 Most offers take a fast path: about 98 % of them are confirmed unchanged each hour (one UPDATE
 extends their `last_seen`), and a brand-new offer with one price opens its interval with one
@@ -24,6 +24,7 @@ import pyarrow as pa
 from collectors.common import StoreError
 from storage.connection import scalar
 from storage.views import rederive
+from storage.writes.corrections import FACTS, correct_facts
 
 # The offer's identity as one string: NULL parts become '' so they compare as values.
 _OFFER_KEY = """concat_ws('|', provider, region, coalesce(zone, ''), instance_type, price_kind,
@@ -35,13 +36,9 @@ _OFFER_KEY = """concat_ws('|', provider, region, coalesce(zone, ''), instance_ty
 _STAGE_INCOMING = f"""
 CREATE TEMP TABLE incoming AS
 SELECT row, {_OFFER_KEY} AS offer_key, coalesce(effective_at, $observed) AS ts,
-       price_per_hour, upfront_total, available, {{facts}} AS facts
+       price_per_hour, upfront_total, available, {FACTS} AS facts
 FROM batch
 """
-
-# What the offer is, beside its price: its GPUs and host, as one comparable value.
-_FACTS = """hash(CAST(gpu_model AS VARCHAR), CAST(gpu_count AS DOUBLE),
-    CAST(gpu_memory_gib AS DOUBLE), CAST(vcpus AS DOUBLE), CAST(memory_gib AS DOUBLE))"""
 
 # Two prices for one offer at one moment would be a collector bug: refuse rather than guess.
 _DUPLICATE_POINTS = """
@@ -51,52 +48,12 @@ SELECT count(*) - count(DISTINCT (offer_key, ts)) FROM incoming
 # The provider's open intervals, read once. `row` is where each lies in price_intervals: the
 # updates below find their rows by it instead of matching offer keys over the whole history
 # (row ids hold within the transaction; nothing deletes from price_intervals).
-_STAGE_OPEN = """
+_STAGE_OPEN = f"""
 CREATE TEMP TABLE open_now AS
 SELECT rowid AS row, offer_key, price_per_hour, upfront_total, available, valid_from,
-       {facts} AS facts
+       {FACTS} AS facts
 FROM price_intervals
 WHERE provider = $provider AND valid_to IS NULL
-"""
-
-# An open interval confirmed at its price takes the GPU and host facts the collection now gives
-# where they differ: a model named at last (the user added a [gpus] entry, the table learned the
-# type), a count or memory corrected (an entry, a fixed table, the API's own answer). The offer
-# and its price are the same, so no interval opens and its history shows no change that did not
-# happen; earlier, closed intervals keep the facts they had. A fact the collection does not
-# give (a model only DescribeInstanceTypes names, when AWS answered from its public files) is
-# never erased by its absence. Its computed columns are forgotten and derived again. `newest`
-# (in `paths`): the row of the batch whose facts it takes.
-_STAGE_REFACTS = """
-CREATE TEMP TABLE refacts AS
-SELECT o.row, s.newest FROM paths s JOIN open_now o USING (offer_key)
-WHERE s.path = 'same' AND s.refact
-"""
-
-# Each fact the interval takes from the collection's row `b`; `p`'s own where `b` lacks it.
-_TAKEN = {
-    "gpu_model": "coalesce(b.gpu_model, p.gpu_model)",
-    "gpu_count": "b.gpu_count",
-    "gpu_memory_gib": "b.gpu_memory_gib",
-    "vcpus": "coalesce(b.vcpus, p.vcpus)",
-    "memory_gib": "coalesce(b.memory_gib, p.memory_gib)",
-}
-
-# A candidate whose facts differ only where the collection gives none (AWS from its public
-# files: no model, no host size) would be rewritten as it is, and derived again, every run.
-_UNCHANGED = f"""
-DELETE FROM refacts WHERE row IN (
-    SELECT r.row FROM refacts r JOIN picked b ON b.row = r.newest
-    JOIN price_intervals p ON p.rowid = r.row
-    WHERE ({", ".join(_TAKEN.values())})
-        IS NOT DISTINCT FROM ({", ".join(f"p.{c}" for c in _TAKEN)})
-)
-"""
-_REFACT = f"""
-UPDATE price_intervals AS p
-SET {", ".join(f"{column} = {value}" for column, value in _TAKEN.items())}
-FROM refacts r JOIN picked b ON b.row = r.newest
-WHERE p.rowid = r.row
 """
 
 # An offer whose intervals are all closed (withdrawn) and that comes back with a provider
@@ -292,13 +249,13 @@ def _merge(
 ) -> int:
     observed = {"observed": params["observed"]}
     provider = {"provider": params["provider"]}
-    con.execute(_STAGE_INCOMING.format(facts=_FACTS), observed)
+    con.execute(_STAGE_INCOMING, observed)
     duplicates = scalar(con, _DUPLICATE_POINTS)
     if duplicates:
         raise StoreError(
             f"{duplicates} records repeat an offer at the same moment with another price"
         )
-    con.execute(_STAGE_OPEN.format(facts=_FACTS), provider)
+    con.execute(_STAGE_OPEN, provider)
     con.execute(_STAGE_PATHS)
     withdrawn = scalar(
         con,
@@ -314,23 +271,11 @@ def _merge(
     if scalar(con, "SELECT count(*) FROM paths WHERE NOT is_open"):  # new or back: few if any
         _date_returns(con, provider)
     con.execute(_EXTEND_CONFIRMED, observed)
-    _correct_facts(con, batch)
+    correct_facts(con, lambda rows_sql: _pick(con, batch, rows_sql))
     _pick(con, batch, _NEW_ROWS)
     opened = scalar(con, _OPEN_NEW, {**observed, "run_id": run_id})
     opened += _sequence_the_rest(con, batch, observed, run_id)
     return int(opened) + int(withdrawn)
-
-
-def _correct_facts(con: Any, batch: pa.Table) -> None:
-    """Give the open intervals confirmed at their price the facts the collection corrected."""
-    con.execute(_STAGE_REFACTS)
-    if not scalar(con, "SELECT count(*) FROM refacts"):  # the usual: the same facts
-        return
-    _pick(con, batch, "SELECT newest FROM refacts")
-    con.execute(_UNCHANGED)
-    if scalar(con, "SELECT count(*) FROM refacts"):  # rare: facts corrected
-        con.execute(_REFACT)
-        rederive(con, "p.rowid IN (SELECT row FROM refacts)")
 
 
 def _date_returns(con: Any, provider: dict[str, Any]) -> None:

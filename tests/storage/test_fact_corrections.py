@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from collectors.base import PriceRecord
-from storage import merge
 from storage.fx import GpuFact
 from storage.query import query
 from storage.store import Store
+from storage.writes import corrections
 
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 H = timedelta(hours=1)
@@ -109,9 +109,11 @@ def test_facts_differing_only_where_the_collection_gives_none_are_not_rewritten(
     write(store, T0, named)
     first = history(store)
     derived: list[str] = []
-    real = merge.rederive
+    real = corrections.rederive
     monkeypatch.setattr(
-        merge, "rederive", lambda con, forget, *a: (derived.append(forget), real(con, forget, *a))
+        corrections,
+        "rederive",
+        lambda con, forget, *a: (derived.append(forget), real(con, forget, *a)),
     )
     public = replace(NDV2, gpu_model=None, vcpus=None, memory_gib=None)
     write(store, T0 + H, public)

@@ -60,13 +60,13 @@ _NOW = "SELECT * FROM latest_prices"
 # The intervals in force at as_of, staleness judged then, as storage.review's `then` side.
 _AS_OF = prices_at("$as_of")
 
-# The offers of each GPU model asked for ($models), named by it in `asked_gpu` (an offer of
-# "A100" is one of "a100" too, when both are asked).
+# The offers of the GPU models asked for ({models}: lower($model_0), ...; a list of constants,
+# which DuckDB filters the views' scans with, where a join with a list would read every row).
 _MATCHING = """
 matching AS (
-    SELECT s.*, a.asked_gpu FROM ({source}) s
-    JOIN (SELECT unnest($models) AS asked_gpu) a ON lower(s.gpu_model) = lower(a.asked_gpu)
-    WHERE ($variant IS NULL OR gpu_memory_gib = $variant)
+    SELECT * FROM ({source})
+    WHERE lower(gpu_model) IN ({models})
+      AND ($variant IS NULL OR gpu_memory_gib = $variant)
       AND ($memory IS NULL OR gpu_memory_gib >= $memory)
       AND (len($providers) = 0 OR list_contains($providers, provider))
 )"""
@@ -76,9 +76,14 @@ _ADVISOR_OVERHEAD = """coalesce((SELECT 100 * i.band_high FROM spot_interruption
     WHERE i.provider = c.provider AND i.region = c.region
       AND i.instance_type = c.instance_type), $overhead)"""
 
-# The matching rows, read once per answer and registered on the connection under this name.
+# The matching rows, read once per answer and registered on the connection under this name;
+# each named by the model asked for that it answers, in `asked_gpu` (an offer of "A100" answers
+# "a100" too, when both are asked).
 _MATCHED = "tco_matching_offers"
-_REUSED = f"matching AS (SELECT * FROM {_MATCHED})"
+_REUSED = f"""matching AS (
+    SELECT m.*, a.asked_gpu FROM {_MATCHED} m
+    JOIN (SELECT unnest($models) AS asked_gpu) a ON lower(m.gpu_model) = lower(a.asked_gpu)
+)"""
 
 # Why an offer of the GPU is not a candidate: the first reason that applies.
 _EXCLUDED = """
@@ -247,7 +252,7 @@ def _answers(
     priced = _priced(need, stats)
     try:
         # The offers of the GPUs are read from the views once; what follows runs on those rows.
-        read_once = f"WITH {_matching(as_of)} SELECT * FROM matching"
+        read_once = f"WITH {_matching(as_of, len(asked))} SELECT * FROM matching"
         found = con.sql(read_once, params=_used(read_once, params)).to_arrow_table()
         con.register(_MATCHED, found)
         try:
@@ -277,7 +282,8 @@ def _params(
 ) -> dict[str, Any]:
     counts = sorted({need.gpus, *([baseline, need.gpus - baseline] if baseline else [])})
     return {
-        "models": asked, "memory": need.memory_gib, "variant": need.gpu_memory_gib,
+        "models": asked, **{f"model_{i}": m for i, m in enumerate(asked)},
+        "memory": need.memory_gib, "variant": need.gpu_memory_gib,
         "providers": list(need.providers),
         "months": need.months, "utilization": need.utilization, "gpus": need.gpus,
         "overhead": need.spot_overhead_pct, "migration": need.migration_usd,
@@ -296,8 +302,9 @@ def _used(sql: str, params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in params.items() if k in used}
 
 
-def _matching(as_of: datetime | None) -> str:
-    return _MATCHING.format(source=_AS_OF if as_of else _NOW)
+def _matching(as_of: datetime | None, models: int) -> str:
+    names = ", ".join(f"lower($model_{i})" for i in range(models))
+    return _MATCHING.format(source=_AS_OF if as_of else _NOW, models=names)
 
 
 def _spot_stats(need: Need, as_of: datetime | None) -> tuple[str, dict[str, Any]]:

@@ -1,6 +1,7 @@
 """The total cost of ownership of a GPU need over a horizon, for every offer that can serve it:
 the candidates, their totals and the blended plans, as plain rows (CONTRACT.md revision 2,
-`tco`). Every formula of `gpu-tracker tco` is written here, once, in SQL:
+`tco`). Every formula of `gpu-tracker tco` is written once, in SQL (the statements are in
+`storage.reads.tco_sql`):
 
     hours     = 730 * M
     instances = ceil(N / gpu_count)        (the quotient rounded to 6 decimals first: a 1/6
@@ -41,129 +42,15 @@ import duckdb
 
 from collectors.common import StoreError
 from storage.connection import LOCK_WAIT_S
-from storage.reads import series
+from storage.reads import series, tco_sql
 from storage.reads.sandbox import bounded
-from storage.views import prices_at
 
 HOURS_PER_MONTH = 730
 SPOT_BASES = ("current", "mean", "p95")
 OFFER_KEY = ("provider", "region", "zone", "instance_type", "price_kind", "term_months",
              "payment_option", "offering_class")  # fmt: skip
 
-# Equal totals are listed in a fixed order, so the same store always gives the same answer.
-_TIES = """provider, region, zone NULLS FIRST, instance_type, price_kind, term_months,
-    payment_option NULLS FIRST, offering_class NULLS FIRST"""
-
 _PARAMETER = re.compile(r"\$(\w+)")
-
-_NOW = "SELECT * FROM latest_prices"
-# The intervals in force at as_of, staleness judged then, as storage.review's `then` side.
-_AS_OF = prices_at("$as_of")
-
-# The offers of the GPU models asked for ({models}: lower($model_0), ...; a list of constants,
-# which DuckDB filters the views' scans with, where a join with a list would read every row).
-_MATCHING = """
-matching AS (
-    SELECT * FROM ({source})
-    WHERE lower(gpu_model) IN ({models})
-      AND ($variant IS NULL OR gpu_memory_gib = $variant)
-      AND ($memory IS NULL OR gpu_memory_gib >= $memory)
-      AND (len($providers) = 0 OR list_contains($providers, provider))
-)"""
-
-# The share of spot hours redone, in percent, from the offer's current Spot Advisor band.
-_ADVISOR_OVERHEAD = """coalesce((SELECT 100 * i.band_high FROM spot_interruption i
-    WHERE i.provider = c.provider AND i.region = c.region
-      AND i.instance_type = c.instance_type), $overhead)"""
-
-# The matching rows, read once per answer and registered on the connection under this name;
-# each named by the model asked for that it answers, in `asked_gpu` (an offer of "A100" answers
-# "a100" too, when both are asked).
-_MATCHED = "tco_matching_offers"
-_REUSED = f"""matching AS (
-    SELECT m.*, a.asked_gpu FROM {_MATCHED} m
-    JOIN (SELECT unnest($models) AS asked_gpu) a ON lower(m.gpu_model) = lower(a.asked_gpu)
-)"""
-
-# Why an offer of the GPU is not a candidate: the first reason that applies.
-_EXCLUDED = """
-WITH {matching}
-SELECT asked_gpu, CASE WHEN stale THEN 'stale'
-            WHEN NOT coalesce(available, true) THEN 'sold out'
-            WHEN price_per_hour_usd IS NULL THEN 'no USD rate for ' || currency
-       END AS reason, count(*) AS offers
-FROM matching GROUP BY ALL ORDER BY reason NULLS FIRST
-"""
-
-# One row per candidate and GPU count asked for ($counts: N, and for a blend B and N - B).
-_PRICED = """
-{spot_stats}{matching}, candidates AS (
-    SELECT * FROM matching
-    WHERE NOT stale AND coalesce(available, true) AND price_per_hour_usd IS NOT NULL
-      AND (price_kind <> 'reserved' OR term_months > 0)
-), basis AS (
-    SELECT c.*, {spot_price} AS basis_usd, {overhead} AS overhead_pct
-    FROM candidates c {spot_join}
-), priced AS (
-    SELECT b.*, n.gpus,
-           CAST(ceil(round(n.gpus / gpu_count, 6)) AS BIGINT) AS instances,
-           {hours_per_month} * $months AS hours,
-           CASE WHEN price_kind = 'reserved'
-                THEN CAST(ceil($months / term_months) AS BIGINT) END AS terms,
-           CASE WHEN $current IS NULL OR provider <> $current
-                THEN $migration ELSE 0 END AS migration_usd
-    FROM basis b, (SELECT unnest($counts) AS gpus) n
-), totals AS (
-    SELECT *, CASE price_kind
-        WHEN 'on_demand' THEN instances * basis_usd * hours * $utilization
-        WHEN 'spot' THEN instances * basis_usd * hours * $utilization * (1 + overhead_pct / 100)
-        WHEN 'reserved' THEN instances * terms * basis_usd * {hours_per_month} * term_months
-    END AS rent_usd
-    FROM priced
-)"""
-
-_CANDIDATES = """
-WITH {priced}
-SELECT asked_gpu, {key}, gpu_model, gpu_count, gpu_memory_gib, currency, instances, hours,
-       round(rent_usd + migration_usd, 2) AS total_usd,
-       round((rent_usd + migration_usd) / (gpus * hours * $utilization), 6) AS usd_per_gpu_hour,
-       round({tflops} * gpus * hours * $utilization * 3.6 / (rent_usd + migration_usd), 6)
-           AS pflop_per_usd,
-       round(basis_usd, 6) AS price_per_hour_usd, terms, migration_usd,
-       CASE WHEN price_kind = 'spot' THEN round(overhead_pct, 6) END AS spot_overhead_pct
-FROM totals WHERE gpus = $gpus
-ORDER BY rent_usd + migration_usd, {ties}
-"""
-
-# Per burst kind, the cheapest (reserved for B, burst for N - B) pair; with N - B = 0 the plan
-# is the reserved part alone. Migration: once per provider of the plan that is not current.
-_BLENDS = """
-WITH {priced}, reserved AS (
-    SELECT * FROM totals WHERE price_kind = 'reserved' AND gpus = $baseline
-), burst AS (
-    SELECT * FROM totals WHERE price_kind IN ('on_demand', 'spot') AND gpus = $gpus - $baseline
-), plans AS (
-    SELECT r.asked_gpu, b.price_kind AS burst_kind, r.{r_key}, r.gpus AS reserved_gpus,
-           r.instances AS reserved_instances,
-           r.terms, round(r.rent_usd, 2) AS reserved_usd,
-           b.{b_key}, coalesce(b.gpus, 0) AS burst_gpus, b.instances AS burst_instances,
-           round(b.rent_usd, 2) AS burst_usd,
-           (CASE WHEN $current IS NULL OR r.provider <> $current THEN $migration ELSE 0 END)
-           + (CASE WHEN b.provider <> r.provider AND ($current IS NULL OR b.provider <> $current)
-                   THEN $migration ELSE 0 END) AS plan_migration,
-           coalesce(r.rent_usd + b.rent_usd, r.rent_usd) + plan_migration AS total
-    FROM reserved r LEFT JOIN burst b ON b.asked_gpu = r.asked_gpu
-    WHERE (b.provider IS NULL) = ($gpus = $baseline)
-)
-SELECT * EXCLUDE (total, plan_migration), plan_migration AS migration_usd,
-       round(total, 2) AS total_usd,
-       round(total / ($gpus * {hours_per_month} * $months * $utilization), 6)
-           AS usd_per_gpu_hour
-FROM plans
-QUALIFY row_number() OVER (PARTITION BY asked_gpu, burst_kind ORDER BY total, reserved_provider,
-                           reserved_instance_type, burst_provider, burst_instance_type) = 1
-ORDER BY total
-"""
 
 
 @dataclass(frozen=True)
@@ -254,16 +141,16 @@ def _answers(
         # The offers of the GPUs are read from the views once; what follows runs on those rows.
         read_once = f"WITH {_matching(as_of, len(asked))} SELECT * FROM matching"
         found = con.sql(read_once, params=_used(read_once, params)).to_arrow_table()
-        con.register(_MATCHED, found)
+        con.register(tco_sql.MATCHED, found)
         try:
-            counted = _run(con, _EXCLUDED.format(matching=_REUSED), params).fetchall()
+            counted = _run(con, tco_sql.EXCLUDED.format(matching=tco_sql.REUSED), params).fetchall()
             columns, rows = _by_model(_run(con, _candidates_sql(priced), params))
             if baseline:
                 columns, blends = _by_model(_run(con, _blends_sql(priced), params))
             else:
                 blends = {}
         finally:
-            con.unregister(_MATCHED)
+            con.unregister(tco_sql.MATCHED)
     except duckdb.Error as exc:
         raise StoreError(f"tco: could not read the store: {exc}") from exc
     answers = {}
@@ -304,7 +191,7 @@ def _used(sql: str, params: dict[str, Any]) -> dict[str, Any]:
 
 def _matching(as_of: datetime | None, models: int) -> str:
     names = ", ".join(f"lower($model_{i})" for i in range(models))
-    return _MATCHING.format(source=_AS_OF if as_of else _NOW, models=names)
+    return tco_sql.MATCHING.format(source=tco_sql.AS_OF if as_of else tco_sql.NOW, models=names)
 
 
 def _spot_stats(need: Need, as_of: datetime | None) -> tuple[str, dict[str, Any]]:
@@ -331,10 +218,10 @@ def _priced(need: Need, stats: str) -> str:
                       "c.price_per_hour_usd) ELSE c.price_per_hour_usd END")  # fmt: skip
         same = " AND ".join(f"s.{k} IS NOT DISTINCT FROM c.{k}" for k in OFFER_KEY)
         spot_join = f"LEFT JOIN spot_stats s ON c.price_kind = 'spot' AND {same}"
-    return _PRICED.format(
+    return tco_sql.PRICED.format(
         spot_stats=spot_stats,
-        overhead=_ADVISOR_OVERHEAD if need.spot_overhead_advisor else "$overhead",
-        matching=_REUSED,
+        overhead=tco_sql.ADVISOR_OVERHEAD if need.spot_overhead_advisor else "$overhead",
+        matching=tco_sql.REUSED,
         spot_price=spot_price,
         spot_join=spot_join,
         hours_per_month=HOURS_PER_MONTH,
@@ -342,16 +229,16 @@ def _priced(need: Need, stats: str) -> str:
 
 
 def _candidates_sql(priced: str) -> str:
-    return _CANDIDATES.format(
+    return tco_sql.CANDIDATES.format(
         priced=priced,
         key=", ".join(OFFER_KEY),
         tflops="gpu_tflops_fp16",
-        ties=_TIES,
+        ties=tco_sql.TIES,
     )
 
 
 def _blends_sql(priced: str) -> str:
-    return _BLENDS.format(
+    return tco_sql.BLENDS.format(
         priced=priced,
         r_key=", r.".join(f"{k} AS reserved_{k}" for k in OFFER_KEY),
         b_key=", b.".join(f"{k} AS burst_{k}" for k in OFFER_KEY),

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from collectors.common import PriceKind
 from collectors.gpus import Overrides, install
 
-# CONTRACT.md: a month is 730 h, a year 8760 h, three years 26280 h.
+# docs/sql.md: a month is 730 h, a year 8760 h, three years 26280 h.
 HOURS_PER_MONTH = 730
 HOURS_PER_YEAR = 8760
 
@@ -48,7 +48,7 @@ def money(value: Decimal | str | int) -> Decimal:
 
 
 def hours_in_term(term_months: int) -> int:
-    """Hours in a reserved term as CONTRACT.md counts them (12 months = 8760 h, not 12 x 730)."""
+    """Hours in a reserved term as docs/sql.md counts them (12 months = 8760 h, not 12 x 730)."""
     if term_months % 12 == 0:
         return term_months // 12 * HOURS_PER_YEAR
     return term_months * HOURS_PER_MONTH

@@ -1,7 +1,7 @@
 """What every layer shares: the error tree, durations, price-kind labels and config value checks.
 
 A leaf: it imports nothing of the project, so collectors, storage, alerts and tracker can all
-lean on it without an arrow pointing back up (DESIGN.md, "The house").
+lean on it without an arrow pointing back up (docs/contributing.md, "The house").
 """
 
 from __future__ import annotations

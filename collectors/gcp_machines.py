@@ -5,7 +5,7 @@ RAM rate + GPUs x the GPU rate (+ GiB of bundled local SSD x the local SSD rate)
 must be priced: a part without a rate means no price for that machine there, never a
 cheaper one. The GPUs Google sells only attached to an N1 machine (T4, V100, P100, P4) are
 priced with each N1 host shape the GPU table pairs them with (`n1-standard-8+nvidia-tesla-t4x1`),
-never alone: alone they are no machine anyone can rent (CONTRACT.md).
+never alone: alone they are no machine anyone can rent (docs/gpus.md).
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ COMPONENTS: tuple[tuple[str, str, str, str], ...] = (
     ("local-ssd",             "ssd",  "SSD backed Local Storage",   "Local SSD"),
 )
 # part -> (category.resourceFamily, category.resourceGroup, usageUnit -> hours in one unit).
-# Local SSD is priced per GiB-month: a month is 730 h (CONTRACT.md). Any other unit is refused.
+# Local SSD is priced per GiB-month: a month is 730 h (docs/sql.md). Any other unit is refused.
 # N1's hourly rates are filed under the group "N1Standard", its commitments under CPU and RAM.
 PARTS: dict[str, tuple[str, str, dict[str, int]]] = {
     "core": ("Compute", "CPU", {"h": 1}),

@@ -236,7 +236,7 @@ def _gpu(name: str, count: int, memory: Any) -> tuple[gpus.Resolved, str | None]
     known = gpus.bundled(PROVIDER, name)
     if known is None:
         # A GPU the table does not know (model None) is still stored, its count being known
-        # (CONTRACT); its memory by the estimator's usual rule, the shape's total.
+        # (docs/sql.md); its memory by the estimator's usual rule, the shape's total.
         said = None if stated is None else gpus.InstanceGpu(model, count, stated / count)
         found = gpus.resolve(PROVIDER, name, said)
         if found is None:

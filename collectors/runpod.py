@@ -2,7 +2,7 @@
 
 `fetch` makes one GraphQL call, `POST {endpoint}/graphql`, for `gpuTypes` with the key in
 `RUNPOD_API_KEY` as a Bearer token (whether prices need one is not documented: the key is asked
-for, as the CONTRACT says). Prices are per GPU-hour and name no region, so `parse` makes per GPU
+for, as docs/sql.md says). Prices are per GPU-hour and name no region, so `parse` makes per GPU
 type and cloud (`secure/<id>`, `community/<id>`) a record of one GPU with region NULL: on-demand
 from `securePrice` / `communityPrice`, spot (interruptible pods) from `secureSpotPrice` /
 `communitySpotPrice`. A zero price, or a cloud the type is not sold in, means no record;

@@ -2,7 +2,7 @@
 views (`storage.views`) recreated wherever their definitions changed.
 
 The tables are internal and change here, with a new migration, never by editing an applied
-one. The views are the public SQL surface (CONTRACT.md) and live in `storage.views` only: the
+one. The views are the public SQL surface (docs/sql.md) and live in `storage.views` only: the
 migrations of older releases created them too, and `migrate()` replaces those with the current
 definitions (a store made by any release ends with the same views as a fresh one).
 """
@@ -196,7 +196,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         7,
         "prices without a region or a known GPU model",
         [
-            # CONTRACT: RunPod prices name no region, a Vultr plan sold out everywhere lists
+            # docs/sql.md: RunPod prices name no region, a Vultr plan sold out everywhere lists
             # none; an offer whose GPU count is known but whose model is not is stored with
             # gpu_model NULL and named in the run summary, never dropped.
             "ALTER TABLE price_intervals ALTER COLUMN region DROP NOT NULL",
@@ -287,7 +287,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         12,
         "GCP's GPUs attached to N1 machines out of the price history",
         [
-            # CONTRACT: every row of `prices` is something a user can rent whole. Earlier
+            # docs/gpus.md: every row of `prices` is something a user can rent whole. Earlier
             # releases stored the GPUs Google attaches to N1 machines priced alone, per GPU
             # (instance_type = the accelerator name); they are now priced with their hosts under
             # other keys, and these intervals, values unchanged, are kept in a table of their

@@ -1,4 +1,4 @@
-"""The store's views, each defined once: the public SQL surface (CONTRACT.md) over the internal
+"""The store's views, each defined once: the public SQL surface (docs/sql.md) over the internal
 tables.
 
 `migrate()` recreates them after the migrations whenever their definitions differ from the

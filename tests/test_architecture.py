@@ -1,4 +1,4 @@
-"""The house's rules (DESIGN.md, "The house"), checked from the source so they cannot drift:
+"""The house's rules (docs/contributing.md, "The house"), checked from the source so they cannot drift:
 the arrows point one way, the leaf imports nothing of the project, storage owns the store's SQL,
 only `tracker` reads the environment, and `tracker` is split into rooms."""
 

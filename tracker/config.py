@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # the collectors' base is imported by the commands that colle
 
 DEFAULT_CONFIG = Path("config.toml")
 DEFAULT_STORE = "prices.duckdb"
-# The store a command uses when neither --db nor [storage] path says (CONTRACT.md, revision 2).
+# The store a command uses when neither --db nor [storage] path says (docs/configuration.md).
 STORE_ENV = "GPU_TRACKER_DB"
 _TOP_KEYS = {
     "storage",

@@ -279,5 +279,5 @@ def _record_unsuccessful(
 
 
 def exit_code(outcomes: list[Outcome]) -> int:
-    """CONTRACT.md: 0 all asked work succeeded (skips included), 1 some provider failed."""
+    """The exit code (docs/commands.md): 0 all asked work succeeded (skips included), 1 some provider failed."""
     return 1 if any(o.status == "failed" for o in outcomes) else 0

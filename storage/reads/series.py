@@ -1,4 +1,4 @@
-"""Time-weighted statistics of price series: the one place they are written (CONTRACT.md,
+"""Time-weighted statistics of price series: the one place they are written (docs/decide.md,
 revision 2, "`history`: exact semantics").
 
 A series is one offer key (provider, region, zone, instance_type, price_kind, term_months,

@@ -1,5 +1,5 @@
 """The total cost of ownership of a GPU need over a horizon, for every offer that can serve it:
-the candidates, their totals and the blended plans, as plain rows (CONTRACT.md revision 2,
+the candidates, their totals and the blended plans, as plain rows (docs/decide.md,
 `tco`). Every formula of `gpu-tracker tco` is written once, in SQL (the statements are in
 `storage.reads.tco_sql`):
 
@@ -55,7 +55,7 @@ _PARAMETER = re.compile(r"\$(\w+)")
 
 @dataclass(frozen=True)
 class Need:
-    """What is to be rented and for how long (the `tco` options; defaults as CONTRACT.md).
+    """What is to be rented and for how long (the `tco` options; defaults as docs/commands.md says).
     `gpu` is a model; `gpu_memory_gib` narrows it to its variant of that memory per GPU
     (`--gpu "A100 80GB"`), `memory_gib` to at least that much (`--memory`)."""
 
@@ -78,7 +78,7 @@ class Need:
 
 @dataclass(frozen=True)
 class Tco:
-    """The answer: every candidate cheapest first (dicts with the JSON fields of CONTRACT.md
+    """The answer: every candidate cheapest first (dicts with the JSON fields of docs/commands.md
     plus `price_per_hour_usd` (the p of the formula), `terms`, `migration_usd` and, for spot,
     `spot_overhead_pct`: the overhead it was priced with, the offer's own with the advisor), why
     the other offers of the GPU were left out, and the blended plans when a baseline was asked."""

@@ -1,4 +1,4 @@
-"""The GPU table as data, and the user's [gpus] entries over it (CONTRACT.md, "GPU facts").
+"""The GPU table as data, and the user's [gpus] entries over it (docs/gpus.md).
 
 The order is fixed: the user's entry, then what the API said, then the bundled table; an entry
 gives only the fields it names. Bad entries are ConfigErrors naming the key.

@@ -48,7 +48,7 @@ SELECT provider, region, zone, instance_type, price_kind, term_months,
        round(CAST(price_per_hour * usd_rate AS DOUBLE) / gpu_count, 6) AS price_per_gpu_hour_usd
 FROM rated
 """
-# With the FLOPs-per-dollar columns, as CONTRACT revision 2 defines them.
+# With the FLOPs-per-dollar columns, as docs/sql.md defines them.
 OLD_PRICES_FLOPS = f"""
 SELECT o.*, g.fp16_tflops AS gpu_tflops_fp16,
        g.fp16_tflops * o.gpu_count * 3.6 / o.price_per_hour_usd AS pflop_per_usd

@@ -205,7 +205,7 @@ def test_the_chart_bars_are_the_3_year_costs_cheapest_now_first(facts: dict[str,
 
 
 def test_an_offer_without_a_region_is_named_without_one() -> None:
-    # RunPod prices no region (CONTRACT.md): the review named its offers `runpod None ...`.
+    # RunPod prices no region (docs/sql.md): the review named its offers `runpod None ...`.
     offer = {
         "provider": "runpod", "region": None, "zone": None,
         "instance_type": "community/NVIDIA L40S", "price_kind": "spot", "term_months": None,

@@ -1,6 +1,6 @@
 """The `gpu-tracker` command: a thin click layer over the pipeline, the store and the demo.
 
-Exit codes (CONTRACT.md): 0 all asked work succeeded; 1 some provider failed (what succeeded is
+Exit codes (docs/commands.md): 0 all asked work succeeded; 1 some provider failed (what succeeded is
 stored); 2 usage or configuration error (nothing written).
 
 Start-up is kept light: each command imports what it needs when it runs (the pipeline, the

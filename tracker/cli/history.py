@@ -1,5 +1,5 @@
 """`gpu-tracker history`: time-weighted statistics of price series over a window, and their step
-chart (CONTRACT.md, revision 2: "`history`: exact semantics").
+chart (docs/decide.md, "History").
 
 The statistics are computed in SQL by `storage.reads.series`; this module parses the window,
 prints the answer (a table per currency, CSV or one JSON array) and says why an answer is empty.

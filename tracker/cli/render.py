@@ -35,7 +35,7 @@ def _plain(value: Any) -> Any:
 
 
 def to_json(result: QueryResult) -> str:
-    """One JSON array of objects (CONTRACT.md), timestamps as ISO-8601; strict JSON (a NaN or
+    """One JSON array of objects (docs/commands.md), timestamps as ISO-8601; strict JSON (a NaN or
     an infinity is null). DECIMALs are JSON numbers with every digit stored, as in the CSV:
     a float would round a 38-digit one to 17."""
     # json writes no Decimal as a number: each goes out as a string behind a marker no value

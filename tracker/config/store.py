@@ -1,5 +1,5 @@
-"""The `[storage]` table's time keys, validated: how long `gpu-tracker sql` may run a query and
-how long a write waits for the store while a reader holds it.
+"""The `[storage]` table, validated: the store's path, how long `gpu-tracker sql` may run a
+query and how long a write waits for the store while a reader holds it.
 
 A reader (a long `sql`, the web dashboard) holds the file for as long as its query runs, and
 DuckDB lets no process write meanwhile. So a writer waits: longer than a query may run, so a
@@ -8,11 +8,14 @@ reader can never cost a collection its fetched prices.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from collectors.common import ConfigError, parse_duration
+from collectors.common import ConfigError, parse_duration, shown
+from tracker.config.providers import CONTROL
 
 KEYS = {"query_timeout", "write_wait"}
 DEFAULT_QUERY_TIMEOUT = "60s"
@@ -50,3 +53,16 @@ def duration(value: Any, key: str) -> int:
     if seconds > _MOST_S:
         raise ConfigError(f"{key}: {value!r} is longer than a day")
     return seconds
+
+
+def store_path(value: str, key: str) -> Path:
+    if "\x00" in value:
+        raise ConfigError(f"{key}: the path holds a NUL character; the store would land elsewhere")
+    if CONTROL.search(value):
+        raise ConfigError(f"{key}: {shown(value, 400)} holds control characters")
+    if os.sep == "/" and "\\" in value:  # DuckDB reads it as a separator: a/b, not a\b
+        raise ConfigError(
+            f"{key}: {shown(value, 400)} holds a backslash, which DuckDB takes for a directory "
+            "separator (the store would land elsewhere)"
+        )
+    return Path(value)

@@ -16,12 +16,11 @@ from typing import Any
 from alerts.settings import AlertSettings, parse_settings
 from collectors import REGISTRY
 from collectors import gpus as gpu_table
-from collectors.common import ConfigError, no_unknown, text
+from collectors.common import ConfigError, no_unknown
 from collectors.gpus import GPU_MODELS, GpuModel, Overrides
 from storage.fx import FxRate, GpuFact
 from storage.reads.gpu_filter import GpuNames, names_of
-from storage.writes.validate import PriceLimits, parse_limits
-from tracker.config import store as store_settings
+from storage.writes.validate import PriceLimits
 from tracker.config.daemon import (
     DaemonSettings,
     MetricsSettings,
@@ -33,6 +32,12 @@ from tracker.config.daemon import (
 from tracker.config.export import ExportSettings, parse_export
 from tracker.config.fx import parse_fx
 from tracker.config.providers import CONTROL, ProviderConfig, parse_provider
+from tracker.config.store import (
+    DEFAULT_STORE,
+    StoreSettings,
+    parse_collect,
+    parse_storage,
+)
 from tracker.config.store import store_path as _store_path
 from tracker.config.web import WebSettings, parse_web
 
@@ -51,7 +56,6 @@ __all__ = [
 ]
 
 DEFAULT_CONFIG = Path("config.toml")
-DEFAULT_STORE = "prices.duckdb"
 # The store a command uses when neither --db nor [storage] path says (docs/configuration.md).
 STORE_ENV = "GPU_TRACKER_DB"
 _TOP_KEYS = {
@@ -67,7 +71,6 @@ _TOP_KEYS = {
     "web",
     "gpus",
 }
-_STORAGE_KEYS = {"path"} | store_settings.KEYS
 _MESSAGE_MAX = 1000
 
 
@@ -87,7 +90,7 @@ class Config:
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     export: ExportSettings = field(default_factory=ExportSettings)
     web: WebSettings = field(default_factory=WebSettings)  # [web]: the daemon's dashboard
-    store: store_settings.StoreSettings = field(default_factory=store_settings.StoreSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
     limits: PriceLimits = field(default_factory=PriceLimits)  # [collect]: what a storable price is
     # What chose the store, for messages about it: `storage.path`, `--db` or the variable.
     store_key: str = "storage.path"
@@ -183,11 +186,7 @@ def one_line(message: str) -> str:
 
 def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
     no_unknown(data, _TOP_KEYS, "")
-    storage = _table(data, "storage")
-    no_unknown(storage, _STORAGE_KEYS, "storage.")
-    store_path = _store_path(
-        text(storage.get("path", DEFAULT_STORE), "storage.path"), "storage.path"
-    )
+    store_path, store = parse_storage(_table(data, "storage"))
     if not store_path.is_absolute() and source is not None:
         # A daemon's working directory is rarely the config's: resolve beside the file.
         store_path = source.parent / store_path
@@ -216,8 +215,8 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
         metrics=parse_metrics(_table(data, "metrics")),
         export=parse_export(_table(data, "export")),
         web=parse_web(_table(data, "web")),
-        store=store_settings.parse_store_settings(storage),
-        limits=parse_limits(_table(data, "collect")),
+        store=store,
+        limits=parse_collect(_table(data, "collect")),
     )
 
 

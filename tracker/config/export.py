@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from collectors.common import ConfigError, no_unknown, parse_duration, text
+from collectors.common import MAX_DURATION_S, ConfigError, text
+from tracker.config.keys import Key, Kind, Table, duration
 
 DEFAULT_INTERVAL_S = 86_400
-_KEYS = {"to", "interval"}
 _SCHEMES = ("s3://", "gs://", "az://", "abfs://", "abfss://")
 
 
@@ -30,13 +30,22 @@ class ExportSettings:
         return self.to is not None
 
 
+def _to(value: Any, key: str) -> str:
+    return check_to(text(value, key), key)
+
+
+EXPORT = Table(
+    "export",
+    (
+        Key("to", Kind("a directory or an s3://, gs://, az:// URL", _to), None, "where to"),
+        Key("interval", duration(MAX_DURATION_S, noun="an interval"), "1d", "how often"),
+    ),
+)
+
+
 def parse_export(raw: Mapping[str, Any]) -> ExportSettings:
-    no_unknown(raw, _KEYS, "export.")
-    to = None
-    if "to" in raw:
-        to = check_to(text(raw["to"], "export.to"), "export.to")
-    interval = raw.get("interval", "1d")
-    return ExportSettings(to, parse_duration(interval, "export.interval", noun="an interval"))
+    got = EXPORT.read(raw)
+    return ExportSettings(got["to"], got["interval"])
 
 
 def check_to(to: str, key: str) -> str:

@@ -9,11 +9,11 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from collectors.common import ConfigError, no_unknown, text
+from collectors.common import ConfigError
 from storage.fx import RATE_PLACES, FxRate
+from tracker.config.keys import TEXT, Key, Kind, Table, refuse
 
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
-_FX_KEYS = {"units_per_usd", "usd_per_unit", "date", "source"}
 
 
 def parse_fx(raw: Mapping[str, Any]) -> tuple[FxRate, ...]:
@@ -37,22 +37,14 @@ def parse_fx(raw: Mapping[str, Any]) -> tuple[FxRate, ...]:
 def _fx_rate(currency: str, entry: Any, key: str) -> FxRate:
     if not isinstance(entry, Mapping):
         raise ConfigError(f"{key}: expected a table like {{ units_per_usd = 7.0197, date = ... }}")
-    no_unknown(entry, _FX_KEYS, key + ".")
-    given = [k for k in ("units_per_usd", "usd_per_unit") if k in entry]
+    got = RATE.read(entry, key + ".")
+    given = [k for k in ("units_per_usd", "usd_per_unit") if got[k] is not None]
     if len(given) != 1:
         raise ConfigError(f"{key}: give exactly one of units_per_usd or usd_per_unit")
-    amount = entry[given[0]]
-    if (
-        not isinstance(amount, int | float)
-        or isinstance(amount, bool)
-        or not math.isfinite(amount)
-        or amount <= 0
-    ):
-        raise ConfigError(f"{key}.{given[0]}: expected a finite number > 0, got {amount!r}")
-    if "date" not in entry:
+    amount = got[given[0]]
+    if got["date"] is None:
         raise ConfigError(f"{key}.date: missing; a rate is only honest with the day it is from")
-    as_of = _date(entry["date"], f"{key}.date")
-    source = text(entry["source"], f"{key}.source") if "source" in entry else None
+    as_of, source = got["date"], got["source"]
     # str() first: the TOML float 7.0197 becomes Decimal("7.0197"), not its binary expansion.
     value = Decimal(str(amount))
     rate = (
@@ -79,3 +71,22 @@ def _date(value: Any, key: str) -> date:
         except ValueError:
             pass
     raise ConfigError(f"{key}: expected a date like 2026-01-08, got {value!r}")
+
+
+def _amount(value: Any, key: str) -> Any:
+    numeric = isinstance(value, int | float) and not isinstance(value, bool)
+    if not numeric or not math.isfinite(value) or value <= 0:
+        raise refuse(key, f"expected a finite number > 0, got {value!r}")
+    return value
+
+
+_AMOUNT = Kind("a finite number above 0", _amount)
+RATE = Table(
+    "fx.<currency>",
+    (
+        Key("units_per_usd", _AMOUNT, None, "units of the currency a dollar buys"),
+        Key("usd_per_unit", _AMOUNT, None, "dollars one unit of the currency buys"),
+        Key("date", Kind("a date like 2026-01-08", _date), None, "the day the rate is from"),
+        Key("source", TEXT, None, "where the rate comes from"),
+    ),
+)

@@ -4,28 +4,20 @@ timeout, deadline), its registry's own keys, and the variables naming its creden
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from collectors import ProviderInfo
-from collectors.common import (
-    ConfigError,
-    env_variable_name,
-    no_unknown,
-    parse_duration,
-    shown,
-    text,
-)
+from collectors.common import ConfigError, env_variable_name, shown, text
 from collectors.gpus import Overrides
+from tracker.config.keys import BOOLEAN, Key, Kind, Table, duration, number
 
 if TYPE_CHECKING:  # the collectors' base is imported by the commands that collect
     from collectors.base import ProviderSettings
 
-_COMMON_KEYS = {"enabled", "endpoint", "regions", "interval", "timeout", "deadline"}
 # Bounds (docs/configuration.md): a read timeout of up to 10 minutes; a whole collection of a
 # provider within 1 s to 24 h (default 15 minutes); a schedule from 1 s to a year, so every
 # duration fits DuckDB's INTEGER seconds and the scheduler's dates with room to spare.
@@ -72,48 +64,74 @@ class ProviderConfig:
         return settings, missing
 
 
+def _endpoint(value: Any, key: str) -> str:
+    _url(text(value, key), key)
+    return str(value)
+
+
+def _names(value: Any, key: str) -> tuple[str, ...]:
+    return tuple(_str_list(value, key))
+
+
+ENV_NAME = Kind("the name of an environment variable", env_variable_name)
+NUMBER = number(
+    *TIMEOUT_RANGE_S, f"a number of seconds from {TIMEOUT_RANGE_S[0]:g} to {TIMEOUT_RANGE_S[1]:g}"
+)
+INTERVAL = Key("interval", duration(INTERVAL_MAX_S, noun="an interval"), "1h", "how often")
+PROVIDER = Table(
+    "providers.<name>",
+    (
+        Key("enabled", BOOLEAN, True, "whether `collect` and the daemon collect it"),
+        Key("endpoint", Kind("an http(s) URL", _endpoint), None, "where its API is"),
+        Key("regions", Kind("a non-empty list of names", _names), None, "the regions collected"),
+        INTERVAL,
+        Key("timeout", NUMBER, 30, "the wait for each answer from the API"),
+        Key("deadline", duration(DEADLINE_MAX_S), DEFAULT_DEADLINE, "longest whole collection"),
+    ),
+)
+
+
 def parse_provider(name: str, info: ProviderInfo, raw: Mapping[str, Any]) -> ProviderConfig:
-    prefix = f"providers.{name}."
-    # Optional credentials too can come from another variable (gcp: `api_key_env`).
-    cred_keys = {f"{k}_env" for k in (*info.credential_env, *info.optional_credential_env)}
-    no_unknown(raw, _COMMON_KEYS | set(info.options) | cred_keys, prefix)
-    options = {}
-    for key, kind in info.options.items():
-        if key in raw:
-            options[key] = _typed(raw[key], kind, prefix + key)
-            if key.endswith(("_endpoint", "_url")):
-                _url(options[key], prefix + key)
-    endpoint = raw.get("endpoint")
-    if endpoint is not None:
-        _url(text(endpoint, prefix + "endpoint"), prefix + "endpoint")
-    enabled = raw.get("enabled", True)
-    if not isinstance(enabled, bool):
-        raise ConfigError(f"{prefix}enabled: expected true or false, got {enabled!r}")
+    """[providers.<name>]: the common keys, the registry's options for it, and a `<name>_env`
+    key per credential (optional ones too: gcp's `api_key_env`)."""
+    creds = {**info.credential_env, **info.optional_credential_env}
+    extra = [
+        *(Key(key, _option(key, kind), None, "") for key, kind in info.options.items()),
+        *(Key(f"{k}_env", ENV_NAME, v, "") for k, v in creds.items()),
+    ]
+    table = Table(
+        PROVIDER.name,
+        tuple(
+            replace(INTERVAL, default=info.default_interval) if key is INTERVAL else key
+            for key in PROVIDER.keys
+        ),
+    )
+    got = table.read(raw, f"providers.{name}.", extra)
     return ProviderConfig(
         name=name,
-        enabled=enabled,
-        endpoint=endpoint,
-        regions=tuple(_str_list(raw["regions"], prefix + "regions")) if "regions" in raw else (),
-        interval_s=parse_duration(
-            raw.get("interval", info.default_interval),
-            prefix + "interval",
-            noun="an interval",
-            most=INTERVAL_MAX_S,
-        ),
-        timeout=_timeout(raw.get("timeout", 30), prefix + "timeout"),
-        deadline_s=parse_duration(
-            raw.get("deadline", DEFAULT_DEADLINE), prefix + "deadline", most=DEADLINE_MAX_S
-        ),
-        options=options,
-        credential_vars={
-            k: env_variable_name(raw.get(f"{k}_env", v), f"{prefix}{k}_env")
-            for k, v in info.credential_env.items()
-        },
-        optional_credential_vars={
-            k: env_variable_name(raw.get(f"{k}_env", v), f"{prefix}{k}_env")
-            for k, v in info.optional_credential_env.items()
-        },
+        enabled=got["enabled"],
+        endpoint=got["endpoint"],
+        regions=got["regions"] or (),
+        interval_s=got["interval"],
+        timeout=got["timeout"],
+        deadline_s=got["deadline"],
+        options={key: got[key] for key in info.options if got[key] is not None},
+        credential_vars={k: got[f"{k}_env"] for k in info.credential_env},
+        optional_credential_vars={k: got[f"{k}_env"] for k in info.optional_credential_env},
     )
+
+
+def _option(name: str, kind: Any) -> Kind:
+    """The kind of a registry option: a list of names, a string, or one of a tuple's strings;
+    an `*_endpoint` or `*_url` option is a URL."""
+
+    def check(value: Any, key: str) -> Any:
+        typed = _typed(value, kind, key)
+        if name.endswith(("_endpoint", "_url")):
+            _url(typed, key)
+        return typed
+
+    return Kind(repr(kind), check)
 
 
 def _str_list(value: Any, key: str) -> list[str]:
@@ -132,20 +150,6 @@ def _str_list(value: Any, key: str) -> list[str]:
                 "characters or over 200 characters)"
             )
     return names
-
-
-def _timeout(value: Any, key: str) -> float:
-    low, high = TIMEOUT_RANGE_S
-    if (
-        not isinstance(value, int | float)
-        or isinstance(value, bool)
-        or not math.isfinite(value)
-        or not low <= value <= high
-    ):
-        raise ConfigError(
-            f"{key}: expected a number of seconds from {low:g} to {high:g}, got {shown(value)}"
-        )
-    return float(value)
 
 
 def _typed(value: Any, kind: Any, key: str) -> Any:

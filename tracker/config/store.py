@@ -11,13 +11,16 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from collectors.common import ConfigError, parse_duration, shown
+from collectors.common import ConfigError, parse_duration, shown, text
+from storage.writes.validate import DEFAULT_MAX_PER_GPU_HOUR_USD, PriceLimits, parse_limits
+from tracker.config.keys import Key, Kind, Table
 from tracker.config.providers import CONTROL
 
-KEYS = {"query_timeout", "write_wait"}
+DEFAULT_STORE = "prices.duckdb"
 DEFAULT_QUERY_TIMEOUT = "60s"
 DEFAULT_WRITE_WAIT = "120s"
 # The setting a writer's lock error and log name (storage knows nothing of config keys).
@@ -32,19 +35,23 @@ class StoreSettings:
     write_wait_s: int = 120
 
 
-def parse_store_settings(raw: Mapping[str, Any]) -> StoreSettings:
-    """[storage] query_timeout and write_wait (durations); the write wait must outlast a
-    query, else a reader could still make a collection fail."""
-    query_timeout = duration(
-        raw.get("query_timeout", DEFAULT_QUERY_TIMEOUT), "storage.query_timeout"
-    )
-    write_wait = duration(raw.get("write_wait", DEFAULT_WRITE_WAIT), "storage.write_wait")
+def parse_storage(raw: Mapping[str, Any]) -> tuple[Path, StoreSettings]:
+    """[storage]: the store's path (as given: the caller resolves it beside the config file),
+    query_timeout and write_wait; the write wait must outlast a query, else a reader could
+    still make a collection fail."""
+    got = STORAGE.read(raw)
+    query_timeout, write_wait = got["query_timeout"], got["write_wait"]
     if write_wait <= query_timeout:
         raise ConfigError(
             f"storage.write_wait: {write_wait} s must be longer than storage.query_timeout "
             f"({query_timeout} s), so a collection outlasts any reader's query"
         )
-    return StoreSettings(query_timeout, write_wait)
+    return got["path"], StoreSettings(query_timeout, write_wait)
+
+
+def parse_collect(raw: Mapping[str, Any]) -> PriceLimits:
+    """[collect]: what a storable price is (the bound is storage's to check)."""
+    return PriceLimits(max_per_gpu_hour_usd=COLLECT.read(raw)["max_price_per_gpu_hour"])
 
 
 def duration(value: Any, key: str) -> int:
@@ -66,3 +73,37 @@ def store_path(value: str, key: str) -> Path:
             "separator (the store would land elsewhere)"
         )
     return Path(value)
+
+
+def _max_price(value: Any, key: str) -> Decimal:
+    return parse_limits(
+        {"max_price_per_gpu_hour": value}, key.removesuffix(_MAX_PRICE)
+    ).max_per_gpu_hour_usd
+
+
+_MAX_PRICE = "max_price_per_gpu_hour"
+_DAY = Kind("a duration from `1s` to `1d`", duration)
+STORAGE = Table(
+    "storage",
+    (
+        Key(
+            "path",
+            Kind("a file path", lambda v, k: store_path(text(v, k), k)),
+            DEFAULT_STORE,
+            "the store",
+        ),
+        Key("query_timeout", _DAY, DEFAULT_QUERY_TIMEOUT, "the longest a read of the store runs"),
+        Key("write_wait", _DAY, DEFAULT_WRITE_WAIT, "the longest a write waits for the store"),
+    ),
+)
+COLLECT = Table(
+    "collect",
+    (
+        Key(
+            _MAX_PRICE,
+            Kind("US dollars above 0", _max_price),
+            DEFAULT_MAX_PER_GPU_HOUR_USD,
+            "the highest price per GPU-hour stored",
+        ),
+    ),
+)

@@ -22,6 +22,9 @@ from storage.fx import FxRate, GpuFact
 from storage.reads.gpu_filter import GpuNames, names_of
 from storage.writes.validate import PriceLimits
 from tracker.config.daemon import (
+    DAEMON,
+    METRICS,
+    REVIEW,
     DaemonSettings,
     MetricsSettings,
     ReviewSettings,
@@ -29,19 +32,23 @@ from tracker.config.daemon import (
     parse_metrics,
     parse_review,
 )
-from tracker.config.export import ExportSettings, parse_export
-from tracker.config.fx import parse_fx
-from tracker.config.providers import CONTROL, ProviderConfig, parse_provider
+from tracker.config.export import EXPORT, ExportSettings, parse_export
+from tracker.config.fx import RATE, parse_fx
+from tracker.config.keys import Table
+from tracker.config.providers import CONTROL, PROVIDER, ProviderConfig, parse_provider
 from tracker.config.store import (
+    COLLECT,
     DEFAULT_STORE,
+    STORAGE,
     StoreSettings,
     parse_collect,
     parse_storage,
 )
 from tracker.config.store import store_path as _store_path
-from tracker.config.web import WebSettings, parse_web
+from tracker.config.web import WEB, WebSettings, parse_web
 
 __all__ = [
+    "DECLARED",
     "DEFAULT_CONFIG",
     "DEFAULT_STORE",
     "STORE_ENV",
@@ -72,6 +79,18 @@ _TOP_KEYS = {
     "gpus",
 }
 _MESSAGE_MAX = 1000
+# Every declared table, in the order of docs/configuration.md's key reference.
+DECLARED: tuple[Table, ...] = (
+    STORAGE,
+    COLLECT,
+    PROVIDER,
+    RATE,
+    DAEMON,
+    REVIEW,
+    METRICS,
+    EXPORT,
+    WEB,
+)
 
 
 @dataclass(frozen=True)

@@ -152,11 +152,21 @@ def _listen(value: Any, key: str) -> tuple[str, int]:
 DAEMON = Table(
     "daemon",
     (
-        Key("jitter", duration(86400, zero=True), None, "random delay before each run"),
+        Key(
+            "jitter",
+            duration(86400, zero=True),
+            None,
+            "random delay of each run (default: 10% of the interval, at most 5m)",
+        ),
         Key("misfire_grace", duration(7 * 86400), "15m", "how late a missed run may still start"),
         Key("max_backoff", duration(30 * 86400), "6h", "longest interval of a failing provider"),
         Key("shutdown_grace", duration(3600), "10s", "how long a stop waits for running jobs"),
-        Key("job_timeout", duration(7 * 86400), None, "how long one collection may take"),
+        Key(
+            "job_timeout",
+            duration(7 * 86400),
+            None,
+            "longest collection (default: twice the interval, at least 30m)",
+        ),
         Key("stale_alert", BOOLEAN, True, "alert when a provider's data goes stale"),
         Key("log_format", one_of(*LOG_FORMATS), "text", "the log lines' format"),
     ),
@@ -168,7 +178,12 @@ REVIEW = Table(
         Key("timezone", Kind("an IANA time zone", _timezone), "UTC", "the time zone of `cron`"),
         # The line is checked with the time zone, by parse_review: the scheduler is imported
         # only to check a line given (the default is a valid one).
-        Key("cron", Kind("a crontab line", lambda v, k: str(v)), DEFAULT_REVIEW_CRON, "when"),
+        Key(
+            "cron",
+            Kind("a crontab line", lambda v, k: str(v)),
+            DEFAULT_REVIEW_CRON,
+            "when it is sent",
+        ),
         Key("since", Kind("a look-back like `6mo`", parse_since), "6mo", "the period reviewed"),
         Key("channels", names("channel names"), [], "the channels sent to (default: all)"),
         Key("gpus", names("GPU model names"), [], "the GPU models followed (default: all)"),
@@ -184,7 +199,14 @@ REVIEW = Table(
 )
 METRICS = Table(
     "metrics",
-    (Key("listen", Kind("host:port", _listen), None, "the Prometheus endpoint's address"),),
+    (
+        Key(
+            "listen",
+            Kind("host:port", _listen),
+            None,
+            "the Prometheus endpoint's address (default: no endpoint)",
+        ),
+    ),
 )
 
 

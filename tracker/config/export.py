@@ -37,8 +37,18 @@ def _to(value: Any, key: str) -> str:
 EXPORT = Table(
     "export",
     (
-        Key("to", Kind("a directory or an s3://, gs://, az:// URL", _to), None, "where to"),
-        Key("interval", duration(MAX_DURATION_S, noun="an interval"), "1d", "how often"),
+        Key(
+            "to",
+            Kind("a directory or an s3://, gs://, az:// URL", _to),
+            None,
+            "where the history goes (default: no export)",
+        ),
+        Key(
+            "interval",
+            duration(MAX_DURATION_S, noun="an interval"),
+            "1d",
+            "how often it is exported",
+        ),
     ),
 )
 

@@ -77,16 +77,37 @@ ENV_NAME = Kind("the name of an environment variable", env_variable_name)
 NUMBER = number(
     *TIMEOUT_RANGE_S, f"a number of seconds from {TIMEOUT_RANGE_S[0]:g} to {TIMEOUT_RANGE_S[1]:g}"
 )
-INTERVAL = Key("interval", duration(INTERVAL_MAX_S, noun="an interval"), "1h", "how often")
+# Its default is each provider's own (the registry's default_interval, docs/providers.md).
+INTERVAL = Key(
+    "interval",
+    duration(INTERVAL_MAX_S, noun="an interval"),
+    None,
+    "how often it is collected (default: the provider's own)",
+)
 PROVIDER = Table(
     "providers.<name>",
     (
         Key("enabled", BOOLEAN, True, "whether `collect` and the daemon collect it"),
-        Key("endpoint", Kind("an http(s) URL", _endpoint), None, "where its API is"),
-        Key("regions", Kind("a non-empty list of names", _names), None, "the regions collected"),
+        Key(
+            "endpoint",
+            Kind("an http(s) URL", _endpoint),
+            None,
+            "where its API is (default: the provider's)",
+        ),
+        Key(
+            "regions",
+            Kind("a non-empty list of names", _names),
+            None,
+            "the regions collected (default: the provider's)",
+        ),
         INTERVAL,
         Key("timeout", NUMBER, 30, "the wait for each answer from the API"),
-        Key("deadline", duration(DEADLINE_MAX_S), DEFAULT_DEADLINE, "longest whole collection"),
+        Key(
+            "deadline",
+            duration(DEADLINE_MAX_S),
+            DEFAULT_DEADLINE,
+            "the longest a whole collection runs",
+        ),
     ),
 )
 

@@ -62,6 +62,10 @@ def duration(value: Any, key: str) -> int:
     return seconds
 
 
+def _path(value: Any, key: str) -> Path:
+    return store_path(text(value, key), key)
+
+
 def store_path(value: str, key: str) -> Path:
     if "\x00" in value:
         raise ConfigError(f"{key}: the path holds a NUL character; the store would land elsewhere")
@@ -88,9 +92,9 @@ STORAGE = Table(
     (
         Key(
             "path",
-            Kind("a file path", lambda v, k: store_path(text(v, k), k)),
+            Kind("a file path without NUL, control characters or backslashes", _path),
             DEFAULT_STORE,
-            "the store",
+            "the DuckDB file; a relative path is beside the config file",
         ),
         Key("query_timeout", _DAY, DEFAULT_QUERY_TIMEOUT, "the longest a read of the store runs"),
         Key("write_wait", _DAY, DEFAULT_WRITE_WAIT, "the longest a write waits for the store"),

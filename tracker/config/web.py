@@ -63,7 +63,12 @@ def parse_listen(value: Any, key: str) -> tuple[str, int]:
 WEB = Table(
     "web",
     (
-        Key("listen", Kind("host:port; port 0: any free port", parse_listen), None, "address"),
+        Key(
+            "listen",
+            Kind("host:port; port 0: any free port", parse_listen),
+            None,
+            "where the dashboard is served (default: no page)",
+        ),
         Key("allow_remote", BOOLEAN, False, "serve to other machines too (no login)"),
     ),
 )

@@ -32,7 +32,7 @@ from alerts import digest
 from storage import review as stored
 from storage.connection import connect
 from storage.reads import tco
-from tracker.daemon.settings import ReviewSettings, Since
+from tracker.config.daemon import ReviewSettings, Since
 from tracker.review import compute
 from tracker.review.build import build, look_back
 

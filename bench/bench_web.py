@@ -45,8 +45,8 @@ from storage.reads import dashboard
 from storage.reads.series import SeriesFilters, Window
 from storage.reads.tco import Need
 from tracker import config as config_mod
+from tracker.config.web import WebSettings
 from tracker.web.server import Running, start_for
-from tracker.web.settings import WebSettings
 
 DEFAULT_ROWS = 4_000_000
 TARGET_MS = 300.0

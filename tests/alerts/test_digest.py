@@ -21,7 +21,7 @@ from alerts.settings import RetryPolicy
 from alerts.slack import SlackNotifier
 from collectors.common import ConfigError
 from tests.alerts.support import T0, Bench, offer, rules
-from tracker.daemon.settings import Since
+from tracker.config.daemon import Since
 from tracker.review.build import build
 
 HOOK = "https://hooks.slack.com/services/T0001/B0002/d1g3stS3cr3t"

@@ -17,7 +17,7 @@ from alerts.notify import AlertEvent
 from tests.alerts.smtp_server import Inbox, smtp_server
 from tests.alerts.support import T0, Bench, offer
 from tracker.charts import base
-from tracker.daemon.settings import Since
+from tracker.config.daemon import Since
 from tracker.review.build import build
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -51,7 +51,7 @@ from storage.connection import connect, transaction
 from storage.fx import FxRate, GpuFact, replace_gpu_facts
 from storage.store import Store
 from tests.alerts.support import Bench, offer, rules
-from tracker.daemon.settings import Since
+from tracker.config.daemon import Since
 from tracker.review.build import look_back
 
 NOW = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from tracker import config as config_mod
 from tracker.cli import cli
-from tracker.daemon.settings import DaemonSettings
+from tracker.config.daemon import DaemonSettings
 
 ROOT = Path(__file__).parents[2]
 UNIT = ROOT / "deploy" / "gpu-tracker.service"

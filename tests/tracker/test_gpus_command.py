@@ -24,8 +24,8 @@ from storage.store import Store
 from tracker import config as config_mod
 from tracker import pipeline
 from tracker.cli import cli
+from tracker.config.store import StoreSettings
 from tracker.daemon.isolation import Fetched
-from tracker.store_settings import StoreSettings
 
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 USER_MODEL = """

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from bench.big_store import build
 from tracker import config as config_mod
 from tracker.cli import cli
-from tracker.store_settings import StoreSettings
+from tracker.config.store import StoreSettings
 
 COMMANDS = [
     ("latest", ["latest"]),

@@ -17,7 +17,7 @@ from alerts import digest
 from tests.alerts.support import Bench, offer
 from tests.tracker.review_support import NOW, scenario, scenario_now
 from tracker.cli import cli
-from tracker.daemon.settings import ReviewSettings, Since, parse_review
+from tracker.config.daemon import ReviewSettings, Since, parse_review
 from tracker.review.build import build, last_due
 
 SIX = Since(6, "mo")

@@ -23,7 +23,7 @@ from tests.alerts.smtp_server import Inbox, smtp_server
 from tests.tracker.review_support import NOW, scenario, scenario_now
 from tracker import config as config_mod
 from tracker.cli import cli
-from tracker.daemon.settings import Since
+from tracker.config.daemon import Since
 from tracker.review import chart
 from tracker.review.build import build, send
 

@@ -21,7 +21,7 @@ from collectors.common import ConfigError
 from tests.tracker.review_support import MIN, NOW, scenario, scenario_now
 from tracker import config as config_mod
 from tracker.cli import cli
-from tracker.daemon.settings import ReviewSettings, Since
+from tracker.config.daemon import ReviewSettings, Since
 from tracker.review import chart
 from tracker.review.build import build, send
 

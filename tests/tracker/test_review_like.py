@@ -13,7 +13,7 @@ from alerts import digest
 from alerts.digest_render import html_body, slack_message
 from tests.alerts.support import Bench, offer
 from tests.tracker.review_support import NOW
-from tracker.daemon.settings import Since
+from tracker.config.daemon import Since
 from tracker.review.build import build, look_back
 
 SIX = Since(6, "mo")

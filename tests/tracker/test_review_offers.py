@@ -13,7 +13,7 @@ from typing import Any
 from alerts import digest
 from tests.alerts.support import Bench, offer
 from tests.tracker.review_support import NOW, collect_every
-from tracker.daemon.settings import Since
+from tracker.config.daemon import Since
 from tracker.review.build import build, look_back
 
 SIX = Since(6, "mo")

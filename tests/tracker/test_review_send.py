@@ -20,7 +20,7 @@ from tests.alerts.support import DAY, Bench, offer, rules
 from tests.tracker.review_support import NOW, scenario
 from tracker import alerting
 from tracker import config as config_mod
-from tracker.daemon.settings import Since
+from tracker.config.daemon import Since
 from tracker.review.build import build, channels, send
 
 URL = "https://hooks.slack.com/services/T0001/B0002/r3vi3wS3cr3t"

@@ -27,9 +27,9 @@ from storage.reads.sandbox import QueryStopped
 from tests.tracker.daemon_support import wait_until
 from tracker import config as config_mod
 from tracker.cli import cli
+from tracker.config.web import WebSettings, checked, parse_web
 from tracker.web.cache import PageCache
 from tracker.web.server import Running, start_for
-from tracker.web.settings import WebSettings, checked, parse_web
 
 # A window in the past of the demo's history (its earlier snapshot is six months before T0),
 # fixed, so the command and the API count the same hours.

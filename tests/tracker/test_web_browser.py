@@ -22,8 +22,8 @@ import duckdb
 import pytest
 
 from tracker import config as config_mod
+from tracker.config.web import WebSettings
 from tracker.web.server import Running, start_for
-from tracker.web.settings import WebSettings
 
 pytestmark = pytest.mark.browser
 

@@ -17,7 +17,7 @@ from storage.connection import probe
 from tracker import config as config_mod
 from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config
-from tracker.daemon.settings import LOG_FORMATS
+from tracker.config.daemon import LOG_FORMATS
 from tracker.preflight import check_store_path
 
 if TYPE_CHECKING:  # the scheduler and the store's status queries load when a command runs
@@ -190,8 +190,8 @@ def _web(config: config_mod.Config) -> Any:
     """The dashboard on [web] listen, warning when other machines can reach it."""
     import logging
 
+    from tracker.config.web import NO_LOGIN
     from tracker.web.server import start_for
-    from tracker.web.settings import NO_LOGIN
 
     running = start_for(config, config.web, "web.listen")
     log = logging.getLogger("tracker.web")

@@ -28,7 +28,7 @@ from tracker.cli.options import (
     Number,
     gpu_again,
 )
-from tracker.store_settings import duration
+from tracker.config.store import duration
 
 
 @click.command()

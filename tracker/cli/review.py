@@ -19,7 +19,7 @@ from tracker import config as config_mod
 from tracker.cli import common
 from tracker.cli.alerts import print_report
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config
-from tracker.daemon.settings import parse_since
+from tracker.config.daemon import parse_since
 
 FORMATS = ("table", "json", "text")
 

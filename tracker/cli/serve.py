@@ -25,7 +25,7 @@ from tracker.cli.common import EXIT_USAGE, fail, load_config, say
 @click.pass_context
 def serve(ctx: click.Context, listen: str | None, allow_remote: bool) -> None:
     """Serve the read-only dashboard: current offers, history charts, TCO, collection health."""
-    from tracker.web import settings as web_settings
+    from tracker.config import web as web_settings
 
     config = load_config(ctx)
     try:

@@ -1,4 +1,4 @@
-"""The `[export]` table of config.toml and the daemon's scheduled export.
+"""The daemon's scheduled export (the `[export]` table: tracker/config/export.py).
 
     [export]
     to = "s3://bucket/gpu-prices/tracker=acct-1"   # a directory or an s3://, gs://, az:// URL
@@ -14,60 +14,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from collectors.common import (
-    ConfigError,
-    StoreError,
-    duration_words,
-    no_unknown,
-    parse_duration,
-    text,
-)
+from collectors.common import ConfigError, StoreError, duration_words
 
 if TYPE_CHECKING:
     from storage.export import Report, Target
     from tracker.daemon.jobs import Shared
 
 log = logging.getLogger("tracker.daemon")
-DEFAULT_INTERVAL_S = 86_400
 # The variable Azure's own tools (az, adlfs) read the storage account from.
 AZURE_ACCOUNT_ENV = "AZURE_STORAGE_ACCOUNT_NAME"
 JOB_ID = "export"
-_KEYS = {"to", "interval"}
-_SCHEMES = ("s3://", "gs://", "az://", "abfs://", "abfss://")
-
-
-@dataclass(frozen=True)
-class ExportSettings:
-    """`to` None: the daemon does not export."""
-
-    to: str | None = None
-    interval_s: int = DEFAULT_INTERVAL_S
-
-    @property
-    def enabled(self) -> bool:
-        return self.to is not None
-
-
-def parse_export(raw: Mapping[str, Any]) -> ExportSettings:
-    no_unknown(raw, _KEYS, "export.")
-    to = None
-    if "to" in raw:
-        to = check_to(text(raw["to"], "export.to"), "export.to")
-    interval = raw.get("interval", "1d")
-    return ExportSettings(to, parse_duration(interval, "export.interval", noun="an interval"))
-
-
-def check_to(to: str, key: str) -> str:
-    """A directory or an object-store URL the export knows (ConfigError naming `key`)."""
-    if "://" in to and not to.lower().startswith(_SCHEMES):
-        raise ConfigError(f"{key}: {to!r} is neither a directory nor an s3://, gs:// or az:// URL")
-    if not to.strip():
-        raise ConfigError(f"{key}: empty; give a directory or an s3://, gs:// or az:// URL")
-    return to
 
 
 def beside(to: str, config: Path | None) -> str:

@@ -32,7 +32,7 @@ from prometheus_client.registry import Collector
 
 from collectors.common import ConfigError
 from storage.cheapest import Cheapest, cheapest_fresh
-from tracker.daemon.settings import MetricsSettings
+from tracker.config.daemon import MetricsSettings
 from tracker.pipeline import Outcome
 
 log = logging.getLogger("tracker.daemon.metrics")

@@ -23,7 +23,7 @@ from alerts import AlertReport, digest
 from storage import review as stored
 from tracker import alerting
 from tracker.config import Config
-from tracker.daemon.settings import ReviewSettings, Since
+from tracker.config.daemon import ReviewSettings, Since
 from tracker.review import compute
 from tracker.review.model import AlertSummary, Review, models
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from storage.reads.tco import Need
 from storage.review import OFFER_KEY
-from tracker.daemon.settings import ReviewSettings
+from tracker.config.daemon import ReviewSettings
 
 SIDES = ("now", "then")
 _ROLES = ("now", "then", "now_offer_then", "then_offer_now")  # as storage.review's

@@ -16,7 +16,7 @@ from typing import Any
 
 from alerts import digest
 from storage.review import OFFER_KEY
-from tracker.daemon.settings import Since
+from tracker.config.daemon import Since
 from tracker.review.compute import Comparison
 
 KINDS = ("on_demand", "spot", "reserved")

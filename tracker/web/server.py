@@ -27,9 +27,9 @@ from storage.query import QueryStopped
 from storage.reads import dashboard
 from storage.runs import LastRun
 from tracker.config import Config
+from tracker.config.web import WebSettings
 from tracker.web import api, pages, panels
 from tracker.web.cache import PageCache
-from tracker.web.settings import WebSettings
 
 log = logging.getLogger("tracker.web")
 

@@ -13,49 +13,31 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from collectors.common import ConfigError, no_unknown, parse_duration
+from collectors.common import ConfigError
+from tracker.config.keys import (
+    BOOLEAN,
+    Key,
+    Kind,
+    Table,
+    duration,
+    names,
+    number,
+    one_of,
+    refuse,
+    whole,
+)
 
 if TYPE_CHECKING:
     from apscheduler.triggers.cron import CronTrigger
 
 LOG_FORMATS = ("text", "json")
 DEFAULT_REVIEW_CRON = "0 9 1 1,7 *"  # 09:00 on 1 January and 1 July
-_DAEMON_KEYS = {
-    "jitter",
-    "misfire_grace",
-    "max_backoff",
-    "shutdown_grace",
-    "job_timeout",
-    "stale_alert",
-    "log_format",
-}
-_REVIEW_KEYS = {
-    "enabled",
-    "cron",
-    "timezone",
-    "since",
-    "channels",
-    "gpus",
-    "tco_gpus",
-    "tco_months",
-    "tco_utilization",
-}
 # The 3-year comparison's need, bounded like a look-back: beyond these a value is a typo.
 _TCO_GPUS_MAX = 100_000
 _TCO_MONTHS_MAX = 120
-_METRICS_KEYS = {"listen"}
 _SINCE = re.compile(r"^\s*(\d+)\s*(mo|d|w|y)\s*$")
 # A look-back of at most 10 years, in each unit (beyond it dates overflow and nothing is kept).
 _SINCE_MAX = {"y": 10, "mo": 120, "w": 521, "d": 3652}
-# The longest each [daemon] duration may be (docs/configuration.md): beyond these a value is a
-# typo, and the scheduler's date arithmetic would overflow long before the process ended.
-_MOST_S = {
-    "jitter": 86400,
-    "misfire_grace": 7 * 86400,
-    "max_backoff": 30 * 86400,
-    "shutdown_grace": 3600,
-    "job_timeout": 7 * 86400,
-}
 _LISTEN = re.compile(r"^(?:\[(?P<v6>[^\]\s]+)\]|(?P<host>[^:\[\]\s]+)):(?P<port>[0-9]{1,5})$")
 
 
@@ -152,20 +134,92 @@ def parse_since(value: Any, key: str) -> Since:
     return Since(int(digits), unit)
 
 
+def _timezone(value: Any, key: str) -> str:
+    try:
+        ZoneInfo(str(value))
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise refuse(key, f"unknown time zone {value!r}") from exc
+    return str(value)
+
+
+def _listen(value: Any, key: str) -> tuple[str, int]:
+    match = _LISTEN.match(value) if isinstance(value, str) else None
+    if not match or not 0 < int(match.group("port")) < 65536:
+        raise refuse(key, f'{value!r} is not host:port like "127.0.0.1:9108" or "[::1]:9108"')
+    return match.group("v6") or match.group("host"), int(match.group("port"))
+
+
+DAEMON = Table(
+    "daemon",
+    (
+        Key(
+            "jitter",
+            duration(86400, zero=True),
+            None,
+            "random delay of each run (default: 10% of the interval, at most 5m)",
+        ),
+        Key("misfire_grace", duration(7 * 86400), "15m", "how late a missed run may still start"),
+        Key("max_backoff", duration(30 * 86400), "6h", "longest interval of a failing provider"),
+        Key("shutdown_grace", duration(3600), "10s", "how long a stop waits for running jobs"),
+        Key(
+            "job_timeout",
+            duration(7 * 86400),
+            None,
+            "longest collection (default: twice the interval, at least 30m)",
+        ),
+        Key("stale_alert", BOOLEAN, True, "alert when a provider's data goes stale"),
+        Key("log_format", one_of(*LOG_FORMATS), "text", "the log lines' format"),
+    ),
+)
+REVIEW = Table(
+    "review",
+    (
+        Key("enabled", BOOLEAN, True, "whether the daemon sends the half-yearly review"),
+        Key("timezone", Kind("an IANA time zone", _timezone), "UTC", "the time zone of `cron`"),
+        # The line is checked with the time zone, by parse_review: the scheduler is imported
+        # only to check a line given (the default is a valid one).
+        Key(
+            "cron",
+            Kind("a crontab line", lambda v, k: str(v)),
+            DEFAULT_REVIEW_CRON,
+            "when it is sent",
+        ),
+        Key("since", Kind("a look-back like `6mo`", parse_since), "6mo", "the period reviewed"),
+        Key("channels", names("channel names"), [], "the channels sent to (default: all)"),
+        Key("gpus", names("GPU model names"), [], "the GPU models followed (default: all)"),
+        Key("tco_gpus", whole(1, _TCO_GPUS_MAX), 8, "GPUs of the 3-year comparison's need"),
+        Key("tco_months", whole(1, _TCO_MONTHS_MAX), 36, "months of the 3-year comparison"),
+        Key(
+            "tco_utilization",
+            number(0, 1, "a share of the hours above 0 and at most 1 (0.6 for 60%)", low_open=True),
+            1.0,
+            "the share of the hours the GPUs run",
+        ),
+    ),
+)
+METRICS = Table(
+    "metrics",
+    (
+        Key(
+            "listen",
+            Kind("host:port", _listen),
+            None,
+            "the Prometheus endpoint's address (default: no endpoint)",
+        ),
+    ),
+)
+
+
 def parse_daemon(raw: Mapping[str, Any]) -> DaemonSettings:
-    no_unknown(raw, _DAEMON_KEYS, "daemon.")
-    defaults = DaemonSettings()
-    log_format = raw.get("log_format", defaults.log_format)
-    if log_format not in LOG_FORMATS:
-        raise ConfigError(f"daemon.log_format: expected text or json, got {log_format!r}")
+    got = DAEMON.read(raw)
     return DaemonSettings(
-        jitter_s=_seconds(raw, "jitter", None, allow_zero=True),
-        misfire_grace_s=_seconds(raw, "misfire_grace", defaults.misfire_grace_s),
-        max_backoff_s=_seconds(raw, "max_backoff", defaults.max_backoff_s),
-        shutdown_grace_s=_seconds(raw, "shutdown_grace", defaults.shutdown_grace_s),
-        job_timeout_s=_seconds(raw, "job_timeout", None),
-        stale_alert=_bool(raw, "stale_alert", defaults.stale_alert, "daemon."),
-        log_format=log_format,
+        jitter_s=got["jitter"],
+        misfire_grace_s=got["misfire_grace"],
+        max_backoff_s=got["max_backoff"],
+        shutdown_grace_s=got["shutdown_grace"],
+        job_timeout_s=got["job_timeout"],
+        stale_alert=got["stale_alert"],
+        log_format=got["log_format"],
     )
 
 
@@ -174,44 +228,31 @@ def parse_review(
 ) -> ReviewSettings:
     """[review]; `channels` are the configured alert channels a review may name, `gpu_models`
     the GPU table's names `gpus` may name (in any case)."""
-    no_unknown(raw, _REVIEW_KEYS, "review.")
-    defaults = ReviewSettings()
-    timezone = raw.get("timezone", defaults.timezone)
-    try:
-        ZoneInfo(str(timezone))
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ConfigError(f"review.timezone: unknown time zone {timezone!r}") from exc
-    cron = raw.get("cron", defaults.cron)
-    if "cron" in raw:  # the default is a valid line; the scheduler is imported only to check one
-        _check_cron(cron, str(timezone))
-    wanted = raw.get("channels", [])
-    if not isinstance(wanted, list) or not all(isinstance(c, str) for c in wanted):
-        raise ConfigError(f"review.channels: expected a list of channel names, got {wanted!r}")
-    for name in wanted:
+    got = REVIEW.read(raw)
+    if "cron" in raw:
+        _check_cron(got["cron"], got["timezone"])
+    for name in got["channels"]:
         if name not in channels:
             known = ", ".join(sorted(channels))
             raise ConfigError(f"review.channels: {name!r} is not a configured channel ({known})")
-    since = raw.get("since")
     return ReviewSettings(
-        enabled=_bool(raw, "enabled", defaults.enabled, "review."),
-        cron=str(cron),
-        timezone=str(timezone),
-        since=defaults.since if since is None else parse_since(since, "review.since"),
-        channels=tuple(wanted),
-        gpus=_followed(raw.get("gpus", []), gpu_models),
-        tco_gpus=_count(raw, "tco_gpus", defaults.tco_gpus, _TCO_GPUS_MAX),
-        tco_months=_count(raw, "tco_months", defaults.tco_months, _TCO_MONTHS_MAX),
-        tco_utilization=_utilization(raw, defaults.tco_utilization),
+        enabled=got["enabled"],
+        cron=got["cron"],
+        timezone=got["timezone"],
+        since=got["since"],
+        channels=got["channels"],
+        gpus=_followed(got["gpus"], gpu_models),
+        tco_gpus=got["tco_gpus"],
+        tco_months=got["tco_months"],
+        tco_utilization=got["tco_utilization"],
     )
 
 
-def _followed(value: Any, gpu_models: Iterable[str]) -> tuple[str, ...]:
+def _followed(wanted: tuple[str, ...], gpu_models: Iterable[str]) -> tuple[str, ...]:
     """`review.gpus` as the GPU table spells the names, once each, in the order given."""
-    if not isinstance(value, list) or not all(isinstance(g, str) for g in value):
-        raise ConfigError(f"review.gpus: expected a list of GPU model names, got {value!r}")
     known = {name.lower(): name for name in gpu_models}
     found = []
-    for name in value:
+    for name in wanted:
         if name.strip().lower() not in known:
             raise ConfigError(
                 f"review.gpus: {name!r} is not a GPU model of the GPU table "
@@ -221,57 +262,16 @@ def _followed(value: Any, gpu_models: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def _count(raw: Mapping[str, Any], key: str, default: int, most: int) -> int:
-    value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
-        raise ConfigError(f"review.{key}: expected a whole number from 1 to {most}, got {value!r}")
-    return value
-
-
-def _utilization(raw: Mapping[str, Any], default: float) -> float:
-    """The share of the hours the GPUs run, in (0, 1], as `tco --utilization` takes it."""
-    value = raw.get("tco_utilization", default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
-        raise ConfigError(
-            f"review.tco_utilization: expected a share of the hours above 0 and at most 1 "
-            f"(0.6 for 60%), got {value!r}"
-        )
-    return float(value)
-
-
 def parse_metrics(raw: Mapping[str, Any]) -> MetricsSettings:
-    no_unknown(raw, _METRICS_KEYS, "metrics.")
-    listen = raw.get("listen")
-    if listen is None:
-        return MetricsSettings()
-    match = _LISTEN.match(listen) if isinstance(listen, str) else None
-    if not match or not 0 < int(match.group("port")) < 65536:
-        raise ConfigError(
-            f'metrics.listen: {listen!r} is not host:port like "127.0.0.1:9108" or "[::1]:9108"'
-        )
-    return MetricsSettings(match.group("v6") or match.group("host"), int(match.group("port")))
+    listen = METRICS.read(raw)["listen"]
+    return MetricsSettings() if listen is None else MetricsSettings(*listen)
 
 
-def _seconds(raw: Mapping[str, Any], key: str, default: Any, *, allow_zero: bool = False) -> Any:
-    if key not in raw:
-        return default
-    if allow_zero and isinstance(raw[key], str) and raw[key].strip() in ("0", "0s"):
-        return 0
-    return parse_duration(raw[key], f"daemon.{key}", most=_MOST_S[key])
-
-
-def _bool(raw: Mapping[str, Any], key: str, default: bool, prefix: str) -> bool:
-    value = raw.get(key, default)
-    if not isinstance(value, bool):
-        raise ConfigError(f"{prefix}{key}: expected true or false, got {value!r}")
-    return value
-
-
-def _check_cron(cron: Any, timezone: str) -> None:
+def _check_cron(cron: str, timezone: str) -> None:
     from apscheduler.triggers.cron import CronTrigger  # the daemon's: not every command's start
 
     try:
-        CronTrigger.from_crontab(str(cron), timezone=ZoneInfo(timezone))
+        CronTrigger.from_crontab(cron, timezone=ZoneInfo(timezone))
     except ValueError as exc:
         raise ConfigError(
             f'review.cron: {cron!r} is not a crontab line like "0 9 1 1,7 *" ({exc})'

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from collectors.common import ConfigError, no_unknown
+from collectors.common import ConfigError
+from tracker.config.keys import BOOLEAN, Key, Kind, Table
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
-_KEYS = {"listen", "allow_remote"}
 _LISTEN = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[^:\s\[\]]+)):(?P<port>\d{1,5})$")
 NO_LOGIN = (
     "the dashboard has no login: anyone who can reach {address} reads every price and run "
@@ -60,16 +60,29 @@ def parse_listen(value: Any, key: str) -> tuple[str, int]:
     return match.group("v6") or match.group("host"), int(match.group("port"))
 
 
+WEB = Table(
+    "web",
+    (
+        Key(
+            "listen",
+            Kind("host:port; port 0: any free port", parse_listen),
+            None,
+            "where the dashboard is served (default: no page)",
+        ),
+        Key("allow_remote", BOOLEAN, False, "serve to other machines too (no login)"),
+    ),
+)
+
+
 def parse_web(raw: Mapping[str, Any]) -> WebSettings:
     """The `[web]` table: no `listen`, no page."""
-    no_unknown(raw, _KEYS, "web.")
-    allow = raw.get("allow_remote", False)
-    if not isinstance(allow, bool):
-        raise ConfigError(f"web.allow_remote: {allow!r} is not true or false")
-    if raw.get("listen") is None:
-        return WebSettings(allow_remote=allow)
-    host, port = parse_listen(raw["listen"], "web.listen")
-    return checked(WebSettings(host, port, allow), "web.listen", "web.allow_remote = true")
+    got = WEB.read(raw)
+    if got["listen"] is None:
+        return WebSettings(allow_remote=got["allow_remote"])
+    host, port = got["listen"]
+    return checked(
+        WebSettings(host, port, got["allow_remote"]), "web.listen", "web.allow_remote = true"
+    )
 
 
 def checked(settings: WebSettings, key: str, how: str) -> WebSettings:

@@ -1,0 +1,260 @@
+"""config.toml: read, validated and resolved against the environment. Only `tracker` reads it.
+
+Unknown keys and bad values are ConfigErrors naming the key (`providers.aws.regions`). Secrets
+never live in the file: it names the environment variable that holds each one.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from alerts.settings import AlertSettings, parse_settings
+from collectors import REGISTRY
+from collectors import gpus as gpu_table
+from collectors.common import ConfigError, no_unknown
+from collectors.gpus import GPU_MODELS, GpuModel, Overrides
+from storage.fx import FxRate, GpuFact
+from storage.reads.gpu_filter import GpuNames, names_of
+from storage.writes.validate import PriceLimits
+from tracker.config.daemon import (
+    DAEMON,
+    METRICS,
+    REVIEW,
+    DaemonSettings,
+    MetricsSettings,
+    ReviewSettings,
+    parse_daemon,
+    parse_metrics,
+    parse_review,
+)
+from tracker.config.export import EXPORT, ExportSettings, parse_export
+from tracker.config.fx import RATE, parse_fx
+from tracker.config.keys import Table
+from tracker.config.providers import CONTROL, PROVIDER, ProviderConfig, parse_provider
+from tracker.config.store import (
+    COLLECT,
+    DEFAULT_STORE,
+    STORAGE,
+    StoreSettings,
+    parse_collect,
+    parse_storage,
+)
+from tracker.config.store import store_path as _store_path
+from tracker.config.web import WEB, WebSettings, parse_web
+
+__all__ = [
+    "DECLARED",
+    "DEFAULT_CONFIG",
+    "DEFAULT_STORE",
+    "STORE_ENV",
+    "Config",
+    "ConfigError",
+    "ProviderConfig",
+    "environment",
+    "from_dict",
+    "gpu_names",
+    "load",
+    "one_line",
+]
+
+DEFAULT_CONFIG = Path("config.toml")
+# The store a command uses when neither --db nor [storage] path says (docs/configuration.md).
+STORE_ENV = "GPU_TRACKER_DB"
+_TOP_KEYS = {
+    "storage",
+    "providers",
+    "alerts",
+    "fx",
+    "daemon",
+    "review",
+    "metrics",
+    "collect",
+    "export",
+    "web",
+    "gpus",
+}
+_MESSAGE_MAX = 1000
+# Every declared table, in the order of docs/configuration.md's key reference.
+DECLARED: tuple[Table, ...] = (
+    STORAGE,
+    COLLECT,
+    PROVIDER,
+    RATE,
+    DAEMON,
+    REVIEW,
+    METRICS,
+    EXPORT,
+    WEB,
+)
+
+
+@dataclass(frozen=True)
+class Config:
+    source: Path | None
+    store_path: Path
+    providers: dict[str, ProviderConfig]
+    alerts: AlertSettings = field(default_factory=AlertSettings)
+    fx: tuple[FxRate, ...] = ()
+    # What the store's FLOPs-per-dollar columns know of each GPU (the GPU table).
+    gpu_facts: tuple[GpuFact, ...] = field(default_factory=lambda: _gpu_facts())
+    # [gpus]: the user's instance type and model entries over the bundled GPU table.
+    gpus: Overrides = field(default_factory=Overrides)
+    daemon: DaemonSettings = field(default_factory=DaemonSettings)
+    review: ReviewSettings = field(default_factory=ReviewSettings)
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)
+    export: ExportSettings = field(default_factory=ExportSettings)
+    web: WebSettings = field(default_factory=WebSettings)  # [web]: the daemon's dashboard
+    store: StoreSettings = field(default_factory=StoreSettings)
+    limits: PriceLimits = field(default_factory=PriceLimits)  # [collect]: what a storable price is
+    # What chose the store, for messages about it: `storage.path`, `--db` or the variable.
+    store_key: str = "storage.path"
+
+    def enabled(self, names: tuple[str, ...] = ()) -> list[ProviderConfig]:
+        """The providers to collect: the named ones (even if disabled), else every enabled one."""
+        for name in names:
+            if name not in self.providers:
+                raise ConfigError(f"--provider {name}: unknown provider; known: {_known()}")
+        if names:
+            return [self.providers[n] for n in names]
+        return [p for p in self.providers.values() if p.enabled]
+
+
+def gpu_names(models: Mapping[str, GpuModel] = GPU_MODELS) -> GpuNames:
+    """The names a filter may give a GPU by (`A100`, `A100 80GB`, `H100 NVL`): each model's
+    name and aliases, its memory variants and the variants' own names."""
+    return names_of(
+        (m.name, m.aliases, m.memory_gib, {v.memory_gib: v.name for v in m.variants})
+        for m in models.values()
+    )
+
+
+def _gpu_facts(models: Mapping[str, GpuModel] = GPU_MODELS) -> tuple[GpuFact, ...]:
+    """A row per model, and one per memory variant with its own FP16 figure (H100 NVL)."""
+    return tuple(
+        fact
+        for m in models.values()
+        for fact in (
+            GpuFact(m.name, m.fp16_tflops),
+            *(
+                GpuFact(m.name, v.fp16_tflops, v.memory_gib)
+                for v in m.variants
+                if v.fp16_tflops is not None
+            ),
+        )
+    )
+
+
+def load(
+    path: Path | str | None = None,
+    *,
+    store: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Config:
+    """Load `path`, or ./config.toml when it exists, else the built-in defaults.
+
+    The store is `store` (--db) when given, else $GPU_TRACKER_DB when set, else the file's
+    [storage] path, else prices.duckdb: the command line beats the environment beats the file.
+    """
+    config = _read(path)
+    if store:
+        key = "--db"
+        chosen: Path | str | None = store
+    else:
+        key, chosen = STORE_ENV, (os.environ if env is None else env).get(STORE_ENV)
+    if not chosen:
+        return config
+    return replace(config, store_path=_store_path(str(chosen), key), store_key=key)
+
+
+def _read(path: Path | str | None) -> Config:
+    if path is None:
+        path = DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else None
+    if path is None:
+        return from_dict({}, source=None)
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"--config {path}: no such file") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
+            "TOML files are UTF-8"
+        ) from exc
+    except OSError as exc:  # a directory, no permission, an I/O error
+        raise ConfigError(f"--config {path}: cannot be read ({exc.strerror or exc})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    try:
+        return from_dict(data, source=path)
+    except ConfigError as exc:  # every message names the file as well as the key
+        raise ConfigError(one_line(f"{path}: {exc}")) from exc
+
+
+def one_line(message: str) -> str:
+    """A message as one line of sane length: a key or value quoted raw (a TOML key may hold a
+    newline, or be a pasted megabyte) shows its control characters escaped, and is cut."""
+    message = CONTROL.sub(lambda m: repr(m.group())[1:-1], message)
+    return message if len(message) <= _MESSAGE_MAX else message[: _MESSAGE_MAX - 3] + "..."
+
+
+def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
+    no_unknown(data, _TOP_KEYS, "")
+    store_path, store = parse_storage(_table(data, "storage"))
+    if not store_path.is_absolute() and source is not None:
+        # A daemon's working directory is rarely the config's: resolve beside the file.
+        store_path = source.parent / store_path
+    providers_raw = _table(data, "providers")
+    no_unknown(providers_raw, set(REGISTRY), "providers.")
+    gpus = gpu_table.parse_overrides(_table(data, "gpus"), GPU_MODELS, REGISTRY)
+    models = {**GPU_MODELS, **gpus.models}
+    providers = {
+        name: replace(
+            parse_provider(name, info, _table(providers_raw, name, prefix="providers.")),
+            gpus=gpus or None,
+        )
+        for name, info in REGISTRY.items()
+    }
+    alerts = _alerts(_table(data, "alerts"), models)
+    return Config(
+        source,
+        store_path,
+        providers,
+        alerts,
+        fx=parse_fx(_table(data, "fx")),
+        gpu_facts=_gpu_facts(models),
+        gpus=gpus,
+        daemon=parse_daemon(_table(data, "daemon")),
+        review=parse_review(_table(data, "review"), set(alerts.channels), models),
+        metrics=parse_metrics(_table(data, "metrics")),
+        export=parse_export(_table(data, "export")),
+        web=parse_web(_table(data, "web")),
+        store=store,
+        limits=parse_collect(_table(data, "collect")),
+    )
+
+
+def _alerts(raw: Mapping[str, Any], models: Mapping[str, GpuModel] = GPU_MODELS) -> AlertSettings:
+    """[alerts]: validated by the alerts package; rule filters may name known GPUs (the user's
+    [gpus.models] included) and providers."""
+    return parse_settings(raw, gpu_models=gpu_names(models), providers=list(REGISTRY))
+
+
+def environment() -> Mapping[str, str]:
+    return os.environ
+
+
+def _known() -> str:
+    return ", ".join(sorted(REGISTRY))
+
+
+def _table(data: Mapping[str, Any], key: str, prefix: str = "") -> Mapping[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{prefix}{key}: expected a table ([{prefix}{key}]), got {value!r}")
+    return value

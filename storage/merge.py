@@ -10,8 +10,8 @@ the end of a closed one. Everything is set-based SQL: no row-by-row statements.
 Most offers take a fast path: about 98 % of them are confirmed unchanged each hour (one UPDATE
 extends their `last_seen`), and a brand-new offer with one price opens its interval with one
 INSERT. Only the offers that changed, or that bring several points of their own history (AWS
-and Alibaba spot), are put in sequence by window functions, the sort that would otherwise cost
-most of a write.
+and Alibaba spot), are put in sequence by window functions (`storage.writes.sequence`), the
+sort that would otherwise cost most of a write.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from collectors.common import StoreError
 from storage.connection import scalar
 from storage.views import rederive
 from storage.writes.corrections import FACTS, correct_facts
+from storage.writes.sequence import OPENED, sequence_the_rest
 
 # The offer's identity as one string: NULL parts become '' so they compare as values.
 _OFFER_KEY = """concat_ws('|', provider, region, coalesce(zone, ''), instance_type, price_kind,
@@ -82,16 +83,15 @@ FROM closed_end c WHERE i.offer_key = c.offer_key AND i.ts < c.last_end
 """
 
 # What a change is: the price, the upfront part, or the provider's word on capacity.
-_STATE = "(price_per_hour, upfront_total, available)"
 _SAME_STATE = """(i.price_per_hour, i.upfront_total, i.available)
     IS NOT DISTINCT FROM (o.price_per_hour, o.upfront_total, o.available)"""
 
 # The path of each offer the run saw. 'same': it has an open interval and the run confirms it,
-# exactly when the sequence below would keep that interval alone: every point after its start
-# has its state, or (no point after its start) the newest point has. 'new': no open interval
-# and one point, which the sequence would open as it is. 'sequence': everything else. (Staged
-# before a returning offer's points are dated from its withdrawal: that changes neither an
-# offer's open interval nor whether it has one point.)
+# exactly when the sequence (`storage.writes.sequence`) would keep that interval alone: every
+# point after its start has its state, or (no point after its start) the newest point has.
+# 'new': no open interval and one point, which the sequence would open as it is. 'sequence':
+# everything else. (Staged before a returning offer's points are dated from its withdrawal:
+# that changes neither an offer's open interval nor whether it has one point.)
 _STAGE_PATHS = f"""
 CREATE TEMP TABLE paths AS
 SELECT i.offer_key, o.valid_from IS NOT NULL AS is_open,
@@ -110,18 +110,10 @@ UPDATE price_intervals SET last_seen = $observed
 WHERE rowid IN (SELECT o.row FROM open_now o JOIN paths s USING (offer_key) WHERE s.path = 'same')
 """
 
-_META = """provider, region, zone, instance_type, price_kind, term_months, payment_option,
-    offering_class, currency, gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib"""
-
-# An interval opened: its offer and price from the point `i`, the rest from its row of the
-# batch (`picked`: the batch's rows taken by number in Arrow, so a few intervals opened do not
-# cost a scan of the whole batch).
-_OPENED = f"""i.offer_key, {", ".join(f"b.{c.strip()}" for c in _META.split(","))},
-    i.price_per_hour, i.upfront_total, i.available, $observed AS last_seen, $run_id AS run_id"""
-
+# A new offer with one point: its interval opened as it is.
 _OPEN_NEW = f"""
 INSERT INTO price_intervals BY NAME
-SELECT {_OPENED}, i.ts AS valid_from, NULL AS valid_to
+SELECT {OPENED}, i.ts AS valid_from, NULL AS valid_to
 FROM incoming i JOIN paths s ON i.offer_key = s.offer_key AND s.path = 'new'
 JOIN picked b ON b.row = i.row
 """
@@ -129,65 +121,6 @@ JOIN picked b ON b.row = i.row
 _NEW_ROWS = """
 SELECT i.row FROM incoming i JOIN paths s ON i.offer_key = s.offer_key AND s.path = 'new'
 """
-
-# The points of the offers that take the long way.
-_STAGE_CHANGING = """
-CREATE TEMP TABLE changing AS
-SELECT * FROM incoming i SEMI JOIN paths s ON i.offer_key = s.offer_key AND s.path = 'sequence'
-"""
-
-# The sequence of prices per offer: the open interval first, then incoming points after it.
-# Points at or before the open interval's start are history already recorded, except when the
-# newest of them contradicts the open price: then the change is dated to this observation.
-# Consecutive equal prices collapse; each kept point ends where the next one starts.
-_STAGE_SEQUENCE = f"""
-CREATE TEMP TABLE sequence AS
-WITH points AS (
-    SELECT offer_key, price_per_hour, upfront_total, available, valid_from AS ts, true AS existing,
-           row AS interval_row, NULL AS point_row
-    FROM open_now SEMI JOIN changing USING (offer_key)
-    UNION ALL
-    SELECT i.offer_key, i.price_per_hour, i.upfront_total, i.available, i.ts, false, NULL, i.row
-    FROM changing i LEFT JOIN open_now o USING (offer_key)
-    WHERE o.valid_from IS NULL OR i.ts > o.valid_from
-    UNION ALL
-    SELECT l.offer_key, l.price_per_hour, l.upfront_total, l.available, $observed, false, NULL,
-           l.row
-    FROM (SELECT DISTINCT ON (offer_key) * FROM changing SEMI JOIN open_now USING (offer_key)
-          ORDER BY offer_key, ts DESC) l
-    JOIN open_now o USING (offer_key)
-    WHERE l.ts <= o.valid_from
-      AND (l.price_per_hour, l.upfront_total, l.available)
-          IS DISTINCT FROM (o.price_per_hour, o.upfront_total, o.available)
-      AND NOT EXISTS (
-          SELECT 1 FROM changing n WHERE n.offer_key = l.offer_key AND n.ts > o.valid_from)
-), marked AS (
-    SELECT *, existing OR {_STATE} IS DISTINCT FROM lag({_STATE}) OVER (
-        PARTITION BY offer_key ORDER BY ts, existing DESC
-    ) AS keep
-    FROM points
-)
-SELECT * EXCLUDE (keep),
-       lead(ts) OVER (PARTITION BY offer_key ORDER BY ts, existing DESC) AS next_ts
-FROM marked WHERE keep
-"""
-
-_EXTEND_OR_CLOSE = """
-UPDATE price_intervals AS p
-SET valid_to = s.next_ts,
-    last_seen = CASE WHEN s.next_ts IS NULL THEN $observed ELSE p.last_seen END
-FROM sequence s
-WHERE s.existing AND p.rowid = s.interval_row
-"""
-
-_INSERT_NEW = f"""
-INSERT INTO price_intervals BY NAME
-SELECT {_OPENED}, i.ts AS valid_from, i.next_ts AS valid_to
-FROM sequence i JOIN picked b ON b.row = i.point_row
-WHERE NOT i.existing
-"""
-
-_SEQUENCED_ROWS = "SELECT point_row FROM sequence WHERE NOT existing"
 
 # An open interval that no offer of this run names: withdrawn, where the run looked for it. An
 # offer of no region (a type listed but sold out everywhere, a price no region names) is looked
@@ -274,7 +207,7 @@ def _merge(
     correct_facts(con, lambda rows_sql: _pick(con, batch, rows_sql))
     _pick(con, batch, _NEW_ROWS)
     opened = scalar(con, _OPEN_NEW, {**observed, "run_id": run_id})
-    opened += _sequence_the_rest(con, batch, observed, run_id)
+    opened += sequence_the_rest(con, observed, run_id, lambda rows_sql: _pick(con, batch, rows_sql))
     return int(opened) + int(withdrawn)
 
 
@@ -284,17 +217,6 @@ def _date_returns(con: Any, provider: dict[str, Any]) -> None:
     if scalar(con, "SELECT count(*) FROM closed_end"):  # usually none: skip two statements
         con.execute(_DROP_SUPERSEDED)
         con.execute(_DATE_FROM_CLOSED)
-
-
-def _sequence_the_rest(con: Any, batch: pa.Table, observed: dict[str, Any], run_id: int) -> int:
-    """Put the offers that changed or brought several points in sequence; intervals opened."""
-    con.execute(_STAGE_CHANGING)
-    if not scalar(con, "SELECT count(*) FROM changing"):
-        return 0
-    con.execute(_STAGE_SEQUENCE, observed)
-    con.execute(_EXTEND_OR_CLOSE, observed)
-    _pick(con, batch, _SEQUENCED_ROWS)
-    return int(scalar(con, _INSERT_NEW, {**observed, "run_id": run_id}))
 
 
 def _pick(con: Any, batch: pa.Table, rows_sql: str) -> None:

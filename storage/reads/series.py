@@ -18,6 +18,8 @@ Interface:
   dated rate) and `currency` reads 'USD'; intervals without a rate are left out.
 - `intervals(store, filters, window)` -> per series its clipped intervals, for a step chart.
 - `matching_series(store, filters)` -> how many series match the filters at all (any time).
+
+The statements themselves are templates in `storage.reads.series_sql`.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any, NamedTuple
 import duckdb
 
 from collectors.common import StoreError, kind_label
-from storage.reads import gpu_filter
+from storage.reads import gpu_filter, series_sql
 from storage.reads.gpu_filter import GpuChoice
 from storage.reads.sandbox import bounded
 
@@ -49,67 +51,7 @@ _KEY = ", ".join(KEY)
 PRICES = ("price_per_hour", "price_per_hour_usd")
 _US_PER_HOUR = 3_600_000_000
 
-# One scan of the intervals that overlap the window (plus open ones, for `current`). The figures
-# that need no order are summed per series; the quantiles walk each series' distinct prices in
-# order, summing the time held at or below. The walk carries only a 64-bit hash of the series'
-# key, its prices and their hours (carrying the nine key columns through the sort took twice
-# the time and five times the memory); the two halves meet on the hash, and should two series
-# ever share one, the hours would not add up and the query fails rather than mix them.
-_SQL = """
-WITH clipped AS (
-    SELECT {key}, {currency} AS currency, {price} AS price, price_per_hour_usd AS usd,
-           valid_from, valid_to,
-           greatest(epoch_us(least(coalesce(valid_to, $s_until), $s_until))
-                    - epoch_us(greatest(valid_from, $s_since)), 0) AS us
-    FROM prices
-    WHERE {where} AND {price} IS NOT NULL
-      AND ((valid_from < $s_until AND valid_to > $s_since) OR valid_to IS NULL)
-), hashed AS (
-    SELECT *, hash({key}, currency) AS series FROM clipped
-), stats AS (
-    SELECT {key}, currency, any_value(series) AS series,
-           sum(us) AS us,
-           min(price) FILTER (WHERE us > 0) AS min,
-           max(price) FILTER (WHERE us > 0) AS max,
-           sum(price * us) AS price_us,
-           count(*) FILTER (WHERE valid_from > $s_since AND valid_from < $s_until) AS changes,
-           any_value(price) FILTER (WHERE valid_to IS NULL) AS current,
-           {below} AS below_share,
-           CASE WHEN count(*) FILTER (WHERE us > 0 AND usd IS NULL) = 0
-                THEN sum(usd * us) END AS usd_us
-    FROM hashed GROUP BY ALL HAVING sum(us) > 0
-), walked AS (
-    SELECT series, price,
-           sum(us) OVER (PARTITION BY series ORDER BY price
-                         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto,
-           sum(us) OVER (PARTITION BY series) AS total
-    FROM (SELECT series, price, sum(us) AS us FROM hashed WHERE us > 0 GROUP BY ALL)
-), quantiles AS (
-    SELECT series, max(total) AS total,
-           min(price) FILTER (WHERE 2 * upto >= total) AS p50,
-           min(price) FILTER (WHERE 20 * upto >= 19 * total) AS p95
-    FROM walked GROUP BY series
-)
-SELECT {key}, currency,
-       round(s.us / {us_per_hour}, 6) AS covered_hours,
-       min, max, round(price_us / s.us, 6) AS mean, p50, p95, changes, current, below_share,
-       round(usd_us / s.us, 6) AS mean_usd
-FROM stats s JOIN quantiles q USING (series)
-WHERE q.total = s.us OR error('two price series share a hash; report this, please')
-"""
-
 ORDER = f"ORDER BY mean_usd NULLS LAST, currency, mean, {_KEY.replace('zone', 'zone NULLS FIRST')}"
-
-_INTERVALS = """
-SELECT {key}, currency, price_per_hour,
-       greatest(valid_from, $s_since) AS start,
-       least(coalesce(valid_to, $s_until), $s_until) AS until
-FROM prices
-WHERE {where} AND valid_from < $s_until AND (valid_to IS NULL OR valid_to > $s_since)
-ORDER BY {key}, currency, valid_from
-"""
-
-_MATCHING = "SELECT count(*) FROM (SELECT DISTINCT {key}, currency FROM prices WHERE {where})"
 
 
 class OfferKey(NamedTuple):
@@ -250,9 +192,9 @@ def statistics_sql(
     params |= {"s_since": window.since, "s_until": window.until}
     below_sql = "NULL"
     if below is not None:
-        below_sql = "round(coalesce(sum(us) FILTER (WHERE price < $s_below), 0) / sum(us), 6)"
+        below_sql = series_sql.BELOW
         params["s_below"] = below
-    sql = _SQL.format(
+    sql = series_sql.STATISTICS.format(
         key=_KEY,
         currency="'USD'" if price == "price_per_hour_usd" else "currency",
         price=price,
@@ -289,7 +231,7 @@ def intervals_sql(filters: SeriesFilters, window: Window) -> tuple[str, dict[str
     """The statement `intervals` runs and its parameters (for a connection of the caller's)."""
     where, params = _where(filters)
     params |= {"s_since": window.since, "s_until": window.until}
-    return _INTERVALS.format(key=_KEY, where=where), params
+    return series_sql.INTERVALS.format(key=_KEY, where=where), params
 
 
 def by_series(found: list[tuple[Any, ...]]) -> dict[tuple[OfferKey, str], list[Interval]]:
@@ -314,7 +256,7 @@ def matching_series(
 def matching_sql(filters: SeriesFilters) -> tuple[str, dict[str, Any]]:
     """The statement `matching_series` runs and its parameters."""
     where, params = _where(filters)
-    return _MATCHING.format(key=_KEY, where=where), params
+    return series_sql.MATCHING.format(key=_KEY, where=where), params
 
 
 def _rows(

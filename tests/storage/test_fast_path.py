@@ -16,6 +16,7 @@ from collectors.base import PriceRecord
 from storage import merge as merge_mod
 from storage.query import query
 from storage.store import Store
+from storage.writes import sequence as sequence_mod
 
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 H = timedelta(hours=1)
@@ -75,7 +76,7 @@ def test_confirmed_and_new_single_price_offers_never_reach_the_window(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = Store(tmp_path / "p.duckdb")
-    monkeypatch.setattr(merge_mod, "_STAGE_SEQUENCE", _NO_WINDOW)
+    monkeypatch.setattr(sequence_mod, "_STAGE_SEQUENCE", _NO_WINDOW)
     assert write(store, [offer("a", "1"), offer("b", "2")], T0) == 2
     # Spot points that are all history already recorded, the newest one the open price.
     assert write(store, [offer("a", "1"), offer("b", "2"), spot("8", T0 - H)], T0 + H) == 1

@@ -14,6 +14,7 @@ from collectors.base import PriceRecord
 from storage import migrations
 from storage.connection import connect, transaction
 from storage.fx import GpuFact, replace_gpu_facts
+from storage.migrations import runner
 from storage.store import Store
 from tests.storage import old_schema
 from tracker.config import Config
@@ -108,7 +109,7 @@ def test_an_old_store_upgrades_with_every_other_value_unchanged(tmp_path: Path) 
         for version, name, statements in migrations.MIGRATIONS:
             if 3 < version < 10:  # the release before: its tables, no views of this one
                 with transaction(con):
-                    migrations._apply(con, version, name, statements)
+                    runner._apply(con, version, name, statements)
         with transaction(con):
             for provider, itype, model, count, gib, price in intervals:
                 con.execute(

@@ -14,6 +14,7 @@ import pytest
 from collectors.base import PriceRecord
 from storage import migrations, views
 from storage.connection import connect
+from storage.migrations import runner
 from storage.store import Store
 from tests.storage import old_schema
 
@@ -101,8 +102,8 @@ def test_a_store_written_by_the_last_collector_upgrades(
     """A store the real writes made before migration 12 existed: the upgrade moves its T4
     history, and the latest prices keep the machines and lose the GPU alone."""
     before = [m for m in migrations.MIGRATIONS if m[0] != 12]
-    monkeypatch.setattr(migrations, "MIGRATIONS", before)
-    monkeypatch.setattr(migrations, "_VERSIONS", [v for v, _, _ in before])
+    monkeypatch.setattr(runner, "MIGRATIONS", before)
+    monkeypatch.setattr(runner, "_VERSIONS", [v for v, _, _ in before])
     monkeypatch.setattr(
         views, "VIEWS", tuple(v for v in views.VIEWS if v[0] != "gcp_attached_gpus")
     )

@@ -13,6 +13,7 @@ import pytest
 from storage import migrations
 from storage.connection import connect, transaction
 from storage.fx import GpuFact, replace_gpu_facts
+from storage.migrations import runner
 from tests.storage import old_schema
 
 NOW = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
@@ -43,7 +44,7 @@ def store_at(path: Path, versions: list[int]) -> None:
         for version, name, statements in migrations.MIGRATIONS:
             if version > 3 and version in versions:
                 with transaction(con):
-                    migrations._apply(con, version, name, statements)
+                    runner._apply(con, version, name, statements)
         with transaction(con):
             for provider, itype, model, count, gib, price in INTERVALS:
                 con.execute(

@@ -19,11 +19,11 @@ import pytest
 
 from collectors.base import PriceRecord
 from collectors.common import StoreError
-from storage import merge as merge_mod
 from storage.fx import GpuFact
 from storage.migrations import MIGRATIONS
 from storage.query import QueryRefused, query
 from storage.store import Store
+from storage.writes import sequence as sequence_mod
 
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 H = timedelta(hours=1)
@@ -220,7 +220,7 @@ def test_failure_inside_the_merge_leaves_history_untouched(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write(store, [rec("21.957642")], T0)
-    monkeypatch.setattr(merge_mod, "_INSERT_NEW", "INSERT INTO no_such_table VALUES (1)")
+    monkeypatch.setattr(sequence_mod, "_INSERT_NEW", "INSERT INTO no_such_table VALUES (1)")
     with pytest.raises(StoreError, match="aws: could not store the collection"):
         write(store, [rec("20.0"), rec("3.06", itype="p3.2xlarge")], T0 + H)
     assert rows(store) == [("us-east-1", None, "on_demand", 21.957642, None, T0, None, T0)]

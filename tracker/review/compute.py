@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from storage.reads.review_sql import OFFER_KEY
 from storage.reads.tco import Need
-from storage.review import OFFER_KEY
 from tracker.config.daemon import ReviewSettings
 
 SIDES = ("now", "then")

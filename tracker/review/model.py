@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from alerts import digest
-from storage.review import OFFER_KEY
+from storage.reads.review_sql import OFFER_KEY
 from tracker.config.daemon import Since
 from tracker.review.compute import Comparison
 

@@ -1,0 +1,70 @@
+"""The statements of the price series' statistics (`storage.reads.series`, whose docstring
+states their semantics), as templates that module fills in: `{key}` the series' key columns,
+`{where}` the filters, `{price}` and `{currency}` the prices compared, `{below}` the share of
+time below a price; their parameters are named `$s_...`.
+"""
+
+from __future__ import annotations
+
+# One scan of the intervals that overlap the window (plus open ones, for `current`). The figures
+# that need no order are summed per series; the quantiles walk each series' distinct prices in
+# order, summing the time held at or below. The walk carries only a 64-bit hash of the series'
+# key, its prices and their hours (carrying the nine key columns through the sort took twice
+# the time and five times the memory); the two halves meet on the hash, and should two series
+# ever share one, the hours would not add up and the query fails rather than mix them.
+STATISTICS = """
+WITH clipped AS (
+    SELECT {key}, {currency} AS currency, {price} AS price, price_per_hour_usd AS usd,
+           valid_from, valid_to,
+           greatest(epoch_us(least(coalesce(valid_to, $s_until), $s_until))
+                    - epoch_us(greatest(valid_from, $s_since)), 0) AS us
+    FROM prices
+    WHERE {where} AND {price} IS NOT NULL
+      AND ((valid_from < $s_until AND valid_to > $s_since) OR valid_to IS NULL)
+), hashed AS (
+    SELECT *, hash({key}, currency) AS series FROM clipped
+), stats AS (
+    SELECT {key}, currency, any_value(series) AS series,
+           sum(us) AS us,
+           min(price) FILTER (WHERE us > 0) AS min,
+           max(price) FILTER (WHERE us > 0) AS max,
+           sum(price * us) AS price_us,
+           count(*) FILTER (WHERE valid_from > $s_since AND valid_from < $s_until) AS changes,
+           any_value(price) FILTER (WHERE valid_to IS NULL) AS current,
+           {below} AS below_share,
+           CASE WHEN count(*) FILTER (WHERE us > 0 AND usd IS NULL) = 0
+                THEN sum(usd * us) END AS usd_us
+    FROM hashed GROUP BY ALL HAVING sum(us) > 0
+), walked AS (
+    SELECT series, price,
+           sum(us) OVER (PARTITION BY series ORDER BY price
+                         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto,
+           sum(us) OVER (PARTITION BY series) AS total
+    FROM (SELECT series, price, sum(us) AS us FROM hashed WHERE us > 0 GROUP BY ALL)
+), quantiles AS (
+    SELECT series, max(total) AS total,
+           min(price) FILTER (WHERE 2 * upto >= total) AS p50,
+           min(price) FILTER (WHERE 20 * upto >= 19 * total) AS p95
+    FROM walked GROUP BY series
+)
+SELECT {key}, currency,
+       round(s.us / {us_per_hour}, 6) AS covered_hours,
+       min, max, round(price_us / s.us, 6) AS mean, p50, p95, changes, current, below_share,
+       round(usd_us / s.us, 6) AS mean_usd
+FROM stats s JOIN quantiles q USING (series)
+WHERE q.total = s.us OR error('two price series share a hash; report this, please')
+"""
+
+# The share of covered time priced below `$s_below`, when one is asked.
+BELOW = "round(coalesce(sum(us) FILTER (WHERE price < $s_below), 0) / sum(us), 6)"
+
+INTERVALS = """
+SELECT {key}, currency, price_per_hour,
+       greatest(valid_from, $s_since) AS start,
+       least(coalesce(valid_to, $s_until), $s_until) AS until
+FROM prices
+WHERE {where} AND valid_from < $s_until AND (valid_to IS NULL OR valid_to > $s_since)
+ORDER BY {key}, currency, valid_from
+"""
+
+MATCHING = "SELECT count(*) FROM (SELECT DISTINCT {key}, currency FROM prices WHERE {where})"

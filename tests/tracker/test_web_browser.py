@@ -65,7 +65,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _missing("the playwright package is not installed (pip install -e '.[dev]')")
+        _missing("the playwright package is not installed (pip install -e '.[browser]')")
     profile = tmp_path_factory.mktemp("chromium-profile")  # a new, empty --user-data-dir
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(

@@ -97,3 +97,17 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.storage.export_support import build_demo_store
 
     return build_demo_store(tmp_path_factory.mktemp("demo") / "prices.duckdb")
+
+
+@pytest.fixture(scope="session")
+def demo_kept(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The store `gpu-tracker demo --keep` leaves (through the real CLI), built once per test
+    process: the modules that read it (tco, the README's taste) each take a copy."""
+    from click.testing import CliRunner
+
+    from tracker.cli import cli
+
+    path = tmp_path_factory.mktemp("demo-kept") / "demo.duckdb"
+    result = CliRunner().invoke(cli, ["demo", "--keep", str(path)])
+    assert result.exit_code == 0, result.output
+    return path

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tracker.replay import Recording, ReplayServer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OBSERVED_AT = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+
+# The property tests' number of examples (docs/contributing.md, "Tests"): a modest default that
+# keeps the default run short; `GPU_TRACKER_HYPOTHESIS=long` for a long run. A test's own
+# @settings no longer names max_examples, so the profile decides.
+settings.register_profile("quick", max_examples=25, deadline=None)
+settings.register_profile("long", max_examples=1000, deadline=None)
+settings.load_profile(os.environ.get("GPU_TRACKER_HYPOTHESIS", "quick"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -88,3 +97,17 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.storage.export_support import build_demo_store
 
     return build_demo_store(tmp_path_factory.mktemp("demo") / "prices.duckdb")
+
+
+@pytest.fixture(scope="session")
+def demo_kept(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The store `gpu-tracker demo --keep` leaves (through the real CLI), built once per test
+    process: the modules that read it (tco, the README's taste) each take a copy."""
+    from click.testing import CliRunner
+
+    from tracker.cli import cli
+
+    path = tmp_path_factory.mktemp("demo-kept") / "demo.duckdb"
+    result = CliRunner().invoke(cli, ["demo", "--keep", str(path)])
+    assert result.exit_code == 0, result.output
+    return path

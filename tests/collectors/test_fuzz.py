@@ -9,7 +9,8 @@ comes out of a parser.
 
 The default run is small and derandomized, so it never fails by chance. A longer fuzz:
 `FUZZ_EXAMPLES=5000 python -m pytest -p no:xdist tests/collectors/test_fuzz.py` (random
-examples; hypothesis prints the failing one and how to reproduce it).
+examples; hypothesis prints the failing one and how to reproduce it), or the long hypothesis
+profile, `GPU_TRACKER_HYPOTHESIS=long` (docs/contributing.md, "Tests").
 """
 
 from __future__ import annotations
@@ -40,9 +41,11 @@ from tracker.demo import demo_setup
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0"))
+# The long hypothesis profile (tests/conftest.py) also makes a longer, random fuzz.
+RANDOM = bool(EXAMPLES) or settings.get_current_profile_name() == "long"
 FUZZ = settings(
-    max_examples=EXAMPLES or 25,
-    derandomize=not EXAMPLES,
+    max_examples=EXAMPLES or settings.default.max_examples,
+    derandomize=not RANDOM,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

@@ -150,7 +150,7 @@ def as_config(rates: dict[str, dict[date, Decimal]]) -> list[FxRate]:
     return [FxRate(c, d, r) for c, dated in rates.items() for d, r in dated.items()]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(
     rates=rates,
     rows=intervals,
@@ -174,7 +174,7 @@ def test_the_join_converts_exactly_as_the_lookups_did(
         store.execute("SET TimeZone = 'UTC'")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(
     rates=rates,
     added=rates,

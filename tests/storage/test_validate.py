@@ -5,6 +5,7 @@ were not there, and the bad offer's current price is neither replaced nor closed
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -106,11 +107,17 @@ HOSTILE: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
-    store = Store(tmp_path / "prices.duckdb", fx_rates=[CNY])
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first collection, written once per module: each test takes a copy of the file."""
+    store = Store(tmp_path_factory.mktemp("validate") / "prices.duckdb", fx_rates=[CNY])
     store.write_run("aws", [*GOOD, BEFORE], started_at=T0, observed_at=T0, regions=None)
-    return store
+    return store.path
+
+
+@pytest.fixture
+def store(written: Path, tmp_path: Path) -> Store:
+    return Store(shutil.copy(written, tmp_path / "prices.duckdb"), fx_rates=[CNY])
 
 
 def prices(store: Store) -> list[tuple[Any, ...]]:

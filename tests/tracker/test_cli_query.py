@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -41,9 +42,10 @@ def offer(
     return PriceRecord(**fields)  # type: ignore[arg-type]
 
 
-@pytest.fixture
-def config_path(tmp_path: Path) -> Path:
-    store = Store(tmp_path / "prices.duckdb")
+@pytest.fixture(scope="module")
+def offers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The store, written once per module: each test takes a copy (some add to it)."""
+    store = Store(tmp_path_factory.mktemp("query") / "prices.duckdb")
     store.write_run(
         "aws",
         [
@@ -70,6 +72,12 @@ def config_path(tmp_path: Path) -> Path:
         observed_at=T0,
         regions=None,
     )
+    return store.path
+
+
+@pytest.fixture
+def config_path(offers: Path, tmp_path: Path) -> Path:
+    shutil.copy(offers, tmp_path / "prices.duckdb")
     path = tmp_path / "config.toml"
     path.write_text('[storage]\npath = "prices.duckdb"\n')
     return path

@@ -5,6 +5,7 @@ CLI on a real store; and the refusal of a variant nobody knows."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -32,14 +33,20 @@ OFFERS = [
 ]
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    store = Store(tmp_path / "prices.duckdb", gpu_facts=FACTS)
+@pytest.fixture(scope="module")
+def offers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The store, written once per module: each test takes a copy (some add to it)."""
+    store = Store(tmp_path_factory.mktemp("variants") / "prices.duckdb", gpu_facts=FACTS)
     then = NOW - timedelta(hours=1)
     for provider in ("aws", "azure"):
         records = [record(*o) for o in OFFERS if o[0] == provider]
         store.write_run(provider, records, started_at=then, observed_at=then, regions=None)
     return store.path
+
+
+@pytest.fixture
+def db(offers: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copy(offers, tmp_path / "prices.duckdb"))
 
 
 def run(db: Path, *args: str) -> Any:

@@ -42,10 +42,12 @@ def where(o: dict[str, Any] | None) -> tuple[Any, ...] | None:
     return (o["provider"], o["instance_type"], o["price_kind"], o["term_months"])
 
 
-@pytest.fixture
-def facts(tmp_path: Path) -> dict[str, Any]:
-    scenario(tmp_path / "prices.duckdb")
-    return build(tmp_path / "prices.duckdb", NOW, SIX).to_dict()
+@pytest.fixture(scope="module")
+def facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    # Built once per module: the tests only read the facts.
+    store = tmp_path_factory.mktemp("review") / "prices.duckdb"
+    scenario(store)
+    return build(store, NOW, SIX).to_dict()
 
 
 def test_the_best_pflop_per_dollar_now_and_then(facts: dict[str, Any]) -> None:

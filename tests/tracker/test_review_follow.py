@@ -38,10 +38,12 @@ def where(o: dict[str, Any] | None) -> tuple[Any, ...] | None:
     return None if o is None else (o["provider"], o["instance_type"], o["price_kind"])
 
 
-@pytest.fixture
-def facts(tmp_path: Path) -> dict[str, Any]:
-    scenario(tmp_path / "prices.duckdb")
-    return build(tmp_path / "prices.duckdb", NOW, SIX, settings=FOLLOW).to_dict()
+@pytest.fixture(scope="module")
+def facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    # Built once per module: the tests only read the facts.
+    store = tmp_path_factory.mktemp("review") / "prices.duckdb"
+    scenario(store)
+    return build(store, NOW, SIX, settings=FOLLOW).to_dict()
 
 
 def test_only_the_followed_models_priced_for_the_stated_need(facts: dict[str, Any]) -> None:

@@ -5,6 +5,7 @@ its time limit is stopped with a message that says how to raise it."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -96,10 +97,10 @@ READS = [
 ]  # fmt: skip
 
 
-@pytest.fixture
-def setup(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
-    """(config, store, out directory, secret file)."""
-    store = tmp_path / "prices.duckdb"
+@pytest.fixture(scope="module")
+def one_offer(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The store, written once per module: each test takes a copy (some try to write to it)."""
+    store = tmp_path_factory.mktemp("sandbox") / "prices.duckdb"
     record = PriceRecord(
         provider="aws", region="us-east-1", zone=None, instance_type="p5.48xlarge",
         price_kind="on_demand", term_months=None, payment_option=None, offering_class=None,
@@ -107,6 +108,13 @@ def setup(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
         gpu_count=8.0, gpu_memory_gib=80.0,
     )  # fmt: skip
     Store(store).write_run("aws", [record], started_at=T0, observed_at=T0, regions=None)
+    return store
+
+
+@pytest.fixture
+def setup(one_offer: Path, tmp_path: Path) -> tuple[Path, Path, Path, Path]:
+    """(config, store, out directory, secret file)."""
+    store = Path(shutil.copy(one_offer, tmp_path / "prices.duckdb"))
     out = tmp_path / "out"
     out.mkdir()
     secret = tmp_path / "secret.csv"

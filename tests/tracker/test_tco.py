@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +26,8 @@ HOURS = 730 * 36  # 26280
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("tco") / "demo.duckdb"
-    result = CliRunner().invoke(cli, ["demo", "--keep", str(path)])
-    assert result.exit_code == 0, result.output
-    return path
+def store(demo_kept: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return Path(shutil.copy(demo_kept, tmp_path_factory.mktemp("tco") / "demo.duckdb"))
 
 
 def run(store: Path, *args: str) -> Any:

@@ -79,9 +79,7 @@ def con() -> Iterator[Any]:
     connection.close()
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(raw=_series, open_last=st.booleans(), below=st.sampled_from([1.0, 2.1, 3.0, 8.0]))
 def test_sql_statistics_match_the_definitions(
     con: Any, raw: list[tuple[int, int, float]], open_last: bool, below: float

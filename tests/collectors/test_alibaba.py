@@ -22,7 +22,7 @@ import pytest
 
 import tracker
 from collectors import REGISTRY, gpus
-from collectors.alibaba import GPU_FAMILIES, GPU_REGIONS, AlibabaCollector
+from collectors.alibaba.collector import GPU_FAMILIES, GPU_REGIONS, AlibabaCollector
 from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from storage.query import query

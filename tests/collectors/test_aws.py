@@ -17,7 +17,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 import tracker
-from collectors.aws import GPU_REGIONS, AwsCollector
+from collectors.aws.collector import GPU_REGIONS, AwsCollector
 from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from tracker.replay import ReplayServer
@@ -787,7 +787,7 @@ def test_a_contradiction_of_the_table_takes_the_api_and_is_logged_once(
     ],
 )  # fmt: skip
 def test_gpu_info_to_facts(info: dict[str, Any], expected: Any) -> None:
-    from collectors.aws_facts import from_gpu_info
+    from collectors.aws.facts import from_gpu_info
 
     found = from_gpu_info(info)
     got = None if found is None else (found.gpu_model, found.gpu_count, found.gpu_memory_gib)

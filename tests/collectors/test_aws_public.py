@@ -25,8 +25,9 @@ import pytest
 from click.testing import CliRunner
 
 import tracker
-from collectors import REGISTRY, aws_feeds
-from collectors.aws import AwsCollector
+from collectors import REGISTRY
+from collectors.aws import feeds
+from collectors.aws.collector import AwsCollector
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import CollectorError, ConfigError, PayloadShapeError
 from storage.connection import connect
@@ -317,13 +318,13 @@ def test_the_offer_file_is_read_as_it_arrives(
     cpu_row = next(line for line in whole.splitlines(keepends=True) if b'"m5.large"' in line)
     files.files[path] = whole + cpu_row * 3000
     files.pause_at[path] = len(whole)
-    tested = aws_feeds.might_be_gpu
+    tested = feeds.might_be_gpu
 
     def first_test(row: list[str], family: int, gpu: int) -> bool:
         files.release.set()
         return tested(row, family, gpu)
 
-    monkeypatch.setattr(aws_feeds, "might_be_gpu", first_test)
+    monkeypatch.setattr(feeds, "might_be_gpu", first_test)
     result = public(files, None).parse(public(files, None).fetch(), observed_at=NOW)
     assert files.paused == [True]
     assert listed(result.records, "on_demand", "reserved") == listed(

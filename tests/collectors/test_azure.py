@@ -23,8 +23,9 @@ import responses
 from click.testing import CliRunner, Result
 from responses import matchers
 
-from collectors import azure, gpus
-from collectors.azure import AzureCollector
+from collectors import gpus
+from collectors.azure import collector as azure
+from collectors.azure.collector import AzureCollector
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from tracker.cli import cli

@@ -27,9 +27,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
-from collectors.gcp import DEFAULT_ENDPOINT, GPU_REGIONS, GcpCollector
-from collectors.gcp_machines import ATTACHABLE, RECIPES, recipes
-from collectors.gcp_skus import COMPONENTS
+from collectors.gcp.collector import DEFAULT_ENDPOINT, GPU_REGIONS, GcpCollector
+from collectors.gcp.machines import ATTACHABLE, RECIPES, recipes
+from collectors.gcp.skus import COMPONENTS
 from collectors.gpus import INSTANCE_GPUS
 from tracker import config as config_mod
 from tracker.replay import Exchange, Recording, ReplayServer

@@ -18,10 +18,11 @@ import requests
 import responses
 from responses import matchers
 
-from collectors import gpus, paperspace
+from collectors import gpus
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
-from collectors.paperspace import PaperspaceCollector
+from collectors.paperspace import collector as paperspace
+from collectors.paperspace.collector import PaperspaceCollector
 from tracker.replay import Exchange, Recording, ReplayServer
 
 # The one recording, the demo's and these tests'; the trap sizes and errors are kept apart.

@@ -25,7 +25,7 @@ import tracker
 from collectors import gpus
 from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import ConfigError, FetchError, MissingCredentials, PayloadShapeError
-from collectors.tencent import CHARGE_TYPES, FAMILIES, GPU_REGIONS, TencentCollector
+from collectors.tencent.collector import CHARGE_TYPES, FAMILIES, GPU_REGIONS, TencentCollector
 from tracker.config import from_dict
 from tracker.replay import ReplayServer
 

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from collectors import gpus
 from collectors.base import MarketDepth, ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
-from collectors.vastai import VastaiCollector
+from collectors.vastai.collector import VastaiCollector
 from tracker.cli import cli
 from tracker.daemon import isolation
 from tracker.replay import Recording, ReplayServer

@@ -19,7 +19,7 @@ import pytest
 from collectors import gpus
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
-from collectors.vultr import VultrCollector
+from collectors.vultr.collector import VultrCollector
 from tracker.replay import Exchange, Recording, ReplayServer
 
 DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "vultr"

@@ -1,7 +1,7 @@
 """Azure: GPU VM prices from the public Retail Prices API (no credentials).
 
 `fetch` asks once with an OData `$filter` for the NC/ND/NV series and follows `NextPageLink`
-until it is null. `parse` (`collectors.azure_parse`, pure) turns each row into at most one
+until it is null. `parse` (`collectors.azure.parse`, pure) turns each row into at most one
 price, with GPU facts from `collectors.gpus`: the API names no GPU.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from collectors import azure_parse
+from collectors.azure import parse
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import PayloadShapeError
 from collectors.http import get_json, make_session
@@ -48,7 +48,7 @@ class AzureCollector(Collector):
                     what=f"page {number}",
                     params=params,
                 )
-                items += len(azure_parse.page_items(page, f"page {number}"))
+                items += len(parse.page_items(page, f"page {number}"))
                 payloads[f"page-{number}"] = page
                 self.progress(number, items)
                 # The link already carries api-version, $filter and $skip (with ":443" in the
@@ -72,8 +72,8 @@ class AzureCollector(Collector):
         return clause
 
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
-        """Rows to records (`azure_parse`); every row not stored is counted in `skipped_rows`."""
-        return azure_parse.parse(payloads, self.regions, self.log)
+        """Rows to records (`parse`); every row not stored is counted in `skipped_rows`."""
+        return parse.parse(payloads, self.regions, self.log)
 
 
 def _next_link(page: dict[str, Any], where: str) -> str | None:

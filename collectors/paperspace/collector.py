@@ -3,7 +3,7 @@
 Paperspace's own API has no price endpoint; its GPUs are DigitalOcean GPU Droplets. `fetch`
 walks `GET {endpoint}/v2/sizes?per_page=200` (Bearer token) through `links.pages.next` until
 there is none, and checks the count against `meta.total`. `parse` (in
-`collectors.paperspace_parse`) keeps the sizes with `gpu_info`: one on-demand record per size
+`collectors.paperspace.parse`) keeps the sizes with `gpu_info`: one on-demand record per size
 per region it lists, or one in no region (sold out) for a size listed nowhere.
 """
 
@@ -13,10 +13,10 @@ from datetime import datetime
 from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
-from collectors import paperspace_parse
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.http import get_json, make_session
+from collectors.paperspace import parse
 
 DEFAULT_ENDPOINT = "https://api.digitalocean.com"
 PATH = "/v2/sizes"
@@ -59,7 +59,7 @@ class PaperspaceCollector(Collector):
                     auth_hint=AUTH_HINT,
                     params=params,
                 )
-                sizes += len(paperspace_parse.page_sizes(page, where))
+                sizes += len(parse.page_sizes(page, where))
                 payloads[f"page-{number}"] = page
                 self.progress(number, sizes)
                 url, params = _next_url(page, first, where), None
@@ -69,7 +69,7 @@ class PaperspaceCollector(Collector):
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         """One record per GPU size per asked region it lists (or one in no region for a size
         listed nowhere); CPU sizes are ignored."""
-        return paperspace_parse.parse(payloads, self.regions, self.log)
+        return parse.parse(payloads, self.regions, self.log)
 
     def _token(self) -> str:
         token = self.settings.credentials.get("token")

@@ -13,7 +13,7 @@ One collection is:
 Throttling (`Throttling*`, `ServiceUnavailable`, a `x-acs-retry-after` answer), 5xx and
 network errors are retried by the SDK's own retry policy with exponential backoff; what still
 fails fails the whole run with a FetchError naming the call, the region and the code. Parsing is
-in `collectors.alibaba_parse`.
+in `collectors.alibaba.parse`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from darabonba.policy.retry import RetryCondition, RetryOptions
 from darabonba.runtime import RuntimeOptions
 from Tea.exceptions import TeaException, ValidateException
 
-from collectors import alibaba_parse
+from collectors.alibaba import parse
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import FetchError, PayloadShapeError
 
@@ -97,7 +97,7 @@ class AlibabaCollector(Collector):
         self._items = 0
         now = datetime.now(UTC).replace(microsecond=0)
         self._walk_types(self._client(self.regions[0]), payloads)
-        known, _ = alibaba_parse.known_types(payloads, report=False)
+        known, _ = parse.known_types(payloads, report=False)
         for region in self.regions:
             client = self._client(region)
             for itype in sorted(known):
@@ -107,7 +107,7 @@ class AlibabaCollector(Collector):
         return payloads
 
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
-        result = alibaba_parse.parse_payloads(payloads, frozenset(self.regions))
+        result = parse.parse_payloads(payloads, frozenset(self.regions))
         self.log.info(
             "%s: %d records, %d rows skipped, %d unknown types",
             self.name,
@@ -152,7 +152,7 @@ class AlibabaCollector(Collector):
         self, client: Client, what: str, region: str, itype: str, unit: str, period: int
     ) -> dict[str, Any]:
         """One DescribePrice answer, with the first system disk category the type accepts."""
-        accepted = alibaba_parse.NOT_OFFERED_CODES | DISK_REFUSED_CODES
+        accepted = parse.NOT_OFFERED_CODES | DISK_REFUSED_CODES
         for disk in SYSTEM_DISKS:
             request = models.DescribePriceRequest(
                 region_id=region,

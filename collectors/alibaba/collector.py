@@ -10,9 +10,9 @@ One collection is:
   `DescribeSpotPriceHistory` (every zone, every page) from one history window ago. A type the
   region does not sell one way (pay-as-you-go) is still asked for the others.
 
-Throttling (`Throttling*`, `ServiceUnavailable`, a `x-acs-retry-after` answer), 5xx and
-network errors are retried by the SDK's own retry policy with exponential backoff; what still
-fails fails the whole run with a FetchError naming the call, the region and the code. Parsing is
+Throttling, 5xx and network errors are retried by the SDK's own retry policy
+(`collectors.alibaba.sdk`); what still fails fails the whole run with a FetchError naming the
+call, the region and the code. Parsing is
 in `collectors.alibaba.parse`.
 """
 
@@ -21,17 +21,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
 
 from alibabacloud_ecs20140526 import models
 from alibabacloud_ecs20140526.client import Client
-from alibabacloud_tea_openapi import models as open_api_models
 from alibabacloud_tea_openapi.exceptions import AlibabaCloudException
-from darabonba.policy.retry import RetryCondition, RetryOptions
 from darabonba.runtime import RuntimeOptions
 from Tea.exceptions import TeaException, ValidateException
 
-from collectors.alibaba import parse
+from collectors.alibaba import catalogue, parse, sdk
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import FetchError, PayloadShapeError
 
@@ -60,23 +57,6 @@ TYPES_PAGE_SIZE = 100  # the documented maximum since 2023-11-15 (the SDK still 
 SPOT_MIN_WINDOW = timedelta(hours=3)
 SPOT_MAX_WINDOW = timedelta(days=30)
 MAX_PAGES = 1000
-THROTTLING_CODES = (
-    "Throttling", "Throttling.User", "Throttling.Api", "Throttling.Resource",
-    "ServiceUnavailable",
-)  # fmt: skip
-AUTH_CODES = frozenset(
-    {
-        "InvalidAccessKeyId.NotFound",
-        "InvalidAccessKeyId.Inactive",
-        "InvalidAccessKeySecret",
-        "SignatureDoesNotMatch",
-        "IncompleteSignature",
-    }
-)
-CREDENTIAL_HINT = (
-    "check ALIBABA_CLOUD_ACCESS_KEY_ID and ALIBABA_CLOUD_ACCESS_KEY_SECRET "
-    "(or the variables named by access_key_id_env / access_key_secret_env)"
-)
 
 
 class AlibabaCollector(Collector):
@@ -97,7 +77,7 @@ class AlibabaCollector(Collector):
         self._items = 0
         now = datetime.now(UTC).replace(microsecond=0)
         self._walk_types(self._client(self.regions[0]), payloads)
-        known, _ = parse.known_types(payloads, report=False)
+        known, _ = catalogue.known_types(payloads, report=False)
         for region in self.regions:
             client = self._client(region)
             for itype in sorted(known):
@@ -215,6 +195,9 @@ class AlibabaCollector(Collector):
         self.progress(len(payloads), self._items)
         return items
 
+    def _client(self, region: str) -> Client:
+        return sdk.client(self.settings, region, self.backoff_ms, self.backoff_cap_ms)
+
     def _call(
         self,
         what: str,
@@ -231,69 +214,12 @@ class AlibabaCollector(Collector):
             data = {k: v for k, v in (exc.data or {}).items() if k != "statusCode"}
             if exc.code in accept:  # an answer the caller reads, not a failure
                 return data
-            raise self._api_error(what, exc, data) from exc
+            raise sdk.api_error(self.name, what, exc, data, self.settings.max_retries) from exc
         except (TeaException, ValidateException) as exc:
             raise FetchError(self.name, f"{what}: {type(exc).__name__}: {exc}") from exc
         if not isinstance(body, dict):
             raise PayloadShapeError(self.name, f"{what}: the answer is not an object")
         return body
-
-    def _api_error(self, what: str, exc: AlibabaCloudException, data: dict[str, Any]) -> FetchError:
-        status, code = exc.status_code, exc.code
-        message = data.get("Message") or exc.message
-        if code in AUTH_CODES:
-            return FetchError(
-                self.name, f"{what}: {code}: the access key was refused; {CREDENTIAL_HINT}"
-            )
-        if code in THROTTLING_CODES or exc.name == "ThrottlingException":
-            attempts = self.settings.max_retries + 1
-            return FetchError(
-                self.name,
-                f"{what}: still throttled after {attempts} attempts "
-                f"({code}, HTTP {status}): {message}",
-            )
-        return FetchError(self.name, f"{what}: {code} (HTTP {status}): {message}")
-
-    def _client(self, region: str) -> Client:
-        creds = self.settings.credentials
-        protocol, endpoint = _endpoint(self.settings.endpoint)
-        timeout_ms = int(self.settings.timeout * 1000)
-        config = open_api_models.Config(
-            access_key_id=creds.get("access_key_id"),
-            access_key_secret=creds.get("access_key_secret"),
-            region_id=region,
-            endpoint=endpoint,
-            protocol=protocol,
-            read_timeout=timeout_ms,
-            connect_timeout=timeout_ms,
-            retry_options=self._retry_options(),
-        )
-        return Client(config)
-
-    def _retry_options(self) -> RetryOptions:
-        """The SDK's retry policy: throttling, 5xx and network errors, with backoff."""
-        condition = RetryCondition(
-            max_attempts=self.settings.max_retries + 1,
-            backoff={
-                "policy": "ExponentialWithEqualJitter",
-                "period": self.backoff_ms,
-                "cap": self.backoff_cap_ms,
-            },
-            exception=["ThrottlingException", "ServerException", "RetryError"],
-            error_code=list(THROTTLING_CODES),
-            max_delay=self.backoff_cap_ms,
-        )
-        return RetryOptions(retryable=True, retry_condition=[condition])
-
-
-def _endpoint(url: str | None) -> tuple[str | None, str | None]:
-    """(protocol, host[:port]) for the SDK, which takes no path; (None, None) = the real API."""
-    if not url:
-        return None, None
-    parts = urlsplit(url)
-    if parts.path.strip("/"):
-        raise FetchError("alibaba", f"endpoint {url!r}: the ECS API lives at the root of its host")
-    return parts.scheme, parts.netloc
 
 
 def _count(body: Any, path: tuple[str, ...]) -> int:

@@ -14,6 +14,7 @@ from collectors.azure import parse
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import PayloadShapeError
 from collectors.http import get_json, make_session
+from collectors.pages import Cap, NextLink
 
 DEFAULT_ENDPOINT = "https://prices.azure.com/api/retail/prices"
 # 2023-01-01-preview adds `savingsPlan` and makes filter values case-sensitive ('Standard_NC'
@@ -33,27 +34,24 @@ class AzureCollector(Collector):
     def fetch(self) -> Payloads:
         payloads: Payloads = {}
         items = 0
-        url: str | None = self.settings.endpoint or DEFAULT_ENDPOINT
-        params: dict[str, str] | None = {"api-version": API_VERSION, "$filter": self.odata_filter()}
+        first = self.settings.endpoint or DEFAULT_ENDPOINT
+        params = {"api-version": API_VERSION, "$filter": self.odata_filter()}
         with make_session(max_retries=self.settings.max_retries) as session:
-            while url is not None:
-                number = len(payloads) + 1
-                if number > MAX_PAGES:
-                    raise PayloadShapeError(self.name, f"more than {MAX_PAGES} pages; giving up")
-                page = get_json(
+            # The link already carries api-version, $filter and $skip (with ":443" in the
+            # host): follow it as given rather than rebuilding it.
+            for number, page in PAGES.walk(
+                lambda number, link: get_json(
                     session,
                     self.name,
-                    url,
+                    link or first,
                     timeout=self.settings.timeout,
                     what=f"page {number}",
-                    params=params,
+                    params=None if link else params,
                 )
+            ):
                 items += len(parse.page_items(page, f"page {number}"))
                 payloads[f"page-{number}"] = page
                 self.progress(number, items)
-                # The link already carries api-version, $filter and $skip (with ":443" in the
-                # host): follow it as given rather than rebuilding it.
-                url, params = _next_link(page, f"page {number}"), None
         self.log.debug("%s: fetched %d pages, %d items", self.name, len(payloads), items)
         return payloads
 
@@ -76,11 +74,18 @@ class AzureCollector(Collector):
         return parse.parse(payloads, self.regions, self.log)
 
 
-def _next_link(page: dict[str, Any], where: str) -> str | None:
+def _next_link(page: dict[str, Any], number: int) -> str | None:
     link = page.get("NextPageLink")
     if link is not None and not (isinstance(link, str) and link):
-        raise PayloadShapeError(AzureCollector.name, f"{where}: NextPageLink is {link!r}")
+        raise PayloadShapeError(AzureCollector.name, f"page {number}: NextPageLink is {link!r}")
     return link
+
+
+PAGES = Cap(
+    NextLink(_next_link),
+    MAX_PAGES,
+    lambda: PayloadShapeError(AzureCollector.name, f"more than {MAX_PAGES} pages; giving up"),
+)
 
 
 def _quote(value: str) -> str:

@@ -22,6 +22,7 @@ from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import PayloadShapeError
 from collectors.http import get_json, make_session
 from collectors.oci import parse
+from collectors.pages import Cap, NextLink
 
 DEFAULT_ENDPOINT = "https://apexapps.oracle.com"
 PRICES_PATH = "/pls/apex/cetools/api/v1/products/"
@@ -73,25 +74,25 @@ class OciCollector(Collector):
     def _prices(self, session: requests.Session) -> Payloads:
         """Every page of the price list in US dollars (ORDS-style `links` followed if present)."""
         base = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/")
-        url: str | None = base + PRICES_PATH
-        params: dict[str, str] | None = {"currencyCode": parse.CURRENCY}
+        cap = Cap(
+            NextLink(lambda page, number: _next_url(page, base, f"{parse.PRICES}/page-{number}")),
+            MAX_PAGES,
+            lambda: PayloadShapeError(self.name, f"more than {MAX_PAGES} price pages; giving up"),
+        )
         pages: Payloads = {}
-        while url is not None:
-            number = len(pages) + 1
-            if number > MAX_PAGES:
-                raise PayloadShapeError(self.name, f"more than {MAX_PAGES} price pages; giving up")
-            key = f"{parse.PRICES}/page-{number}"
-            page = get_json(
+        for number, page in cap.walk(
+            lambda number, link: get_json(
                 session,
                 self.name,
-                url,
+                link or base + PRICES_PATH,
                 timeout=self.settings.timeout,
                 what=f"price list page {number}",
-                params=params,
+                params=None if link else {"currencyCode": parse.CURRENCY},
             )
+        ):
+            key = f"{parse.PRICES}/page-{number}"
             pages[key] = page
             self.progress(number, len(parse.items(pages, key)))
-            url, params = _next_url(page, base, key), None
         return pages
 
 

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.http import get_json, make_session
+from collectors.pages import Cap, NextLink
 from collectors.paperspace import parse
 
 DEFAULT_ENDPOINT = "https://api.digitalocean.com"
@@ -40,29 +41,28 @@ class PaperspaceCollector(Collector):
     def fetch(self) -> Payloads:
         first = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
         payloads: Payloads = {}
-        url: str | None = first
-        params: dict[str, int] | None = {"per_page": PER_PAGE}
         sizes = 0
+        pages = Cap(
+            NextLink(lambda page, number: _next_url(page, first, f"sizes page {number}")),
+            MAX_PAGES,
+            lambda: PayloadShapeError(self.name, f"more than {MAX_PAGES} pages; giving up"),
+        )
         with make_session(max_retries=self.settings.max_retries) as session:
             session.headers["Authorization"] = f"Bearer {self._token()}"
-            while url is not None:
-                number = len(payloads) + 1
-                if number > MAX_PAGES:
-                    raise PayloadShapeError(self.name, f"more than {MAX_PAGES} pages; giving up")
-                where = f"sizes page {number}"
-                page = get_json(
+            for number, page in pages.walk(
+                lambda number, link: get_json(
                     session,
                     self.name,
-                    url,
+                    link or first,
                     timeout=self.settings.timeout,
-                    what=where,
+                    what=f"sizes page {number}",
                     auth_hint=AUTH_HINT,
-                    params=params,
+                    params=None if link else {"per_page": PER_PAGE},
                 )
-                sizes += len(parse.page_sizes(page, where))
+            ):
+                sizes += len(parse.page_sizes(page, f"sizes page {number}"))
                 payloads[f"page-{number}"] = page
                 self.progress(number, sizes)
-                url, params = _next_url(page, first, where), None
         _check_total(payloads, sizes)
         return payloads
 

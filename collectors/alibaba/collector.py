@@ -31,6 +31,7 @@ from Tea.exceptions import TeaException, ValidateException
 from collectors.alibaba import catalogue, parse, sdk
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import FetchError, PayloadShapeError
+from collectors.pages import Cap, Cursor, Offset
 
 # A default list: the regions where Alibaba sells GPU instances to most accounts. Set
 # `regions` to collect others (DescribeRegions lists them all).
@@ -57,6 +58,24 @@ TYPES_PAGE_SIZE = 100  # the documented maximum since 2023-11-15 (the SDK still 
 SPOT_MIN_WINDOW = timedelta(hours=3)
 SPOT_MAX_WINDOW = timedelta(days=30)
 MAX_PAGES = 1000
+SPOT_PATH = ("SpotPrices", "SpotPriceType")
+
+
+def _next_token(page: Any, number: int) -> str | None:
+    return page.get("NextToken") or None
+
+
+TYPE_PAGES = Cap(
+    Cursor(
+        _next_token,
+        # The same page again: the type list would be cut short.
+        stuck=lambda number: PayloadShapeError(
+            "alibaba", f"DescribeInstanceTypes page {number}: NextToken did not move"
+        ),
+    ),
+    MAX_PAGES,
+    lambda: PayloadShapeError("alibaba", f"DescribeInstanceTypes: more than {MAX_PAGES} pages"),
+)
 
 
 class AlibabaCollector(Collector):
@@ -100,25 +119,19 @@ class AlibabaCollector(Collector):
     # -- the calls -------------------------------------------------------------------------
 
     def _walk_types(self, client: Client, payloads: Payloads) -> None:
-        token: str | None = None
-        for number in range(1, MAX_PAGES + 1):
-            request = models.DescribeInstanceTypesRequest(
-                instance_type_families=list(GPU_FAMILIES),
-                max_results=TYPES_PAGE_SIZE,
-                next_token=token,
+        call = client.describe_instance_types_with_options
+        for number, page in TYPE_PAGES.walk(
+            lambda number, token: self._call(
+                f"DescribeInstanceTypes page {number}",
+                call,
+                models.DescribeInstanceTypesRequest(
+                    instance_type_families=list(GPU_FAMILIES),
+                    max_results=TYPES_PAGE_SIZE,
+                    next_token=token,
+                ),
             )
-            call = client.describe_instance_types_with_options
-            page = self._call(f"DescribeInstanceTypes page {number}", call, request)
+        ):
             self._keep(payloads, f"types/page-{number}", page, ("InstanceTypes", "InstanceType"))
-            next_token = page.get("NextToken")
-            if not next_token:
-                return
-            if next_token == token:  # the same page again: the type list would be cut short
-                raise PayloadShapeError(
-                    self.name, f"DescribeInstanceTypes page {number}: NextToken did not move"
-                )
-            token = next_token
-        raise PayloadShapeError(self.name, f"DescribeInstanceTypes: more than {MAX_PAGES} pages")
 
     def _prices(self, client: Client, region: str, itype: str, payloads: Payloads) -> None:
         """Every price term of one type in one region. Each is asked whatever the others
@@ -155,34 +168,32 @@ class AlibabaCollector(Collector):
     ) -> None:
         window = timedelta(seconds=self.settings.history_window_s or 0)
         start = now - min(max(window, SPOT_MIN_WINDOW), SPOT_MAX_WINDOW)
-        offset: int | None = None
-        for number in range(1, MAX_PAGES + 1):
-            request = models.DescribeSpotPriceHistoryRequest(
-                region_id=region,
-                instance_type=itype,
-                network_type="vpc",
-                ostype="linux",
-                start_time=_iso(start),
-                end_time=_iso(now),
-                offset=offset,
-            )
-            what = f"DescribeSpotPriceHistory {region} {itype} page {number}"
-            page = self._call(what, client.describe_spot_price_history_with_options, request)
-            items = self._keep(
-                payloads,
-                f"{region}/spot/{itype}/page-{number}",
-                page,
-                ("SpotPrices", "SpotPriceType"),
-            )
+        cap = Cap(
             # The last page's NextOffset is not documented: stop on an empty page or an
             # offset that does not move forward.
-            next_offset = _offset(page.get("NextOffset"))
-            if not items or next_offset is None or next_offset <= (offset or 0):
-                return
-            offset = next_offset
-        raise PayloadShapeError(
-            self.name, f"DescribeSpotPriceHistory {region} {itype}: too many pages"
+            Offset(lambda page, number: _offset(page.get("NextOffset")), _spot_count),
+            MAX_PAGES,
+            lambda: PayloadShapeError(
+                self.name, f"DescribeSpotPriceHistory {region} {itype}: too many pages"
+            ),
         )
+        call = client.describe_spot_price_history_with_options
+        for number, page in cap.walk(
+            lambda number, offset: self._call(
+                f"DescribeSpotPriceHistory {region} {itype} page {number}",
+                call,
+                models.DescribeSpotPriceHistoryRequest(
+                    region_id=region,
+                    instance_type=itype,
+                    network_type="vpc",
+                    ostype="linux",
+                    start_time=_iso(start),
+                    end_time=_iso(now),
+                    offset=offset,
+                ),
+            )
+        ):
+            self._keep(payloads, f"{region}/spot/{itype}/page-{number}", page, SPOT_PATH)
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -220,6 +231,10 @@ class AlibabaCollector(Collector):
         if not isinstance(body, dict):
             raise PayloadShapeError(self.name, f"{what}: the answer is not an object")
         return body
+
+
+def _spot_count(page: Any) -> int:
+    return _count(page, SPOT_PATH)
 
 
 def _count(body: Any, path: tuple[str, ...]) -> int:

@@ -19,6 +19,7 @@ import requests
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import FetchError, PayloadShapeError
 from collectors.http import get_json, make_session
+from collectors.pages import Cap, Cursor
 from collectors.vultr import parse
 
 DEFAULT_ENDPOINT = "https://api.vultr.com"
@@ -56,25 +57,29 @@ class VultrCollector(Collector):
     ) -> Payloads:
         """Every page of one list, following the cursor; fewer plans than `meta.total` fails."""
         pages: Payloads = {}
-        cursor: str | None = None
         count = 0
-        while True:
-            number = len(pages) + 1
-            if number > MAX_PAGES:
-                raise PayloadShapeError(self.name, f"{prefix}: more than {MAX_PAGES} pages")
-            key = f"{prefix}/page-{number}"
-            params = query if cursor is None else {**query, "cursor": cursor}
-            page = get_json(
-                session, self.name, url, timeout=self.settings.timeout, what=key, params=params
+        cap = Cap(
+            Cursor(lambda page, number: _cursor(page, f"{prefix}/page-{number}")),
+            MAX_PAGES,
+            lambda: PayloadShapeError(self.name, f"{prefix}: more than {MAX_PAGES} pages"),
+        )
+        key = ""
+        for number, page in cap.walk(
+            lambda number, cursor: get_json(
+                session,
+                self.name,
+                url,
+                timeout=self.settings.timeout,
+                what=f"{prefix}/page-{number}",
+                params=query if cursor is None else {**query, "cursor": cursor},
             )
+        ):
+            key = f"{prefix}/page-{number}"
             pages[key] = page
             found = len(parse.plans(key, page))  # a changed shape fails here
             count += found
             self._pages, self._plans = self._pages + 1, self._plans + found
             self.progress(self._pages, self._plans)
-            cursor = _cursor(page, key)
-            if cursor is None:
-                break
         _check_total(pages, key, count)
         return pages
 

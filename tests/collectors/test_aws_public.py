@@ -24,7 +24,6 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import tracker
 from collectors import REGISTRY
 from collectors.aws import feeds
 from collectors.aws.collector import AwsCollector
@@ -33,12 +32,13 @@ from collectors.common import CollectorError, ConfigError, PayloadShapeError
 from storage.connection import connect
 from storage.reads import tco
 from storage.store import Store
+from tests.collectors.support import demo_of
 from tracker.cli import cli
 from tracker.config import from_dict
 from tracker.daemon import isolation
 
 PUBLIC = Path(__file__).parents[1] / "fixtures" / "aws" / "public"
-DEMO = Path(tracker.__file__).parent / "demo_data" / "aws"
+DEMO = demo_of("aws")
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 REGIONS = ("us-east-1", "us-west-2", "eu-west-1")
 INDEX = "/offers/v1.0/aws/AmazonEC2/current/region_index.json"

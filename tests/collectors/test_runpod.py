@@ -9,7 +9,6 @@ import json
 import logging
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -21,12 +20,12 @@ from collectors import gpus
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.runpod import RunpodCollector
+from tests.collectors.support import NOW, demo_of, fixtures_of
 from tracker.cli import cli
 from tracker.replay import Recording, ReplayServer
 
-DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "runpod"
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "runpod"
-NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+DEMO = demo_of("runpod")
+FIXTURES = fixtures_of("runpod")
 H100 = "NVIDIA H100 80GB HBM3"
 
 

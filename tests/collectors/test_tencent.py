@@ -21,17 +21,17 @@ from typing import Any
 
 import pytest
 
-import tracker
 from collectors import gpus
 from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import ConfigError, FetchError, MissingCredentials, PayloadShapeError
 from collectors.tencent.collector import CHARGE_TYPES, FAMILIES, GPU_REGIONS, TencentCollector
+from tests.collectors.support import demo_of, fixtures_of
 from tracker.config import from_dict
 from tracker.replay import ReplayServer
 
 # The one recording, the demo's and these tests'; the trap rows and errors are kept apart.
-DEMO = Path(tracker.__file__).parent / "demo_data" / "tencent"
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "tencent"
+DEMO = demo_of("tencent")
+FIXTURES = fixtures_of("tencent")
 KEYS = {"secret_id": "AKIDtest", "secret_key": "test-key"}
 REGIONS = ("ap-guangzhou", "ap-shanghai", "ap-singapore")
 ACTION = "DescribeZoneInstanceConfigInfos"

@@ -10,7 +10,6 @@ import logging
 import pickle
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -22,13 +21,13 @@ from collectors import gpus
 from collectors.base import MarketDepth, ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from collectors.vastai.collector import VastaiCollector
+from tests.collectors.support import NOW, demo_of, fixtures_of, list_price
 from tracker.cli import cli
 from tracker.daemon import isolation
 from tracker.replay import Recording, ReplayServer
 
-DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "vastai"
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "vastai"
-NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+DEMO = demo_of("vastai")
+FIXTURES = fixtures_of("vastai")
 
 
 def recorded() -> dict[str, Any]:
@@ -54,19 +53,7 @@ def by_offer(result: ParseResult) -> dict[tuple[str | None, str, str], PriceReco
 
 
 def vast_record(**fields: Any) -> PriceRecord:
-    base: dict[str, Any] = {
-        "provider": "vastai",
-        "zone": None,
-        "term_months": None,
-        "payment_option": None,
-        "offering_class": None,
-        "currency": "USD",
-        "upfront_total": None,
-        "vcpus": None,
-        "memory_gib": None,
-        "available": True,
-    }
-    return PriceRecord(**{**base, **fields})
+    return list_price("vastai", **{"vcpus": None, "memory_gib": None, "available": True, **fields})
 
 
 def test_a_group_in_full() -> None:

@@ -1,0 +1,44 @@
+"""Fixtures of the collector tests: loopback replay servers, stopped after each test."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tracker.replay import Exchange, Recording, ReplayServer
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., ReplayServer]]:
+    """A server answering the exchanges given (`rewrite`: upstream hosts its links name)."""
+    servers: list[ReplayServer] = []
+
+    def start(*exchanges: Exchange, rewrite: Sequence[str] = ()) -> ReplayServer:
+        server = ReplayServer(Recording(list(exchanges), rewrite=list(rewrite))).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def answering(tmp_path: Path) -> Iterator[Callable[..., ReplayServer]]:
+    """A loopback server that gives every request the same answer (200, "{}" unless told)."""
+    servers: list[ReplayServer] = []
+
+    def start(**answer: Any) -> ReplayServer:
+        exchange = {"match": {}, "content_type": "application/json", "body": "{}", **answer}
+        (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [exchange]}))
+        server = ReplayServer(Recording.load(tmp_path)).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()

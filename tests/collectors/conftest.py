@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.collectors.support import recording
 from tracker.replay import Exchange, Recording, ReplayServer
 
 
@@ -34,8 +34,7 @@ def answering(tmp_path: Path) -> Iterator[Callable[..., ReplayServer]]:
 
     def start(**answer: Any) -> ReplayServer:
         exchange = {"match": {}, "content_type": "application/json", "body": "{}", **answer}
-        (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [exchange]}))
-        server = ReplayServer(Recording.load(tmp_path)).start()
+        server = ReplayServer(Recording.load(recording(tmp_path, exchange))).start()
         servers.append(server)
         return server
 

@@ -37,6 +37,13 @@ def recorded_pages(folder: Path, **json_kwargs: Any) -> dict[str, Any]:
     }
 
 
+def recording(folder: Path, *exchanges: dict[str, Any]) -> Path:
+    """`folder` holding a recording of `exchanges` (its exchanges.json), for a replay server."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "exchanges.json").write_text(json.dumps({"exchanges": list(exchanges)}))
+    return folder
+
+
 def find(result: ParseResult, **fields: Any) -> list[PriceRecord]:
     return [r for r in result.records if all(getattr(r, k) == v for k, v in fields.items())]
 

@@ -26,7 +26,7 @@ from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from storage.query import query
 from storage.store import Store
-from tests.collectors.support import demo_of, find, fixtures_of
+from tests.collectors.support import demo_of, find, fixtures_of, recording
 from tracker.config import from_dict
 from tracker.pipeline import collect
 from tracker.replay import ReplayServer
@@ -70,12 +70,6 @@ def make(
         history_window_s=window_s,
     )
     return FastRetries(settings, progress)
-
-
-def recording(folder: Path, *exchanges: dict[str, Any]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "exchanges.json").write_text(json.dumps({"exchanges": list(exchanges)}))
-    return folder
 
 
 def answer(action: str, query: dict[str, Any], status: int, body_file: Path, **extra: Any) -> Any:

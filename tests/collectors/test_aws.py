@@ -19,7 +19,7 @@ from botocore.exceptions import ClientError
 from collectors.aws.collector import GPU_REGIONS, AwsCollector
 from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
-from tests.collectors.support import demo_of, find, fixtures_of
+from tests.collectors.support import demo_of, find, fixtures_of, recording
 from tracker.replay import ReplayServer
 
 KEYS = {"aws_access_key_id": "x", "aws_secret_access_key": "x"}
@@ -82,12 +82,6 @@ def answers(tmp_path: Path) -> tuple[Path, Path]:
         exchange["body_file"] = str(TRAPS / exchange["body_file"])
     (folder / "exchanges.json").write_text(json.dumps(spec))
     return folder, DEMO
-
-
-def recording(folder: Path, *exchanges: dict[str, Any]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "exchanges.json").write_text(json.dumps({"exchanges": list(exchanges)}))
-    return folder
 
 
 def pricing_answer(

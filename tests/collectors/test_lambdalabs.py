@@ -22,7 +22,7 @@ from collectors import gpus
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.lambdalabs import LambdaCollector
-from tests.collectors.support import demo_of, fixtures_of, keyed, list_price
+from tests.collectors.support import demo_of, fixtures_of, keyed, list_price, recording
 from tracker.replay import Exchange, ReplayServer
 
 # The one recording, the demo's and these tests'; the trap entries and errors are kept apart.
@@ -623,7 +623,7 @@ def test_replay_wrong_key(replay: Callable[..., ReplayServer], tmp_path: Path) -
         "status": 401,
         "body_file": str(FIXTURES / "error-401.json"),
     }
-    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [refused]}))
+    recording(tmp_path, refused)
     server = replay(DEMO, tmp_path)  # the recording answers its own key only
     with pytest.raises(FetchError, match=r"HTTP 401 \(check the API key in LAMBDA_API_KEY"):
         collector(endpoint=server.url, credentials={"api_key": "stale"}).fetch()

@@ -23,7 +23,7 @@ from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.paperspace import collector as paperspace
 from collectors.paperspace.collector import PaperspaceCollector
-from tests.collectors.support import demo_of, fixtures_of, keyed, list_price
+from tests.collectors.support import demo_of, fixtures_of, keyed, list_price, recording
 from tracker.replay import Exchange, ReplayServer
 
 # The one recording, the demo's and these tests'; the trap sizes and errors are kept apart.
@@ -574,7 +574,7 @@ def test_replay_wrong_token(replay: Callable[..., ReplayServer], tmp_path: Path)
         "status": 401,
         "body_file": str(FIXTURES / "error-401.json"),
     }
-    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [refused]}))
+    recording(tmp_path, refused)
     server = replay(DEMO, tmp_path)  # the recording answers its own token only
     with pytest.raises(FetchError, match=r"HTTP 401 \(check the token in DIGITALOCEAN_TOKEN"):
         collector(endpoint=server.url, credentials={"token": "revoked"}).fetch()

@@ -20,6 +20,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
+import requests
+
+from collectors.http import get_json
+
 P = TypeVar("P")
 P_co = TypeVar("P_co", covariant=True)
 # (page, its number) -> the next position, None on the last page; raises on one not understood.
@@ -94,3 +98,30 @@ class Cap(Generic[P]):
             position = self.paginator.following(page, number, position)
             if position is None:
                 return
+
+
+def linked_json(
+    session: requests.Session,
+    provider: str,
+    first: str,
+    params: dict[str, Any],
+    *,
+    timeout: float,
+    what: Callable[[int], str],
+    auth_hint: str | None = None,
+) -> Callable[[int, str | None], Any]:
+    """The `ask` of a NextLink walk over a JSON API: page 1 at `first` with `params`, the others
+    at their links as given (a link carries the query it needs)."""
+
+    def ask(number: int, link: str | None) -> Any:
+        return get_json(
+            session,
+            provider,
+            link or first,
+            timeout=timeout,
+            what=what(number),
+            auth_hint=auth_hint,
+            params=None if link else params,
+        )
+
+    return ask

@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 from collectors.azure import parse
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import PayloadShapeError
-from collectors.http import get_json, make_session
-from collectors.pages import Cap, NextLink
+from collectors.http import make_session
+from collectors.pages import Cap, NextLink, linked_json
 
 DEFAULT_ENDPOINT = "https://prices.azure.com/api/retail/prices"
 # 2023-01-01-preview adds `savingsPlan` and makes filter values case-sensitive ('Standard_NC'
@@ -40,13 +40,13 @@ class AzureCollector(Collector):
             # The link already carries api-version, $filter and $skip (with ":443" in the
             # host): follow it as given rather than rebuilding it.
             for number, page in PAGES.walk(
-                lambda number, link: get_json(
+                linked_json(
                     session,
                     self.name,
-                    link or first,
+                    first,
+                    params,
                     timeout=self.settings.timeout,
-                    what=f"page {number}",
-                    params=None if link else params,
+                    what=lambda number: f"page {number}",
                 )
             ):
                 items += len(parse.page_items(page, f"page {number}"))

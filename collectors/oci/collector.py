@@ -22,7 +22,7 @@ from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import PayloadShapeError
 from collectors.http import get_json, make_session
 from collectors.oci import parse
-from collectors.pages import Cap, NextLink
+from collectors.pages import Cap, NextLink, linked_json
 
 DEFAULT_ENDPOINT = "https://apexapps.oracle.com"
 PRICES_PATH = "/pls/apex/cetools/api/v1/products/"
@@ -81,13 +81,13 @@ class OciCollector(Collector):
         )
         pages: Payloads = {}
         for number, page in cap.walk(
-            lambda number, link: get_json(
+            linked_json(
                 session,
                 self.name,
-                link or base + PRICES_PATH,
+                base + PRICES_PATH,
+                {"currencyCode": parse.CURRENCY},
                 timeout=self.settings.timeout,
-                what=f"price list page {number}",
-                params=None if link else {"currencyCode": parse.CURRENCY},
+                what=lambda number: f"price list page {number}",
             )
         ):
             key = f"{parse.PRICES}/page-{number}"

@@ -15,8 +15,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
-from collectors.http import get_json, make_session
-from collectors.pages import Cap, NextLink
+from collectors.http import make_session
+from collectors.pages import Cap, NextLink, linked_json
 from collectors.paperspace import parse
 
 DEFAULT_ENDPOINT = "https://api.digitalocean.com"
@@ -50,14 +50,14 @@ class PaperspaceCollector(Collector):
         with make_session(max_retries=self.settings.max_retries) as session:
             session.headers["Authorization"] = f"Bearer {self._token()}"
             for number, page in pages.walk(
-                lambda number, link: get_json(
+                linked_json(
                     session,
                     self.name,
-                    link or first,
+                    first,
+                    {"per_page": PER_PAGE},
                     timeout=self.settings.timeout,
-                    what=f"sizes page {number}",
+                    what=lambda number: f"sizes page {number}",
                     auth_hint=AUTH_HINT,
-                    params=None if link else {"per_page": PER_PAGE},
                 )
             ):
                 sizes += len(parse.page_sizes(page, f"sizes page {number}"))

@@ -63,7 +63,7 @@ COLLECTOR = """
 import json, resource, sys, time
 from datetime import UTC, datetime
 started = time.perf_counter()
-from collectors.aws import AwsCollector
+from collectors.aws.collector import AwsCollector
 from collectors.base import ProviderSettings
 base = sys.argv[1]
 settings = ProviderSettings(regions=("us-east-1",), timeout=60, options={

@@ -41,8 +41,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from generate import AWS_REGIONS, aws_payloads, azure_items
 
-from collectors.aws import AwsCollector
-from collectors.azure import AzureCollector
+from collectors.aws.collector import AwsCollector
+from collectors.azure.collector import AzureCollector
 from collectors.base import PriceRecord, ProviderSettings
 from storage.store import Store, to_arrow
 from storage.views import derive

@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from collectors.aws import PRODUCT_FILTERS
+from collectors.aws.terms import PRODUCT_FILTERS
 from collectors.gpus import instance_types
 
 AZURE_REGIONS = [

@@ -30,8 +30,8 @@ class ProviderInfo:
     aliases: tuple[str, ...] = ()
 
 
-# One name per provider, used everywhere: module, registry key, config section, fixtures folder
-# and the `provider` column.
+# One name per provider, used everywhere: module or package, registry key, config section,
+# fixtures folder and the `provider` column.
 REGISTRY: dict[str, ProviderInfo] = {
     "aws": ProviderInfo(
         "collectors.aws:AwsCollector",

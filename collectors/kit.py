@@ -80,10 +80,10 @@ def record(
 
 def sold_in(regions: Sequence[str], asked: Collection[str]) -> list[str | None]:
     """The regions to record an offer the answer lists in `regions` in: those asked (every one
-    where none is), or none at all ([]: sold only elsewhere). Listed in no region, its list price
-    is kept in no region (`[None]`), sold out (the region rule of docs/sql.md), whatever regions were
-    asked: the store looks for an offer of no region in every collection of the provider, so it
-    closes once capacity is back."""
+    where none is), or none at all ([]: sold only elsewhere). Listed in no region, its list
+    price is kept in no region (`[None]`), sold out (the region rule of docs/sql.md), whatever
+    regions were asked: the store looks for an offer of no region in every collection of the
+    provider, so it closes once capacity is back."""
     if not regions:
         return [None]
     return [r for r in regions if not asked or r in asked]

@@ -102,5 +102,4 @@ def test_only_tracker_reads_the_environment(package: str) -> None:
 @pytest.mark.parametrize("package", PACKAGES)
 def test_a_package_is_split_into_rooms_before_it_sprawls(package: str) -> None:
     flat = [p for p in (ROOT / package).glob("*.py") if p.name != "__init__.py"]
-    # collectors/ is one module (or two) per provider, the layout the registry names.
-    assert len(flat) <= MAX_FLAT_MODULES or package == "collectors", [p.name for p in flat]
+    assert len(flat) <= MAX_FLAT_MODULES, [p.name for p in flat]

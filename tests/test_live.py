@@ -17,11 +17,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from collectors import aws_facts, aws_feeds, aws_terms, gpus
-from collectors.aws import AwsCollector
-from collectors.aws_pages import Pages, pages_of
-from collectors.aws_public import OFFERS_ENDPOINT
-from collectors.azure import AzureCollector
+from collectors import gpus
+from collectors.aws import facts, feeds, terms
+from collectors.aws.collector import AwsCollector
+from collectors.aws.pages import Pages, pages_of
+from collectors.aws.public import OFFERS_ENDPOINT
+from collectors.azure.collector import AzureCollector
 from collectors.base import ParseResult, ProviderSettings
 
 pytestmark = pytest.mark.live
@@ -101,11 +102,11 @@ def test_aws_every_gpu_type_with_facts_from_describe_instance_types_live(
     denied = payloads.get("types/denied/answer")
     assert denied is None, f"{denied}: allow ec2:DescribeInstanceTypes to these credentials"
 
-    # DescribeInstanceTypes is asked as aws_facts asks it, by filter and for types the first
+    # DescribeInstanceTypes is asked as `facts` asks it, by filter and for types the first
     # region does not sell too; it describes every type the Price List prices there, no other.
     queries = [q for method, q in asked if method == "describe_instance_types"]
     sent = sorted(v for q in queries for v in q["Filters"][0]["Values"])
-    assert sent and queries == list(aws_facts.describe_queries(sent))
+    assert sent and queries == list(facts.describe_queries(sent))
     assert all(q["IncludeUnsupportedInRegion"] is True for q in queries)
     answers = [page for _, page in pages_of(payloads, "types")]
     names = _gpu_names(answers)
@@ -114,7 +115,7 @@ def test_aws_every_gpu_type_with_facts_from_describe_instance_types_live(
 
     # Every record of a type EC2 describes with GPUs names its model (a name EC2 gives that
     # [names.aws] lacks is the failure), with the API's facts; the summary counts them.
-    described = aws_facts.described(answers)
+    described = facts.described(answers)
     unnamed = sorted({r.instance_type for r in result.records if r.gpu_model is None})
     assert not [t for t in unnamed if described.get(t)], {t: names.get(t) for t in unnamed}
     from_ec2 = {r.instance_type for r in result.records if described.get(r.instance_type)}
@@ -156,23 +157,20 @@ def test_aws_public_files_give_every_gpu_type_count_and_memory_live(tmp_path: An
     # Every GPU instance type of the region's file: the Price List's `gpu` and `gpuMemory` give
     # its count and memory (or the GPU table knows it), and it is priced with them.
     kept = payloads["public/offers/us-east-1"]
-    products = [
-        p["product"]["attributes"] for p in aws_feeds.products(kept["columns"], kept["rows"])
-    ]
-    family = [a for a in products if a.get("instanceFamily") == aws_facts.GPU_FAMILY]
+    products = [p["product"]["attributes"] for p in feeds.products(kept["columns"], kept["rows"])]
+    family = [a for a in products if a.get("instanceFamily") == facts.GPU_FAMILY]
     lacking = sorted(
         {
             str(a["instanceType"])
             for a in family
-            if aws_facts.from_price_list(a) is None
-            and gpus.lookup("aws", a["instanceType"]) is None
+            if facts.from_price_list(a) is None and gpus.lookup("aws", a["instanceType"]) is None
         }
     )
     assert family and lacking == [], f"GPU types without a count and memory: {lacking}"
     sold = {
         str(a["instanceType"])
         for a in family
-        if aws_terms.is_plain_linux_box(a) and a.get("regionCode") == "us-east-1"
+        if terms.is_plain_linux_box(a) and a.get("regionCode") == "us-east-1"
     }
     priced = {r.instance_type for r in result.records}
     assert not result.unknown_instance_types
@@ -212,7 +210,7 @@ def test_lambda_instance_types_live() -> None:
 
 @pytest.mark.skipif(not os.environ.get("DIGITALOCEAN_TOKEN"), reason="needs DIGITALOCEAN_TOKEN")
 def test_digitalocean_gpu_sizes_live() -> None:
-    from collectors.paperspace import DEFAULT_ENDPOINT, PaperspaceCollector
+    from collectors.paperspace.collector import DEFAULT_ENDPOINT, PaperspaceCollector
 
     online(DEFAULT_ENDPOINT)
     collector = PaperspaceCollector(_live_settings({"token": os.environ["DIGITALOCEAN_TOKEN"]}))
@@ -231,7 +229,7 @@ def test_digitalocean_gpu_sizes_live() -> None:
     reason="needs ALIBABA_CLOUD_ACCESS_KEY_ID and ALIBABA_CLOUD_ACCESS_KEY_SECRET",
 )
 def test_alibaba_one_region_live() -> None:
-    from collectors.alibaba import AlibabaCollector
+    from collectors.alibaba.collector import AlibabaCollector
 
     online("https://ecs.cn-hangzhou.aliyuncs.com")
     keys = {
@@ -249,7 +247,7 @@ def test_alibaba_one_region_live() -> None:
 
 
 def test_vastai_offer_search_live() -> None:
-    from collectors.vastai import DEFAULT_ENDPOINT, VastaiCollector
+    from collectors.vastai.collector import DEFAULT_ENDPOINT, VastaiCollector
 
     online(DEFAULT_ENDPOINT)
     key = os.environ.get("VAST_API_KEY")

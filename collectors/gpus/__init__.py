@@ -25,12 +25,11 @@ from collectors.gpus.schema import (
     InstanceGpu,
     Overrides,
     TypeOverride,
-    number,
     parse_bundled_type,
     parse_model,
     parse_overrides,
-    table,
 )
+from collectors.gpus.values import number, table
 
 __all__ = [
     "GPU_MODELS",

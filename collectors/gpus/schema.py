@@ -7,19 +7,14 @@ key is in the user's config or (a packaging bug) in the bundled file.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 from collectors.common import ConfigError, no_unknown, shown, text
 from collectors.gpus.checks import clash, quoted, sold_with
+from collectors.gpus.values import model_name, number, table
 
-# A model name is what the `gpu_model` column holds and `--gpu` is matched against: short,
-# printable, and free of the characters SQL and TOML quoting would trip over.
-_MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._+-]{0,39}$")
 _VENDORS = ("nvidia", "amd", "intel", "google", "aws", "other")
 # No GPU has a tenth of a TFLOPS or a million; no instance a thousand GPUs or 10 TB per GPU.
 TFLOPS_RANGE = (0.1, 1_000_000.0)
@@ -126,39 +121,6 @@ _MODEL_KEYS = {"vendor", "fp16_tflops", "fp32_tflops", "source", "memory_gib", "
                "variants"}  # fmt: skip
 _VARIANT_KEYS = {"name", "fp16_tflops", "fp32_tflops", "source"}
 _TYPE_KEYS = {"provider", "gpu_model", "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib"}
-
-
-def table(value: Any, key: str) -> Mapping[str, Any]:
-    """A TOML table, else a ConfigError naming `key`."""
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{key}: expected a table, got {shown(value)}")
-    return value
-
-
-def model_name(value: Any, key: str) -> str:
-    name = text(value, key)
-    if not _MODEL_NAME.match(name):
-        raise ConfigError(
-            f"{key}: {shown(name)} is not a GPU model name (letters, digits, space . _ + -, "
-            "at most 40 characters)"
-        )
-    return name
-
-
-def number(value: Any, key: str, bounds: tuple[float, float], *, fraction: bool = False) -> float:
-    """A number within `bounds`; with `fraction`, also a share written "1/6" (exact in no
-    decimal)."""
-    if fraction and isinstance(value, str) and re.fullmatch(r"\s*\d+\s*/\s*\d+\s*", value):
-        top, _, bottom = value.partition("/")
-        if int(bottom) != 0:
-            value = float(Fraction(int(top), int(bottom)))
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        written = "a number" + (' or a share like "1/6"' if fraction else "")
-        raise ConfigError(f"{key}: expected {written}, got {shown(value)}")
-    low, high = bounds
-    if not low <= value <= high:
-        raise ConfigError(f"{key}: {value:g} is outside {low:g} to {high:g}")
-    return float(value)
 
 
 def _optional(raw: Mapping[str, Any], name: str, prefix: str, bounds: tuple[float, float],

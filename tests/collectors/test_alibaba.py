@@ -20,13 +20,13 @@ from typing import Any, ClassVar
 
 import pytest
 
-import tracker
 from collectors import REGISTRY, gpus
-from collectors.alibaba import GPU_FAMILIES, GPU_REGIONS, AlibabaCollector
+from collectors.alibaba.collector import GPU_FAMILIES, GPU_REGIONS, AlibabaCollector
 from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from storage.query import query
 from storage.store import Store
+from tests.collectors.support import demo_of, find, fixtures_of, recording
 from tracker.config import from_dict
 from tracker.pipeline import collect
 from tracker.replay import ReplayServer
@@ -39,8 +39,8 @@ GN8V = "ecs.gn8v.4xlarge"  # test-only: its GPUSpec "NVIDIA H20" is no name the 
 GN7I_NEW = "ecs.gn7i-c16g1.8xlarge"  # test-only: a type the GPU table does not list
 # The one recording, the demo's and these tests'; the error answers and the trap type are kept
 # apart (tests/fixtures/alibaba/README.md).
-DEMO = Path(tracker.__file__).parent / "demo_data" / "alibaba"
-TEST_ONLY = Path(__file__).parents[1] / "fixtures" / "alibaba"
+DEMO = demo_of("alibaba")
+TEST_ONLY = fixtures_of("alibaba")
 
 Replay = Callable[..., ReplayServer]
 
@@ -70,16 +70,6 @@ def make(
         history_window_s=window_s,
     )
     return FastRetries(settings, progress)
-
-
-def find(result: ParseResult, **fields: Any) -> list[PriceRecord]:
-    return [r for r in result.records if all(getattr(r, k) == v for k, v in fields.items())]
-
-
-def recording(folder: Path, *exchanges: dict[str, Any]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "exchanges.json").write_text(json.dumps({"exchanges": list(exchanges)}))
-    return folder
 
 
 def answer(action: str, query: dict[str, Any], status: int, body_file: Path, **extra: Any) -> Any:

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-import tracker
-from collectors.aws import GPU_REGIONS, AwsCollector
+from collectors.aws.collector import GPU_REGIONS, AwsCollector
 from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
+from tests.collectors.support import demo_of, find, fixtures_of, recording
 from tracker.replay import ReplayServer
 
 KEYS = {"aws_access_key_id": "x", "aws_secret_access_key": "x"}
@@ -27,8 +27,8 @@ TYPES = ["p4d.24xlarge", "g4dn.xlarge", "p5.48xlarge", "p3.2xlarge", "g5g.xlarge
 REGIONS = ("us-east-1", "us-west-2")
 # The one recording, the demo's and these tests' (its README says what each answer exercises),
 # and the answer kept apart because the type is one the GPU table does not know.
-DEMO = Path(tracker.__file__).parent / "demo_data" / "aws"
-TRAPS = Path(__file__).parents[1] / "fixtures" / "aws"
+DEMO = demo_of("aws")
+TRAPS = fixtures_of("aws")
 GET_PRODUCTS = {"X-Amz-Target": "AWSPriceListService.GetProducts"}
 INTERNAL_ERROR = {"__type": "InternalErrorException", "Message": "An internal error occurred"}
 EC2_THROTTLED = (
@@ -68,10 +68,6 @@ def six(value: Decimal) -> Decimal:
     return value.quantize(Decimal("0.000001"), rounding=ROUND_HALF_EVEN)
 
 
-def find(result: ParseResult, **fields: Any) -> list[PriceRecord]:
-    return [r for r in result.records if all(getattr(r, k) == v for k, v in fields.items())]
-
-
 def page_file(name: str) -> Any:
     return json.loads((DEMO / name).read_text())
 
@@ -86,12 +82,6 @@ def answers(tmp_path: Path) -> tuple[Path, Path]:
         exchange["body_file"] = str(TRAPS / exchange["body_file"])
     (folder / "exchanges.json").write_text(json.dumps(spec))
     return folder, DEMO
-
-
-def recording(folder: Path, *exchanges: dict[str, Any]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "exchanges.json").write_text(json.dumps({"exchanges": list(exchanges)}))
-    return folder
 
 
 def pricing_answer(
@@ -787,7 +777,7 @@ def test_a_contradiction_of_the_table_takes_the_api_and_is_logged_once(
     ],
 )  # fmt: skip
 def test_gpu_info_to_facts(info: dict[str, Any], expected: Any) -> None:
-    from collectors.aws_facts import from_gpu_info
+    from collectors.aws.facts import from_gpu_info
 
     found = from_gpu_info(info)
     got = None if found is None else (found.gpu_model, found.gpu_count, found.gpu_memory_gib)

@@ -24,20 +24,21 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import tracker
-from collectors import REGISTRY, aws_feeds
-from collectors.aws import AwsCollector
+from collectors import REGISTRY
+from collectors.aws import feeds
+from collectors.aws.collector import AwsCollector
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import CollectorError, ConfigError, PayloadShapeError
 from storage.connection import connect
 from storage.reads import tco
 from storage.store import Store
+from tests.collectors.support import demo_of
 from tracker.cli import cli
 from tracker.config import from_dict
 from tracker.daemon import isolation
 
 PUBLIC = Path(__file__).parents[1] / "fixtures" / "aws" / "public"
-DEMO = Path(tracker.__file__).parent / "demo_data" / "aws"
+DEMO = demo_of("aws")
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 REGIONS = ("us-east-1", "us-west-2", "eu-west-1")
 INDEX = "/offers/v1.0/aws/AmazonEC2/current/region_index.json"
@@ -317,13 +318,13 @@ def test_the_offer_file_is_read_as_it_arrives(
     cpu_row = next(line for line in whole.splitlines(keepends=True) if b'"m5.large"' in line)
     files.files[path] = whole + cpu_row * 3000
     files.pause_at[path] = len(whole)
-    tested = aws_feeds.might_be_gpu
+    tested = feeds.might_be_gpu
 
     def first_test(row: list[str], family: int, gpu: int) -> bool:
         files.release.set()
         return tested(row, family, gpu)
 
-    monkeypatch.setattr(aws_feeds, "might_be_gpu", first_test)
+    monkeypatch.setattr(feeds, "might_be_gpu", first_test)
     result = public(files, None).parse(public(files, None).fetch(), observed_at=NOW)
     assert files.paused == [True]
     assert listed(result.records, "on_demand", "reserved") == listed(

@@ -8,6 +8,7 @@ real urllib3 Retry sleeps for Retry-After and times out for real.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import logging
 import time
@@ -23,16 +24,19 @@ import responses
 from click.testing import CliRunner, Result
 from responses import matchers
 
-from collectors import azure, gpus
-from collectors.azure import AzureCollector
+from collectors import gpus
+from collectors.azure import collector as azure
+from collectors.azure.collector import AzureCollector
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
+from tests.collectors import support
+from tests.collectors.support import demo_of, fixtures_of, keyed
 from tracker.cli import cli
-from tracker.replay import Exchange, Recording, ReplayServer
+from tracker.replay import Exchange, ReplayServer
 
 # The one recording, the demo's and these tests'; the rows that warn are kept apart.
-DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "azure"
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "azure"
+DEMO = demo_of("azure")
+FIXTURES = fixtures_of("azure")
 ENDPOINT = "https://prices.azure.com/api/retail/prices"
 UPSTREAM = "https://prices.azure.com:443"
 SERIES_FILTER = (
@@ -43,12 +47,7 @@ SERIES_FILTER = (
 
 
 def recorded_pages(folder: Path = DEMO, **json_kwargs: Any) -> dict[str, Any]:
-    """The payloads fetch would return for a recording folder: {"page-1": ..., "page-2": ...}."""
-    spec = json.loads((folder / "exchanges.json").read_text())
-    return {
-        f"page-{n}": json.loads((folder / ex["body_file"]).read_text(), **json_kwargs)
-        for n, ex in enumerate(spec["exchanges"], 1)
-    }
+    return support.recorded_pages(folder, **json_kwargs)
 
 
 def load_pages(**json_kwargs: Any) -> dict[str, Any]:
@@ -81,10 +80,7 @@ def parse(payloads: dict[str, Any], observed_at: datetime, **settings: Any) -> P
 
 
 def by_offer(result: ParseResult) -> dict[tuple[Any, ...], PriceRecord]:
-    """Records keyed (region, instance_type, price_kind, term_months); fails on a repeat."""
-    out = {(r.region, r.instance_type, r.price_kind, r.term_months): r for r in result.records}
-    assert len(out) == len(result.records)
-    return out
+    return keyed(result, "region", "instance_type", "price_kind", "term_months")
 
 
 def page(items: list[Any], next_link: str | None = None) -> dict[str, Any]:
@@ -628,17 +624,9 @@ def test_fetch_gives_up_on_a_link_that_never_ends(
 
 
 @pytest.fixture
-def serve() -> Iterator[Callable[..., ReplayServer]]:
-    servers: list[ReplayServer] = []
-
-    def start(*exchanges: Exchange) -> ReplayServer:
-        server = ReplayServer(Recording(list(exchanges), rewrite=[UPSTREAM])).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
+def serve(serve: Callable[..., ReplayServer]) -> Callable[..., ReplayServer]:
+    """The shared server, Azure's own host in the links it answers rewritten to it."""
+    return functools.partial(serve, rewrite=[UPSTREAM])
 
 
 def answer(skip: str | None, body: Any = None, *, status: int = 200, **kwargs: Any) -> Exchange:

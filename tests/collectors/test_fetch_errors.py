@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +21,7 @@ import pytest
 from collectors import REGISTRY, collector_class
 from collectors.base import Collector, ProviderSettings
 from collectors.common import FetchError
-from tracker.replay import Recording, ReplayServer
+from tracker.replay import ReplayServer
 
 TIMEOUT_S = 0.2
 
@@ -64,23 +63,6 @@ def _settings(provider: str, url: str, timeout: float) -> ProviderSettings:
 def make(provider: str, url: str, timeout: float = TIMEOUT_S, retries: int = 0) -> Collector:
     settings = replace(_settings(provider, url, timeout), max_retries=retries)
     return collector_class(provider)(settings)
-
-
-@pytest.fixture
-def answering(tmp_path: Path) -> Iterator[Callable[..., ReplayServer]]:
-    """A loopback server that gives every request the same answer."""
-    servers: list[ReplayServer] = []
-
-    def start(**answer: Any) -> ReplayServer:
-        exchange = {"match": {}, "content_type": "application/json", "body": "{}", **answer}
-        (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [exchange]}))
-        server = ReplayServer(Recording.load(tmp_path)).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
 
 
 def test_the_table_covers_every_registered_provider() -> None:

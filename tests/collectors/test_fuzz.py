@@ -22,7 +22,6 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -36,10 +35,10 @@ from collectors.base import Collector, Payloads
 from collectors.common import CollectorError, PayloadShapeError
 from storage.store import to_arrow
 from storage.writes.validate import MAX_TEXT, PriceLimits, screen
+from tests.collectors.support import NOW
 from tests.collectors.test_aws_public import Files, public
 from tracker.demo import demo_setup
 
-NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0"))
 # The long hypothesis profile (tests/conftest.py) also makes a longer, random fuzz.
 RANDOM = bool(EXAMPLES) or settings.get_current_profile_name() == "long"

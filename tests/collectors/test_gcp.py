@@ -15,7 +15,7 @@ import logging
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -27,18 +27,20 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
-from collectors.gcp import DEFAULT_ENDPOINT, GPU_REGIONS, GcpCollector
-from collectors.gcp_machines import ATTACHABLE, RECIPES, recipes
-from collectors.gcp_skus import COMPONENTS
+from collectors.gcp.collector import DEFAULT_ENDPOINT, GPU_REGIONS, GcpCollector
+from collectors.gcp.machines import ATTACHABLE, RECIPES, recipes
+from collectors.gcp.skus import COMPONENTS
 from collectors.gpus import INSTANCE_GPUS
+from tests.collectors import support
+from tests.collectors.support import demo_of, fixtures_of, keyed
 from tracker import config as config_mod
-from tracker.replay import Exchange, Recording, ReplayServer
+from tracker.replay import Exchange, ReplayServer
 
 # The one recording, the demo's and these tests' (its README says which prices are real), and
 # the SKUs kept out of it because they exist to be reported or to price nothing: an unknown
 # GPU, N1 custom and sole-tenant cores, a commitment of a region not asked (their README).
-DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "gcp"
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "gcp"
+DEMO = demo_of("gcp")
+FIXTURES = fixtures_of("gcp")
 TRAPS = FIXTURES / "traps.json"
 N1 = FIXTURES / "n1.json"
 SKUS_PATH = "/v1/services/6F81-5844-456A/skus"
@@ -47,12 +49,7 @@ TOKEN = json.loads((DEMO / "page1.json").read_text())["nextPageToken"]
 
 
 def recorded_pages(folder: Path = DEMO) -> dict[str, Any]:
-    """The payloads fetch returns for a recording folder: {"page-1": ..., "page-2": ...}."""
-    spec = json.loads((folder / "exchanges.json").read_text())
-    return {
-        f"page-{n}": json.loads((folder / ex["body_file"]).read_text())
-        for n, ex in enumerate(spec["exchanges"], 1)
-    }
+    return support.recorded_pages(folder)
 
 
 def load_pages() -> dict[str, Any]:
@@ -76,10 +73,7 @@ def parse(payloads: dict[str, Any], observed_at: datetime, **settings: Any) -> P
 
 
 def by_offer(result: ParseResult) -> dict[tuple[Any, ...], PriceRecord]:
-    """Records keyed (region, instance_type, price_kind, term_months); fails on a repeat."""
-    out = {(r.region, r.instance_type, r.price_kind, r.term_months): r for r in result.records}
-    assert len(out) == len(result.records)
-    return out
+    return keyed(result, "region", "instance_type", "price_kind", "term_months")
 
 
 def record(instance_type: str, kind: str, price: str, **changes: Any) -> PriceRecord:
@@ -641,20 +635,6 @@ def test_no_key_and_no_adc_is_missing_credentials() -> None:
 
 # ---------------------------------------------------------------------------------------------
 # fetch through the real client (loopback replay server)
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[..., ReplayServer]]:
-    servers: list[ReplayServer] = []
-
-    def start(*exchanges: Exchange) -> ReplayServer:
-        server = ReplayServer(Recording(list(exchanges))).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
 
 
 def answer(page: int, body: Any = None, *, status: int = 200, **kwargs: Any) -> Exchange:

@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from collectors import REGISTRY
-from collectors.gcp_machines import ATTACHABLE
+from collectors.gcp.machines import ATTACHABLE
 from collectors.gpus import INSTANCE_GPUS
 from tests.collectors.test_gcp import (
     DEMO,

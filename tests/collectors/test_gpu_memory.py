@@ -5,26 +5,16 @@ every per-type entry of the table. An offer whose model nobody knows has no vari
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
-from collectors import REGISTRY, collector_class, gpus
+from collectors import REGISTRY, gpus
 from collectors.base import ParseResult
-from tracker.demo import demo_setup
-
-NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+from tests.collectors.support import parse_demos
 
 
 @pytest.fixture(scope="module")
 def parsed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ParseResult]:
-    results = {}
-    with demo_setup(tmp_path_factory.mktemp("memory") / "s.duckdb") as setup:
-        for name in setup.servers:
-            settings, _ = setup.config.providers[name].settings(setup.env)
-            collector = collector_class(name)(settings)
-            results[name] = collector.parse(collector.fetch(), observed_at=NOW)
-    return results
+    return parse_demos(tmp_path_factory, "memory")
 
 
 def off_the_table(model: str | None, memory_gib: float) -> bool:

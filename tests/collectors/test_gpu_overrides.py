@@ -125,7 +125,7 @@ def test_the_entries_travel_to_the_daemon_child_with_the_settings() -> None:
     settings, _ = config.providers["azure"].settings({})
     copy = pickle.loads(pickle.dumps(settings))  # what the daemon hands its child
     assert copy.gpus == config.gpus
-    from collectors.azure import AzureCollector
+    from collectors.azure.collector import AzureCollector
 
     AzureCollector(copy)  # building a collector installs them for its parsers
     assert gpus.lookup("azure", "X") == InstanceGpu(None, 2, 24)

@@ -7,9 +7,8 @@ providers go on), never a RecursionError or an AttributeError out of the collect
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,29 +16,12 @@ import pytest
 
 from collectors import REGISTRY, collector_class
 from collectors.common import CollectorError
+from tests.collectors.support import NOW
 from tests.collectors.test_fetch_errors import make
 from tracker.demo import demo_setup
-from tracker.replay import Recording, ReplayServer
+from tracker.replay import ReplayServer
 
-NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 DEPTH = 100_000  # far past Python's recursion limit (1000)
-
-
-@pytest.fixture
-def answering(tmp_path: Path) -> Iterator[Callable[..., ReplayServer]]:
-    """A loopback server that gives every request the same 200 answer."""
-    servers: list[ReplayServer] = []
-
-    def start(body: str) -> ReplayServer:
-        exchange = {"match": {}, "content_type": "application/json", "body": body}
-        (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [exchange]}))
-        server = ReplayServer(Recording.load(tmp_path)).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
 
 
 def _collect(provider: str, server: ReplayServer) -> Any:
@@ -53,7 +35,7 @@ def _collect(provider: str, server: ReplayServer) -> Any:
 def test_json_nested_too_deeply_fails_naming_the_provider(
     provider: str, answering: Callable[[str], ReplayServer]
 ) -> None:
-    server = answering("[" * DEPTH + "]" * DEPTH)
+    server = answering(body="[" * DEPTH + "]" * DEPTH)
     with pytest.raises(CollectorError, match=rf"^{provider}: ") as caught:
         _collect(provider, server)
     assert caught.value.provider == provider
@@ -69,7 +51,7 @@ def test_json_nested_too_deeply_fails_naming_the_provider(
 def test_an_answer_of_the_wrong_shape_fails_naming_the_provider(
     provider: str, body: Any, answering: Callable[[str], ReplayServer]
 ) -> None:
-    server = answering(json.dumps(body))
+    server = answering(body=json.dumps(body))
     try:
         parsed = _collect(provider, server)
     except CollectorError as exc:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import pkgutil
 import re
 from collections import Counter
-from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -21,29 +20,21 @@ from collectors import REGISTRY, collector_class, gpus
 from collectors.base import Collector, ParseResult
 from collectors.common import OFFERING_CLASSES, PAYMENT_OPTIONS, PRICE_KINDS
 from collectors.gpus import GPU_MODELS
-from tracker.demo import DEMO_DATA, demo_setup
+from tests.collectors.support import NOW, parse_demos
+from tracker.demo import DEMO_DATA
 
-NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 CURRENCIES = {"USD", "CNY", "EUR"}
 FIXTURES = Path(__file__).parents[1] / "fixtures"
-NOT_PROVIDERS = {"common", "base", "gpus", "http", "kit"}
+NOT_PROVIDERS = {"common", "base", "gpus", "http", "kit", "pages"}
 
 
 @pytest.fixture(scope="module")
 def parsed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ParseResult]:
-    results = {}
-    with demo_setup(tmp_path_factory.mktemp("integrity") / "s.duckdb") as setup:
-        for name in setup.servers:
-            settings, missing = setup.config.providers[name].settings(setup.env)
-            assert missing == []
-            collector = collector_class(name)(settings)
-            results[name] = collector.parse(collector.fetch(), observed_at=NOW)
-            assert setup.servers[name].unmatched == [], f"{name}: requests the demo cannot answer"
-    return results
+    return parse_demos(tmp_path_factory, "integrity", strict=True)
 
 
 def test_every_collector_module_is_registered() -> None:
-    # A big provider is <name>.py plus helpers <name>_<part>.py: the helpers count as <name>.
+    # A provider is a module <name>.py or a package <name>/.
     names = {m.name.split("_")[0] for m in pkgutil.iter_modules(collectors.__path__)}
     modules = names - NOT_PROVIDERS
     assert modules == set(REGISTRY)

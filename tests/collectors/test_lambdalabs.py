@@ -22,11 +22,12 @@ from collectors import gpus
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.lambdalabs import LambdaCollector
-from tracker.replay import Exchange, Recording, ReplayServer
+from tests.collectors.support import demo_of, fixtures_of, keyed, list_price, recording
+from tracker.replay import Exchange, ReplayServer
 
 # The one recording, the demo's and these tests'; the trap entries and errors are kept apart.
-DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "lambdalabs"
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "lambdalabs"
+DEMO = demo_of("lambdalabs")
+FIXTURES = fixtures_of("lambdalabs")
 URL = "https://cloud.lambda.ai/api/v1/instance-types"
 KEY = "lambda-test-key"
 
@@ -55,10 +56,8 @@ def parse(body: Any, observed_at: datetime, **settings: Any) -> ParseResult:
     return collector(**settings).parse({"instance-types": body}, observed_at=observed_at)
 
 
-def by_offer(result: ParseResult) -> dict[tuple[str, str], PriceRecord]:
-    out = {(r.instance_type, r.region): r for r in result.records}
-    assert len(out) == len(result.records)
-    return out
+def by_offer(result: ParseResult) -> dict[tuple[Any, ...], PriceRecord]:
+    return keyed(result, "instance_type", "region")
 
 
 def entry(
@@ -94,18 +93,7 @@ def one(observed_at: datetime, item: Any, name: str = "gpu_1x_a10", **settings: 
 
 
 def lambda_record(**fields: Any) -> PriceRecord:
-    base: dict[str, Any] = {
-        "provider": "lambdalabs",
-        "zone": None,
-        "price_kind": "on_demand",
-        "term_months": None,
-        "payment_option": None,
-        "offering_class": None,
-        "currency": "USD",
-        "upfront_total": None,
-        "available": True,
-    }
-    return PriceRecord(**{**base, **fields})
+    return list_price("lambdalabs", **{"price_kind": "on_demand", "available": True, **fields})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -594,20 +582,6 @@ def test_fetch_failures(rsps: responses.RequestsMock, kwargs: dict[str, Any], me
 # fetch through the real urllib3 stack (loopback replay server)
 
 
-@pytest.fixture
-def serve() -> Iterator[Callable[..., ReplayServer]]:
-    servers: list[ReplayServer] = []
-
-    def start(*exchanges: Exchange) -> ReplayServer:
-        server = ReplayServer(Recording(list(exchanges))).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
-
-
 def reply(body: Any = None, *, status: int = 200, **kwargs: Any) -> Exchange:
     text = json.dumps(body) if body is not None else "busy"
     return Exchange(
@@ -649,7 +623,7 @@ def test_replay_wrong_key(replay: Callable[..., ReplayServer], tmp_path: Path) -
         "status": 401,
         "body_file": str(FIXTURES / "error-401.json"),
     }
-    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [refused]}))
+    recording(tmp_path, refused)
     server = replay(DEMO, tmp_path)  # the recording answers its own key only
     with pytest.raises(FetchError, match=r"HTTP 401 \(check the API key in LAMBDA_API_KEY"):
         collector(endpoint=server.url, credentials={"api_key": "stale"}).fetch()

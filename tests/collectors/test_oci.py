@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,11 +17,12 @@ import pytest
 from collectors import gpus
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
-from collectors.oci import GPU_REGIONS, PRICES_PATH, SHAPES_PATH, OciCollector
-from tracker.replay import Exchange, Recording, ReplayServer
+from collectors.oci.collector import GPU_REGIONS, PRICES_PATH, SHAPES_PATH, OciCollector
+from tests.collectors.support import demo_of, fixtures_of, keyed, list_price
+from tracker.replay import Exchange, ReplayServer
 
-DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "oci"
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "oci"
+DEMO = demo_of("oci")
+FIXTURES = fixtures_of("oci")
 REGIONS = ("us-ashburn-1", "eu-frankfurt-1")
 
 
@@ -53,27 +53,12 @@ def parse(payloads: dict[str, Any], observed_at: datetime, **settings: Any) -> P
     return collector(**settings).parse(payloads, observed_at=observed_at)
 
 
-def by_offer(result: ParseResult) -> dict[tuple[str, str | None, str], PriceRecord]:
-    out: dict[tuple[str, str | None, str], PriceRecord] = {
-        (r.instance_type, r.region, r.price_kind): r for r in result.records
-    }
-    assert len(out) == len(result.records)
-    return out
+def by_offer(result: ParseResult) -> dict[tuple[Any, ...], PriceRecord]:
+    return keyed(result, "instance_type", "region", "price_kind")
 
 
 def oci_record(**fields: Any) -> PriceRecord:
-    base: dict[str, Any] = {
-        "provider": "oci",
-        "zone": None,
-        "term_months": None,
-        "payment_option": None,
-        "offering_class": None,
-        "currency": "USD",
-        "upfront_total": None,
-        "effective_at": None,
-        "available": None,  # the documents say nothing about capacity
-    }
-    return PriceRecord(**{**base, **fields})
+    return list_price("oci", **{"effective_at": None, "available": None, **fields})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,20 +264,6 @@ def test_no_gpu_shape_priced_fails_loudly(observed_at: datetime) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # fetch through the real urllib3 stack (loopback servers)
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[..., ReplayServer]]:
-    servers: list[ReplayServer] = []
-
-    def start(*exchanges: Exchange) -> ReplayServer:
-        server = ReplayServer(Recording(list(exchanges))).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
 
 
 def prices(body: Any, *, status: int = 200, query: Any = None, **kw: Any) -> Exchange:

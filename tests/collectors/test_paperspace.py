@@ -18,15 +18,17 @@ import requests
 import responses
 from responses import matchers
 
-from collectors import gpus, paperspace
+from collectors import gpus
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
-from collectors.paperspace import PaperspaceCollector
-from tracker.replay import Exchange, Recording, ReplayServer
+from collectors.paperspace import collector as paperspace
+from collectors.paperspace.collector import PaperspaceCollector
+from tests.collectors.support import demo_of, fixtures_of, keyed, list_price, recording
+from tracker.replay import Exchange, ReplayServer
 
 # The one recording, the demo's and these tests'; the trap sizes and errors are kept apart.
-DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "paperspace"
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "paperspace"
+DEMO = demo_of("paperspace")
+FIXTURES = fixtures_of("paperspace")
 URL = "https://api.digitalocean.com/v2/sizes"
 TOKEN = "do-test-token"
 FIRST = [matchers.query_param_matcher({"per_page": "200"})]
@@ -69,10 +71,8 @@ def parse(payloads: dict[str, Any], observed_at: datetime, **settings: Any) -> P
     return collector(**settings).parse(payloads, observed_at=observed_at)
 
 
-def by_offer(result: ParseResult) -> dict[tuple[str, str], PriceRecord]:
-    out = {(r.instance_type, r.region): r for r in result.records}
-    assert len(out) == len(result.records)
-    return out
+def by_offer(result: ParseResult) -> dict[tuple[Any, ...], PriceRecord]:
+    return keyed(result, "instance_type", "region")
 
 
 def page(sizes: list[Any], next_link: str | None = None, total: int | None = None) -> Any:
@@ -112,18 +112,7 @@ def gpu_info(
 
 
 def do_record(**fields: Any) -> PriceRecord:
-    base: dict[str, Any] = {
-        "provider": "paperspace",
-        "zone": None,
-        "price_kind": "on_demand",
-        "term_months": None,
-        "payment_option": None,
-        "offering_class": None,
-        "currency": "USD",
-        "upfront_total": None,
-        "available": True,
-    }
-    return PriceRecord(**{**base, **fields})
+    return list_price("paperspace", **{"price_kind": "on_demand", "available": True, **fields})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -560,20 +549,6 @@ def test_fetch_gives_up_on_a_link_that_never_ends(
 # fetch through the real urllib3 stack (loopback replay server)
 
 
-@pytest.fixture
-def serve() -> Iterator[Callable[..., ReplayServer]]:
-    servers: list[ReplayServer] = []
-
-    def start(*exchanges: Exchange) -> ReplayServer:
-        server = ReplayServer(Recording(list(exchanges))).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
-
-
 def reply(number: str | None, body: Any = None, *, status: int = 200, **kw: Any) -> Exchange:
     text = json.dumps(body) if body is not None else "busy"
     match = {"method": "GET", "path": "/v2/sizes", "query": {"page": number}}
@@ -599,7 +574,7 @@ def test_replay_wrong_token(replay: Callable[..., ReplayServer], tmp_path: Path)
         "status": 401,
         "body_file": str(FIXTURES / "error-401.json"),
     }
-    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [refused]}))
+    recording(tmp_path, refused)
     server = replay(DEMO, tmp_path)  # the recording answers its own token only
     with pytest.raises(FetchError, match=r"HTTP 401 \(check the token in DIGITALOCEAN_TOKEN"):
         collector(endpoint=server.url, credentials={"token": "revoked"}).fetch()

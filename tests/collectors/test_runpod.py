@@ -9,7 +9,6 @@ import json
 import logging
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -21,12 +20,12 @@ from collectors import gpus
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.runpod import RunpodCollector
+from tests.collectors.support import NOW, demo_of, fixtures_of, list_price, recording
 from tracker.cli import cli
 from tracker.replay import Recording, ReplayServer
 
-DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "runpod"
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "runpod"
-NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+DEMO = demo_of("runpod")
+FIXTURES = fixtures_of("runpod")
 H100 = "NVIDIA H100 80GB HBM3"
 
 
@@ -60,20 +59,8 @@ def by_offer(result: ParseResult) -> dict[tuple[str, str], PriceRecord]:
 
 
 def pod(**fields: Any) -> PriceRecord:
-    base: dict[str, Any] = {
-        "provider": "runpod",
-        "region": None,
-        "zone": None,
-        "term_months": None,
-        "payment_option": None,
-        "offering_class": None,
-        "currency": "USD",
-        "upfront_total": None,
-        "gpu_count": 1,
-        "vcpus": None,
-        "memory_gib": None,
-    }
-    return PriceRecord(**{**base, **fields})
+    base = {"region": None, "gpu_count": 1, "vcpus": None, "memory_gib": None}
+    return list_price("runpod", **{**base, **fields})
 
 
 def test_records_in_full() -> None:
@@ -239,7 +226,7 @@ def test_region_less_offers_are_stored_and_closed_when_gone(
     longer offered closes; a type whose row cannot be read stays open (unconfirmed)."""
     (tmp_path / "types.json").write_text(json.dumps(answer()))
     exchange = {"match": {"method": "POST", "path": "/graphql"}, "body_file": "types.json"}
-    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [exchange]}))
+    recording(tmp_path, exchange)
     replay = ReplayServer(Recording.load(tmp_path)).start()
     monkeypatch.setenv("RUNPOD_API_KEY", "rp-key")
     config = tmp_path / "config.toml"
@@ -298,7 +285,7 @@ def test_fetch_waits_for_retry_after_on_429(
                  "headers": {"Retry-After": "3"}, "body": slow_down}  # fmt: skip
     answer = {"match": {"method": "POST", "path": "/graphql"},
               "body_file": str(DEMO / "gpu-types.json")}  # fmt: skip
-    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [throttled, answer]}))
+    recording(tmp_path, throttled, answer)
     replay = ReplayServer(Recording.load(tmp_path)).start()
     slept: list[float] = []
     monkeypatch.setattr(time, "sleep", slept.append)
@@ -314,7 +301,7 @@ def test_throttling_that_persists_fails_naming_the_provider(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     exchange = {"match": {}, "status": 429, "headers": {"Retry-After": "1"}, "body": "{}"}
-    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [exchange]}))
+    recording(tmp_path, exchange)
     replay = ReplayServer(Recording.load(tmp_path)).start()
     monkeypatch.setattr(time, "sleep", lambda seconds: None)
     try:

@@ -21,17 +21,17 @@ from typing import Any
 
 import pytest
 
-import tracker
 from collectors import gpus
 from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import ConfigError, FetchError, MissingCredentials, PayloadShapeError
-from collectors.tencent import CHARGE_TYPES, FAMILIES, GPU_REGIONS, TencentCollector
+from collectors.tencent.collector import CHARGE_TYPES, FAMILIES, GPU_REGIONS, TencentCollector
+from tests.collectors.support import demo_of, fixtures_of, recording
 from tracker.config import from_dict
 from tracker.replay import ReplayServer
 
 # The one recording, the demo's and these tests'; the trap rows and errors are kept apart.
-DEMO = Path(tracker.__file__).parent / "demo_data" / "tencent"
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "tencent"
+DEMO = demo_of("tencent")
+FIXTURES = fixtures_of("tencent")
 KEYS = {"secret_id": "AKIDtest", "secret_key": "test-key"}
 REGIONS = ("ap-guangzhou", "ap-shanghai", "ap-singapore")
 ACTION = "DescribeZoneInstanceConfigInfos"
@@ -99,12 +99,6 @@ def find(result: ParseResult, **fields: Any) -> PriceRecord:
     found = [r for r in result.records if all(getattr(r, k) == v for k, v in fields.items())]
     assert len(found) == 1, found
     return found[0]
-
-
-def recording(folder: Path, *exchanges: dict[str, Any]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "exchanges.json").write_text(json.dumps({"exchanges": list(exchanges)}))
-    return folder
 
 
 def error_answer(region: str, body_file: str, **extra: Any) -> dict[str, Any]:

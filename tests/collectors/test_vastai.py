@@ -10,7 +10,6 @@ import logging
 import pickle
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -21,14 +20,14 @@ from click.testing import CliRunner
 from collectors import gpus
 from collectors.base import MarketDepth, ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
-from collectors.vastai import VastaiCollector
+from collectors.vastai.collector import VastaiCollector
+from tests.collectors.support import NOW, demo_of, fixtures_of, list_price, recording
 from tracker.cli import cli
 from tracker.daemon import isolation
 from tracker.replay import Recording, ReplayServer
 
-DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "vastai"
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "vastai"
-NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+DEMO = demo_of("vastai")
+FIXTURES = fixtures_of("vastai")
 
 
 def recorded() -> dict[str, Any]:
@@ -54,19 +53,7 @@ def by_offer(result: ParseResult) -> dict[tuple[str | None, str, str], PriceReco
 
 
 def vast_record(**fields: Any) -> PriceRecord:
-    base: dict[str, Any] = {
-        "provider": "vastai",
-        "zone": None,
-        "term_months": None,
-        "payment_option": None,
-        "offering_class": None,
-        "currency": "USD",
-        "upfront_total": None,
-        "vcpus": None,
-        "memory_gib": None,
-        "available": True,
-    }
-    return PriceRecord(**{**base, **fields})
+    return list_price("vastai", **{"vcpus": None, "memory_gib": None, "available": True, **fields})
 
 
 def test_a_group_in_full() -> None:
@@ -230,7 +217,7 @@ def test_fetch_sends_the_key_when_there_is_one(server: ReplayServer) -> None:
 def test_throttling_that_persists_fails_naming_the_provider(tmp_path: Path) -> None:
     exchange = {"match": {}, "status": 429, "headers": {"Retry-After": "0"},
                 "body_file": str(FIXTURES / "error-429.json")}  # fmt: skip
-    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [exchange]}))
+    recording(tmp_path, exchange)
     replay = ReplayServer(Recording.load(tmp_path)).start()
     try:
         collector = VastaiCollector(ProviderSettings(endpoint=replay.url, max_retries=1))
@@ -284,7 +271,7 @@ def test_offer_counts_are_stored_change_only(tmp_path: Path) -> None:
     closes."""
     (tmp_path / "bundles.json").write_text(json.dumps(recorded()))
     exchange = {"match": {"method": "POST"}, "body_file": "bundles.json"}
-    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [exchange]}))
+    recording(tmp_path, exchange)
     replay = ReplayServer(Recording.load(tmp_path)).start()
     config = tmp_path / "config.toml"
     config.write_text(
@@ -347,7 +334,7 @@ def test_fetch_waits_the_retry_after_asked(tmp_path: Path, monkeypatch: pytest.M
     throttled = {"match": {}, "status": 429, "times": 1, "headers": {"Retry-After": "4"},
                  "body_file": str(FIXTURES / "error-429.json")}  # fmt: skip
     answer = {"match": {}, "body_file": str(DEMO / "bundles.json")}
-    (tmp_path / "exchanges.json").write_text(json.dumps({"exchanges": [throttled, answer]}))
+    recording(tmp_path, throttled, answer)
     replay = ReplayServer(Recording.load(tmp_path)).start()
     slept: list[float] = []
     monkeypatch.setattr(time, "sleep", slept.append)

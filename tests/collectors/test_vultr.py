@@ -8,10 +8,9 @@ import copy
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,11 +18,12 @@ import pytest
 from collectors import gpus
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
-from collectors.vultr import VultrCollector
-from tracker.replay import Exchange, Recording, ReplayServer
+from collectors.vultr.collector import VultrCollector
+from tests.collectors.support import demo_of, fixtures_of, keyed, list_price
+from tracker.replay import Exchange, ReplayServer
 
-DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "vultr"
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "vultr"
+DEMO = demo_of("vultr")
+FIXTURES = fixtures_of("vultr")
 
 
 def recorded() -> dict[str, Any]:
@@ -53,27 +53,12 @@ def parse(payloads: dict[str, Any], observed_at: datetime, **settings: Any) -> P
     return collector(**settings).parse(payloads, observed_at=observed_at)
 
 
-def by_offer(result: ParseResult) -> dict[tuple[str, str | None, str], PriceRecord]:
-    out: dict[tuple[str, str | None, str], PriceRecord] = {
-        (r.instance_type, r.region, r.price_kind): r for r in result.records
-    }
-    assert len(out) == len(result.records)
-    return out
+def by_offer(result: ParseResult) -> dict[tuple[Any, ...], PriceRecord]:
+    return keyed(result, "instance_type", "region", "price_kind")
 
 
 def vultr_record(**fields: Any) -> PriceRecord:
-    base: dict[str, Any] = {
-        "provider": "vultr",
-        "zone": None,
-        "term_months": None,
-        "payment_option": None,
-        "offering_class": None,
-        "currency": "USD",
-        "upfront_total": None,
-        "effective_at": None,
-        "available": True,  # a listed location can deploy the plan
-    }
-    return PriceRecord(**{**base, **fields})
+    return list_price("vultr", **{"effective_at": None, "available": True, **fields})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -322,20 +307,6 @@ def test_nothing_readable_fails_loudly(observed_at: datetime) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # fetch through the real urllib3 stack (loopback replay server)
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[..., ReplayServer]]:
-    servers: list[ReplayServer] = []
-
-    def start(*exchanges: Exchange) -> ReplayServer:
-        server = ReplayServer(Recording(list(exchanges))).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
 
 
 def reply(path: str, body: Any, cursor: str | None = None, **kw: Any) -> Exchange:

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from collectors import gpus as gpu_table
-from collectors.azure import AzureCollector
+from collectors.azure.collector import AzureCollector
 from collectors.base import PriceRecord, ProviderSettings
 from collectors.common import ConfigError
 from storage.query import query

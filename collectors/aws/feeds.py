@@ -4,7 +4,7 @@ Spot Advisor.
 An offer file's CSV has one row per price dimension (a term's hourly rate, or its upfront fee)
 with the product's attributes repeated on every row. `products` groups the rows back into the
 Price List API's product shape (attributes under the API's own names, terms with their price
-dimensions), so the API path's filters and the one reserved-price formula in `aws_terms` decide
+dimensions), so the API path's filters and the one reserved-price formula in `terms` decide
 both sources alike. The spot feed gives one Linux price per region and instance type; the
 Advisor one interruption band and saving per region and instance type.
 """
@@ -23,7 +23,7 @@ from collectors.base import InterruptionBand, money
 from collectors.common import PayloadShapeError
 from collectors.kit import Offer
 
-# CSV column -> the Price List API's attribute name (what aws_terms reads).
+# CSV column -> the Price List API's attribute name (what `terms` reads).
 ATTRIBUTES = {
     "Instance Type": "instanceType",
     "Region Code": "regionCode",

@@ -3,7 +3,7 @@
 One signed call per region (TC3-HMAC-SHA256, so through `tencentcloud-sdk-python`) answers
 for every zone, instance type and charge type at once, filtered at the server to the GPU
 families and to pay-as-you-go, spot and prepaid. `fetch` returns each answer as the API sent
-it; the pure parsing lives in `collectors.tencent_parse`.
+it; the pure parsing lives in `collectors.tencent.parse`.
 
 Errors arrive with HTTP 200 inside `Response.Error`. Throttling (`RequestLimitExceeded`) and
 network failures are retried here with exponential backoff: the SDK's own StandardRetryer
@@ -24,12 +24,12 @@ from tencentcloud.common.profile.client_profile import ClientProfile
 from tencentcloud.common.profile.http_profile import HttpProfile
 from tencentcloud.cvm.v20170312 import cvm_client
 
-from collectors import tencent_parse
 from collectors.base import Collector, ParseResult, Payloads, Progress, ProviderSettings
 from collectors.common import ConfigError, FetchError, MissingCredentials, PayloadShapeError
+from collectors.tencent import parse
 
 DEFAULT_ENDPOINT = "https://cvm.tencentcloudapi.com"
-ACTION = tencent_parse.ACTION
+ACTION = parse.ACTION
 # The API's Region list (intl doc 213/33254) crossed with where Tencent sells GPU instances
 # (GPU instance docs): a default list, override it with `regions` in config.toml.
 GPU_REGIONS = (
@@ -41,7 +41,7 @@ GPU_REGIONS = (
 FAMILIES = (
     "GN7", "GN7vw", "GN7vi", "GI3X", "GN10X", "GN10Xp", "GT4", "PNV4", "HCCPNV4h", "HCCPNV5",
 )  # fmt: skip
-CHARGE_TYPES = tuple(tencent_parse.CHARGE_KINDS)
+CHARGE_TYPES = tuple(parse.CHARGE_KINDS)
 CURRENCIES = ("CNY", "USD")  # the account's site: China (CNY) or International (USD)
 CREDENTIAL_VARS = "TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY"
 MAX_BACKOFF_S = 20.0
@@ -102,7 +102,7 @@ class TencentCollector(Collector):
         return payloads
 
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
-        return tencent_parse.parse(
+        return parse.parse(
             payloads, currency=self.currency, regions=frozenset(self.regions), log=self.log
         )
 

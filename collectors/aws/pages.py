@@ -74,7 +74,7 @@ def _jsonable(value: Any) -> Any:
 
 def pages_of(payloads: Payloads, kind: str) -> Iterator[tuple[str, Any]]:
     for key, page in payloads.items():
-        if key == "source" or key.startswith("public/"):  # see collectors.aws_source
+        if key == "source" or key.startswith("public/"):  # see collectors.aws.source
             continue
         if key.split("/")[0] not in ("pricing", "spot", "types") or key.count("/") != 2:
             raise PayloadShapeError("aws", f"{key}: not a pricing/..., spot/... or types/... page")

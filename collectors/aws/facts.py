@@ -24,7 +24,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from collectors import gpus, kit
-from collectors.aws_pages import Pages, pages_of
+from collectors.aws.pages import Pages, pages_of
 from collectors.base import ParseResult, Payloads
 from collectors.common import FetchError
 from collectors.gpus import InstanceGpu, Resolved

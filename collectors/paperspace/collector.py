@@ -3,7 +3,7 @@
 Paperspace's own API has no price endpoint; its GPUs are DigitalOcean GPU Droplets. `fetch`
 walks `GET {endpoint}/v2/sizes?per_page=200` (Bearer token) through `links.pages.next` until
 there is none, and checks the count against `meta.total`. `parse` (in
-`collectors.paperspace_parse`) keeps the sizes with `gpu_info`: one on-demand record per size
+`collectors.paperspace.parse`) keeps the sizes with `gpu_info`: one on-demand record per size
 per region it lists, or one in no region (sold out) for a size listed nowhere.
 """
 
@@ -13,10 +13,11 @@ from datetime import datetime
 from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
-from collectors import paperspace_parse
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
-from collectors.http import get_json, make_session
+from collectors.http import make_session
+from collectors.pages import Cap, NextLink, linked_json
+from collectors.paperspace import parse
 
 DEFAULT_ENDPOINT = "https://api.digitalocean.com"
 PATH = "/v2/sizes"
@@ -40,36 +41,35 @@ class PaperspaceCollector(Collector):
     def fetch(self) -> Payloads:
         first = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
         payloads: Payloads = {}
-        url: str | None = first
-        params: dict[str, int] | None = {"per_page": PER_PAGE}
         sizes = 0
+        pages = Cap(
+            NextLink(lambda page, number: _next_url(page, first, f"sizes page {number}")),
+            MAX_PAGES,
+            lambda: PayloadShapeError(self.name, f"more than {MAX_PAGES} pages; giving up"),
+        )
         with make_session(max_retries=self.settings.max_retries) as session:
             session.headers["Authorization"] = f"Bearer {self._token()}"
-            while url is not None:
-                number = len(payloads) + 1
-                if number > MAX_PAGES:
-                    raise PayloadShapeError(self.name, f"more than {MAX_PAGES} pages; giving up")
-                where = f"sizes page {number}"
-                page = get_json(
+            for number, page in pages.walk(
+                linked_json(
                     session,
                     self.name,
-                    url,
+                    first,
+                    {"per_page": PER_PAGE},
                     timeout=self.settings.timeout,
-                    what=where,
+                    what=lambda number: f"sizes page {number}",
                     auth_hint=AUTH_HINT,
-                    params=params,
                 )
-                sizes += len(paperspace_parse.page_sizes(page, where))
+            ):
+                sizes += len(parse.page_sizes(page, f"sizes page {number}"))
                 payloads[f"page-{number}"] = page
                 self.progress(number, sizes)
-                url, params = _next_url(page, first, where), None
         _check_total(payloads, sizes)
         return payloads
 
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         """One record per GPU size per asked region it lists (or one in no region for a size
         listed nowhere); CPU sizes are ignored."""
-        return paperspace_parse.parse(payloads, self.regions, self.log)
+        return parse.parse(payloads, self.regions, self.log)
 
     def _token(self) -> str:
         token = self.settings.credentials.get("token")

@@ -10,10 +10,10 @@ One collection is:
   `DescribeSpotPriceHistory` (every zone, every page) from one history window ago. A type the
   region does not sell one way (pay-as-you-go) is still asked for the others.
 
-Throttling (`Throttling*`, `ServiceUnavailable`, a `x-acs-retry-after` answer), 5xx and
-network errors are retried by the SDK's own retry policy with exponential backoff; what still
-fails fails the whole run with a FetchError naming the call, the region and the code. Parsing is
-in `collectors.alibaba_parse`.
+Throttling, 5xx and network errors are retried by the SDK's own retry policy
+(`collectors.alibaba.sdk`); what still fails fails the whole run with a FetchError naming the
+call, the region and the code. Parsing is
+in `collectors.alibaba.parse`.
 """
 
 from __future__ import annotations
@@ -21,19 +21,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
 
 from alibabacloud_ecs20140526 import models
 from alibabacloud_ecs20140526.client import Client
-from alibabacloud_tea_openapi import models as open_api_models
 from alibabacloud_tea_openapi.exceptions import AlibabaCloudException
-from darabonba.policy.retry import RetryCondition, RetryOptions
 from darabonba.runtime import RuntimeOptions
 from Tea.exceptions import TeaException, ValidateException
 
-from collectors import alibaba_parse
+from collectors.alibaba import catalogue, parse, sdk
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import FetchError, PayloadShapeError
+from collectors.pages import Cap, Cursor, Offset
 
 # A default list: the regions where Alibaba sells GPU instances to most accounts. Set
 # `regions` to collect others (DescribeRegions lists them all).
@@ -60,22 +58,23 @@ TYPES_PAGE_SIZE = 100  # the documented maximum since 2023-11-15 (the SDK still 
 SPOT_MIN_WINDOW = timedelta(hours=3)
 SPOT_MAX_WINDOW = timedelta(days=30)
 MAX_PAGES = 1000
-THROTTLING_CODES = (
-    "Throttling", "Throttling.User", "Throttling.Api", "Throttling.Resource",
-    "ServiceUnavailable",
-)  # fmt: skip
-AUTH_CODES = frozenset(
-    {
-        "InvalidAccessKeyId.NotFound",
-        "InvalidAccessKeyId.Inactive",
-        "InvalidAccessKeySecret",
-        "SignatureDoesNotMatch",
-        "IncompleteSignature",
-    }
-)
-CREDENTIAL_HINT = (
-    "check ALIBABA_CLOUD_ACCESS_KEY_ID and ALIBABA_CLOUD_ACCESS_KEY_SECRET "
-    "(or the variables named by access_key_id_env / access_key_secret_env)"
+SPOT_PATH = ("SpotPrices", "SpotPriceType")
+
+
+def _next_token(page: Any, number: int) -> str | None:
+    return page.get("NextToken") or None
+
+
+TYPE_PAGES = Cap(
+    Cursor(
+        _next_token,
+        # The same page again: the type list would be cut short.
+        stuck=lambda number: PayloadShapeError(
+            "alibaba", f"DescribeInstanceTypes page {number}: NextToken did not move"
+        ),
+    ),
+    MAX_PAGES,
+    lambda: PayloadShapeError("alibaba", f"DescribeInstanceTypes: more than {MAX_PAGES} pages"),
 )
 
 
@@ -97,7 +96,7 @@ class AlibabaCollector(Collector):
         self._items = 0
         now = datetime.now(UTC).replace(microsecond=0)
         self._walk_types(self._client(self.regions[0]), payloads)
-        known, _ = alibaba_parse.known_types(payloads, report=False)
+        known, _ = catalogue.known_types(payloads, report=False)
         for region in self.regions:
             client = self._client(region)
             for itype in sorted(known):
@@ -107,7 +106,7 @@ class AlibabaCollector(Collector):
         return payloads
 
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
-        result = alibaba_parse.parse_payloads(payloads, frozenset(self.regions))
+        result = parse.parse_payloads(payloads, frozenset(self.regions))
         self.log.info(
             "%s: %d records, %d rows skipped, %d unknown types",
             self.name,
@@ -120,25 +119,19 @@ class AlibabaCollector(Collector):
     # -- the calls -------------------------------------------------------------------------
 
     def _walk_types(self, client: Client, payloads: Payloads) -> None:
-        token: str | None = None
-        for number in range(1, MAX_PAGES + 1):
-            request = models.DescribeInstanceTypesRequest(
-                instance_type_families=list(GPU_FAMILIES),
-                max_results=TYPES_PAGE_SIZE,
-                next_token=token,
+        call = client.describe_instance_types_with_options
+        for number, page in TYPE_PAGES.walk(
+            lambda number, token: self._call(
+                f"DescribeInstanceTypes page {number}",
+                call,
+                models.DescribeInstanceTypesRequest(
+                    instance_type_families=list(GPU_FAMILIES),
+                    max_results=TYPES_PAGE_SIZE,
+                    next_token=token,
+                ),
             )
-            call = client.describe_instance_types_with_options
-            page = self._call(f"DescribeInstanceTypes page {number}", call, request)
+        ):
             self._keep(payloads, f"types/page-{number}", page, ("InstanceTypes", "InstanceType"))
-            next_token = page.get("NextToken")
-            if not next_token:
-                return
-            if next_token == token:  # the same page again: the type list would be cut short
-                raise PayloadShapeError(
-                    self.name, f"DescribeInstanceTypes page {number}: NextToken did not move"
-                )
-            token = next_token
-        raise PayloadShapeError(self.name, f"DescribeInstanceTypes: more than {MAX_PAGES} pages")
 
     def _prices(self, client: Client, region: str, itype: str, payloads: Payloads) -> None:
         """Every price term of one type in one region. Each is asked whatever the others
@@ -152,7 +145,7 @@ class AlibabaCollector(Collector):
         self, client: Client, what: str, region: str, itype: str, unit: str, period: int
     ) -> dict[str, Any]:
         """One DescribePrice answer, with the first system disk category the type accepts."""
-        accepted = alibaba_parse.NOT_OFFERED_CODES | DISK_REFUSED_CODES
+        accepted = parse.NOT_OFFERED_CODES | DISK_REFUSED_CODES
         for disk in SYSTEM_DISKS:
             request = models.DescribePriceRequest(
                 region_id=region,
@@ -175,34 +168,32 @@ class AlibabaCollector(Collector):
     ) -> None:
         window = timedelta(seconds=self.settings.history_window_s or 0)
         start = now - min(max(window, SPOT_MIN_WINDOW), SPOT_MAX_WINDOW)
-        offset: int | None = None
-        for number in range(1, MAX_PAGES + 1):
-            request = models.DescribeSpotPriceHistoryRequest(
-                region_id=region,
-                instance_type=itype,
-                network_type="vpc",
-                ostype="linux",
-                start_time=_iso(start),
-                end_time=_iso(now),
-                offset=offset,
-            )
-            what = f"DescribeSpotPriceHistory {region} {itype} page {number}"
-            page = self._call(what, client.describe_spot_price_history_with_options, request)
-            items = self._keep(
-                payloads,
-                f"{region}/spot/{itype}/page-{number}",
-                page,
-                ("SpotPrices", "SpotPriceType"),
-            )
+        cap = Cap(
             # The last page's NextOffset is not documented: stop on an empty page or an
             # offset that does not move forward.
-            next_offset = _offset(page.get("NextOffset"))
-            if not items or next_offset is None or next_offset <= (offset or 0):
-                return
-            offset = next_offset
-        raise PayloadShapeError(
-            self.name, f"DescribeSpotPriceHistory {region} {itype}: too many pages"
+            Offset(lambda page, number: _offset(page.get("NextOffset")), _spot_count),
+            MAX_PAGES,
+            lambda: PayloadShapeError(
+                self.name, f"DescribeSpotPriceHistory {region} {itype}: too many pages"
+            ),
         )
+        call = client.describe_spot_price_history_with_options
+        for number, page in cap.walk(
+            lambda number, offset: self._call(
+                f"DescribeSpotPriceHistory {region} {itype} page {number}",
+                call,
+                models.DescribeSpotPriceHistoryRequest(
+                    region_id=region,
+                    instance_type=itype,
+                    network_type="vpc",
+                    ostype="linux",
+                    start_time=_iso(start),
+                    end_time=_iso(now),
+                    offset=offset,
+                ),
+            )
+        ):
+            self._keep(payloads, f"{region}/spot/{itype}/page-{number}", page, SPOT_PATH)
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -214,6 +205,9 @@ class AlibabaCollector(Collector):
         self._items += items
         self.progress(len(payloads), self._items)
         return items
+
+    def _client(self, region: str) -> Client:
+        return sdk.client(self.settings, region, self.backoff_ms, self.backoff_cap_ms)
 
     def _call(
         self,
@@ -231,69 +225,16 @@ class AlibabaCollector(Collector):
             data = {k: v for k, v in (exc.data or {}).items() if k != "statusCode"}
             if exc.code in accept:  # an answer the caller reads, not a failure
                 return data
-            raise self._api_error(what, exc, data) from exc
+            raise sdk.api_error(self.name, what, exc, data, self.settings.max_retries) from exc
         except (TeaException, ValidateException) as exc:
             raise FetchError(self.name, f"{what}: {type(exc).__name__}: {exc}") from exc
         if not isinstance(body, dict):
             raise PayloadShapeError(self.name, f"{what}: the answer is not an object")
         return body
 
-    def _api_error(self, what: str, exc: AlibabaCloudException, data: dict[str, Any]) -> FetchError:
-        status, code = exc.status_code, exc.code
-        message = data.get("Message") or exc.message
-        if code in AUTH_CODES:
-            return FetchError(
-                self.name, f"{what}: {code}: the access key was refused; {CREDENTIAL_HINT}"
-            )
-        if code in THROTTLING_CODES or exc.name == "ThrottlingException":
-            attempts = self.settings.max_retries + 1
-            return FetchError(
-                self.name,
-                f"{what}: still throttled after {attempts} attempts "
-                f"({code}, HTTP {status}): {message}",
-            )
-        return FetchError(self.name, f"{what}: {code} (HTTP {status}): {message}")
 
-    def _client(self, region: str) -> Client:
-        creds = self.settings.credentials
-        protocol, endpoint = _endpoint(self.settings.endpoint)
-        timeout_ms = int(self.settings.timeout * 1000)
-        config = open_api_models.Config(
-            access_key_id=creds.get("access_key_id"),
-            access_key_secret=creds.get("access_key_secret"),
-            region_id=region,
-            endpoint=endpoint,
-            protocol=protocol,
-            read_timeout=timeout_ms,
-            connect_timeout=timeout_ms,
-            retry_options=self._retry_options(),
-        )
-        return Client(config)
-
-    def _retry_options(self) -> RetryOptions:
-        """The SDK's retry policy: throttling, 5xx and network errors, with backoff."""
-        condition = RetryCondition(
-            max_attempts=self.settings.max_retries + 1,
-            backoff={
-                "policy": "ExponentialWithEqualJitter",
-                "period": self.backoff_ms,
-                "cap": self.backoff_cap_ms,
-            },
-            exception=["ThrottlingException", "ServerException", "RetryError"],
-            error_code=list(THROTTLING_CODES),
-            max_delay=self.backoff_cap_ms,
-        )
-        return RetryOptions(retryable=True, retry_condition=[condition])
-
-
-def _endpoint(url: str | None) -> tuple[str | None, str | None]:
-    """(protocol, host[:port]) for the SDK, which takes no path; (None, None) = the real API."""
-    if not url:
-        return None, None
-    parts = urlsplit(url)
-    if parts.path.strip("/"):
-        raise FetchError("alibaba", f"endpoint {url!r}: the ECS API lives at the root of its host")
-    return parts.scheme, parts.netloc
+def _spot_count(page: Any) -> int:
+    return _count(page, SPOT_PATH)
 
 
 def _count(body: Any, path: tuple[str, ...]) -> int:

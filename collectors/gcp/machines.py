@@ -19,7 +19,7 @@ from typing import TypeAlias
 
 from collectors import gpus, kit
 from collectors.base import ParseResult, PriceRecord, effective_hourly, money
-from collectors.gcp_skus import OFFERS, Offer, SkuRate
+from collectors.gcp.skus import OFFERS, Offer, SkuRate
 
 PROVIDER = "gcp"
 Log: TypeAlias = "logging.LoggerAdapter[logging.Logger]"

@@ -14,18 +14,57 @@ filters and the reserved-price formula are the API path's, record for record.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeGuard
 
-from collectors import aws_feeds, aws_terms, gpus, kit
-from collectors.aws_public import PublicFiles
-from collectors.base import InterruptionBand, ParseResult, Payloads, PriceRecord, ProviderSettings
+from collectors import gpus, kit
+from collectors.aws import feeds, terms
+from collectors.aws.public import PublicFiles
+from collectors.base import (
+    InterruptionBand,
+    ParseResult,
+    Payloads,
+    PriceRecord,
+    Progress,
+    ProviderSettings,
+)
 from collectors.common import CollectorError, PayloadShapeError
 from collectors.kit import Host
 
-if TYPE_CHECKING:
-    from collectors.aws import AwsCollector
+
+class AwsCollector(Protocol):
+    """What this module uses of the collector (collectors.aws.collector), by its shape: that
+    module imports this one, so this one does not import it back."""
+
+    settings: ProviderSettings
+    log: logging.LoggerAdapter[logging.Logger]
+    progress: Progress
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def regions(self) -> tuple[str, ...]: ...
+    @property
+    def instance_types(self) -> tuple[str, ...]: ...
+    @property
+    def source(self) -> tuple[str, str]: ...
+    def wanted(self, attrs: dict[str, Any]) -> bool: ...
+    def _product_records(
+        self,
+        product: dict[str, Any],
+        regions: frozenset[str],
+        hosts: dict[str, Host],
+        result: ParseResult,
+    ) -> list[PriceRecord]: ...
+    def _place(
+        self, instance_type: str, region: str, zone: str | None, host: Host, result: ParseResult
+    ) -> terms.Place | None: ...
+    def _usable(
+        self, offer: kit.Offer | None, place: terms.Place, result: ParseResult
+    ) -> TypeGuard[kit.Offer]: ...
+
 
 SOURCES = ("auto", "api", "public")
 
@@ -135,7 +174,7 @@ def parse_public(
         if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
             raise PayloadShapeError("aws", f"{key}: the offer file's columns are not names")
         rows = _readable(collector, key, columns, kept["rows"], result)
-        for product in aws_feeds.products(columns, rows):
+        for product in feeds.products(columns, rows):
             attrs = product["product"]["attributes"]
             if not collector.wanted(attrs):
                 continue
@@ -179,14 +218,14 @@ def _spot_records(
 ) -> list[PriceRecord]:
     regions = frozenset(collector.regions)
     records = []
-    for region, instance_type, offer in aws_feeds.spot_prices(feed):
+    for region, instance_type, offer in feeds.spot_prices(feed):
         if region not in regions or instance_type not in wanted:
             continue
         host = hosts.get(instance_type, (None, None))
         # One price per region: zone NULL, dated by the collection (the feed has no time).
         place = collector._place(instance_type, region, None, host, result)
         if place is not None and collector._usable(offer, place, result):
-            records.append(aws_terms.record(place, offer))
+            records.append(terms.record(place, offer))
     return records
 
 
@@ -202,5 +241,5 @@ def bands(
     as_of = (kit.utc_timestamp(published) if isinstance(published, str) else None) or observed_at
     data = answer.get("data") if isinstance(answer, dict) else None
     wanted = set(collector.instance_types) | priced | set(gpus.instance_types("aws"))
-    found = aws_feeds.advisor_bands(data, frozenset(collector.regions), as_of)
+    found = feeds.advisor_bands(data, frozenset(collector.regions), as_of)
     return [band for band in found if band.instance_type in wanted]

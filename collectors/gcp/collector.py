@@ -3,8 +3,8 @@
 `fetch` lists every SKU of the Compute Engine service (services/6F81-5844-456A) through
 google-cloud-billing's CloudCatalogClient over REST, every page, with an API key (sent as
 x-goog-api-key) or else Application Default Credentials. The catalog prices parts, not
-machines: `parse` reads the parts (collectors.gcp_skus) and sums them into machine prices
-(collectors.gcp_machines), per region and offer: on-demand, spot, 1- and 3-year commitments.
+machines: `parse` reads the parts (collectors.gcp.skus) and sums them into machine prices
+(collectors.gcp.machines), per region and offer: on-demand, spot, 1- and 3-year commitments.
 
 api_core does not retry this API by default; here 429 and 5xx (and dropped connections) are
 retried with exponential backoff, at most `max_retries` times per page within a deadline.
@@ -32,8 +32,8 @@ from google.protobuf.json_format import ParseError  # type: ignore[import-untype
 
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
-from collectors.gcp_machines import RateBook, price_machines
-from collectors.gcp_skus import SkuRate, read_sku
+from collectors.gcp.machines import RateBook, price_machines
+from collectors.gcp.skus import SkuRate, read_sku
 
 log = logging.getLogger("collectors.gcp")
 
@@ -69,7 +69,7 @@ TRANSIENT = (
 
 
 class GcpCollector(Collector):
-    """On-demand, spot and committed prices of the GPU machines in collectors.gcp_machines."""
+    """On-demand, spot and committed prices of the GPU machines in collectors.gcp.machines."""
 
     name = "gcp"
     default_endpoint: ClassVar[str] = DEFAULT_ENDPOINT

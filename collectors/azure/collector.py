@@ -1,7 +1,7 @@
 """Azure: GPU VM prices from the public Retail Prices API (no credentials).
 
 `fetch` asks once with an OData `$filter` for the NC/ND/NV series and follows `NextPageLink`
-until it is null. `parse` (`collectors.azure_parse`, pure) turns each row into at most one
+until it is null. `parse` (`collectors.azure.parse`, pure) turns each row into at most one
 price, with GPU facts from `collectors.gpus`: the API names no GPU.
 """
 
@@ -10,10 +10,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from collectors import azure_parse
+from collectors.azure import parse
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import PayloadShapeError
-from collectors.http import get_json, make_session
+from collectors.http import make_session
+from collectors.pages import Cap, NextLink, linked_json
 
 DEFAULT_ENDPOINT = "https://prices.azure.com/api/retail/prices"
 # 2023-01-01-preview adds `savingsPlan` and makes filter values case-sensitive ('Standard_NC'
@@ -33,27 +34,24 @@ class AzureCollector(Collector):
     def fetch(self) -> Payloads:
         payloads: Payloads = {}
         items = 0
-        url: str | None = self.settings.endpoint or DEFAULT_ENDPOINT
-        params: dict[str, str] | None = {"api-version": API_VERSION, "$filter": self.odata_filter()}
+        first = self.settings.endpoint or DEFAULT_ENDPOINT
+        params = {"api-version": API_VERSION, "$filter": self.odata_filter()}
         with make_session(max_retries=self.settings.max_retries) as session:
-            while url is not None:
-                number = len(payloads) + 1
-                if number > MAX_PAGES:
-                    raise PayloadShapeError(self.name, f"more than {MAX_PAGES} pages; giving up")
-                page = get_json(
+            # The link already carries api-version, $filter and $skip (with ":443" in the
+            # host): follow it as given rather than rebuilding it.
+            for number, page in PAGES.walk(
+                linked_json(
                     session,
                     self.name,
-                    url,
+                    first,
+                    params,
                     timeout=self.settings.timeout,
-                    what=f"page {number}",
-                    params=params,
+                    what=lambda number: f"page {number}",
                 )
-                items += len(azure_parse.page_items(page, f"page {number}"))
+            ):
+                items += len(parse.page_items(page, f"page {number}"))
                 payloads[f"page-{number}"] = page
                 self.progress(number, items)
-                # The link already carries api-version, $filter and $skip (with ":443" in the
-                # host): follow it as given rather than rebuilding it.
-                url, params = _next_link(page, f"page {number}"), None
         self.log.debug("%s: fetched %d pages, %d items", self.name, len(payloads), items)
         return payloads
 
@@ -72,15 +70,22 @@ class AzureCollector(Collector):
         return clause
 
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
-        """Rows to records (`azure_parse`); every row not stored is counted in `skipped_rows`."""
-        return azure_parse.parse(payloads, self.regions, self.log)
+        """Rows to records (`parse`); every row not stored is counted in `skipped_rows`."""
+        return parse.parse(payloads, self.regions, self.log)
 
 
-def _next_link(page: dict[str, Any], where: str) -> str | None:
+def _next_link(page: dict[str, Any], number: int) -> str | None:
     link = page.get("NextPageLink")
     if link is not None and not (isinstance(link, str) and link):
-        raise PayloadShapeError(AzureCollector.name, f"{where}: NextPageLink is {link!r}")
+        raise PayloadShapeError(AzureCollector.name, f"page {number}: NextPageLink is {link!r}")
     return link
+
+
+PAGES = Cap(
+    NextLink(_next_link),
+    MAX_PAGES,
+    lambda: PayloadShapeError(AzureCollector.name, f"more than {MAX_PAGES} pages; giving up"),
+)
 
 
 def _quote(value: str) -> str:

@@ -20,12 +20,12 @@ from __future__ import annotations
 import logging
 from collections import Counter, defaultdict
 from dataclasses import replace
-from decimal import Decimal, InvalidOperation
 from typing import Any, TypeAlias
 
 from collectors import gpus, kit
-from collectors.base import ParseResult, Payloads, PriceRecord, effective_hourly, money
+from collectors.base import ParseResult, Payloads, PriceRecord
 from collectors.common import PayloadShapeError, PriceKind
+from collectors.tencent.prices import Skip, offered
 
 PROVIDER = "tencent"
 ACTION = "DescribeZoneInstanceConfigInfos"
@@ -34,15 +34,6 @@ CHARGE_KINDS: dict[str, PriceKind] = {
     "SPOTPAID": "spot",
     "PREPAID": "reserved",
 }
-# (price paid, list price) per hour; the first step of tiered pay-as-you-go (0-96 h).
-HOURLY_FIELDS = ("UnitPriceDiscount", "UnitPrice")
-# Prepaid rows carry the total for each period: (price paid, list price, months).
-PREPAID_FIELDS = (
-    ("DiscountPrice", "OriginalPrice", 1),
-    ("DiscountPriceOneYear", "OriginalPriceOneYear", 12),
-    ("DiscountPriceThreeYear", "OriginalPriceThreeYear", 36),
-    ("DiscountPriceFiveYear", "OriginalPriceFiveYear", 60),
-)
 AVAILABLE = {"SELL": True, "SOLD_OUT": False}
 TEXT_FIELDS = ("Zone", "InstanceType", "InstanceChargeType")
 
@@ -58,14 +49,6 @@ def parse(
 ) -> ParseResult:
     """Every answer of the asked regions to records; see the module docstring for the rules."""
     return _Parser(currency, log).run(payloads, regions)
-
-
-class _Skip(Exception):
-    """A row that yields no record: `odd` when it is not understood (logged as a warning)."""
-
-    def __init__(self, reason: str, *, odd: bool = True) -> None:
-        super().__init__(reason)
-        self.reason, self.odd = reason, odd
 
 
 class _Parser:
@@ -92,7 +75,7 @@ class _Parser:
     def _row(self, item: Any, region: str, where: str) -> None:
         try:
             records = self._records(item, region)
-        except _Skip as skip:
+        except Skip as skip:
             self.skipped[skip.reason] += 1
             if skip.odd and isinstance(item, dict) and isinstance(item.get("InstanceType"), str):
                 self.result.unreadable.add(item["InstanceType"])  # unconfirmed, not withdrawn
@@ -120,25 +103,25 @@ class _Parser:
 
     def _records(self, item: Any, region: str) -> list[PriceRecord]:
         if not isinstance(item, dict):
-            raise _Skip("not an object")
+            raise Skip("not an object")
         if not all(isinstance(item.get(f), str) and item[f] for f in TEXT_FIELDS):
-            raise _Skip(f"lacks one of {', '.join(TEXT_FIELDS)}")
+            raise Skip(f"lacks one of {', '.join(TEXT_FIELDS)}")
         zone, instance_type, charge = (item[f] for f in TEXT_FIELDS)
         if zone.rpartition("-")[0] != region:
-            raise _Skip(f"zone {zone} is not in {region}")
+            raise Skip(f"zone {zone} is not in {region}")
         kind = CHARGE_KINDS.get(charge)
         if kind is None:
-            raise _Skip(f"charge type {charge}")
+            raise Skip(f"charge type {charge}")
         if not isinstance(item.get("Price"), dict):
-            raise _Skip("no Price object")
+            raise Skip("no Price object")
         found = self._facts(item, instance_type)
         if found is None:
             self.result.unknown_instance_types.add(instance_type)
             return []
         gpu = found.gpu
-        prices = _prices(kind, item["Price"])
+        prices = offered(kind, item["Price"])
         if not prices:
-            raise _Skip("not offered (no price)", odd=False)
+            raise Skip("not offered (no price)", odd=False)
         self.result.facts[instance_type] = found.source
         available = AVAILABLE.get(str(item.get("Status")))
         return [
@@ -231,48 +214,6 @@ def _family(family: Any) -> tuple[str | None, float | None]:
         [(listed, memory)] = sizes
         return model or listed, memory if model in (None, listed) else None
     return model, gpus.only_memory(model)
-
-
-def _prices(kind: PriceKind, price: dict[str, Any]) -> list[tuple[int | None, Decimal, Any]]:
-    """(term months, effective hourly, upfront total) of each price the row offers."""
-    if kind != "reserved":
-        # ChargeUnit HOUR is what makes UnitPrice* an hourly price (GB is for traffic).
-        if price.get("ChargeUnit") != "HOUR":
-            raise _Skip(f"ChargeUnit {price.get('ChargeUnit')!r}, not HOUR")
-        paid = _paid(price, *HOURLY_FIELDS)
-        return [] if paid is None else [(None, money(paid), None)]
-    out: list[tuple[int | None, Decimal, Any]] = []
-    for paid_field, list_field, months in PREPAID_FIELDS:
-        total = _paid(price, paid_field, list_field)
-        if total is not None:
-            out.append((months, effective_hourly(Decimal(0), total, months), money(total)))
-    return out
-
-
-def _paid(price: dict[str, Any], paid_field: str, list_field: str) -> Decimal | None:
-    """The amount paid, or None when not offered; a discount above list is not understood."""
-    paid = _amount(price, paid_field)
-    listed = _amount(price, list_field)
-    if paid is not None and listed is not None and paid > listed:
-        raise _Skip(f"{paid_field} {paid} above {list_field} {listed}")
-    return paid
-
-
-def _amount(price: dict[str, Any], field: str) -> Decimal | None:
-    value = price.get(field)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise _Skip(f"{field} is {value!r}")
-    try:
-        # str() keeps a JSON float as written (8.68, not its binary expansion); the SDK and
-        # tccli pass numbers through as strings ("100.000000") just as well.
-        amount = Decimal(str(value).strip())
-    except InvalidOperation:
-        raise _Skip(f"{field} is {value!r}, not a number") from None
-    if not amount.is_finite() or amount < 0:
-        raise _Skip(f"{field} is {value!r}")
-    return amount or None  # 0 means not offered
 
 
 def _per_region(records: list[PriceRecord], log: Log) -> list[PriceRecord]:

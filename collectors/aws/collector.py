@@ -1,5 +1,5 @@
 """AWS: on-demand and reserved prices from the Price List Query API, spot prices from EC2; or,
-without an account, from the public files (`collectors.aws_public`, `[providers.aws] source`).
+without an account, from the public files (`collectors.aws.public`, `[providers.aws] source`).
 
 Both APIs need SigV4 signing, so both go through boto3:
 
@@ -8,7 +8,7 @@ Both APIs need SigV4 signing, so both go through boto3:
   restricts them; no region filter (one query answers for every region). Each product carries
   its on-demand price and every reserved term (1yr/3yr, standard/convertible, No/Partial/All
   Upfront).
-- EC2 `DescribeInstanceTypes`: the GPUs of the types priced (`collectors.aws_facts`), asked in
+- EC2 `DescribeInstanceTypes`: the GPUs of the types priced (`collectors.aws.facts`), asked in
   one region; a principal not allowed to ask it gets the GPU table's facts instead.
 - EC2 `DescribeSpotPriceHistory`: one paginated walk per region (a region's spot prices come
   only from that region's endpoint), asking for the price in force now in every zone.
@@ -28,9 +28,10 @@ import botocore.loaders
 import botocore.session
 from botocore.config import Config
 
-from collectors import aws_facts, aws_source, aws_terms, kit
-from collectors.aws_pages import Pages, pages_of
-from collectors.aws_terms import PRODUCT_FILTERS
+from collectors import kit
+from collectors.aws import facts, source, terms
+from collectors.aws.pages import Pages, pages_of
+from collectors.aws.terms import PRODUCT_FILTERS
 from collectors.base import Collector, ParseResult, Payloads, PriceRecord
 from collectors.common import MissingCredentials
 from collectors.kit import Host
@@ -76,7 +77,7 @@ class AwsCollector(Collector):
 
     def wanted(self, attrs: dict[str, Any]) -> bool:
         """A product of a GPU instance type this collection is for."""
-        if attrs.get("instanceFamily") != aws_facts.GPU_FAMILY:
+        if attrs.get("instanceFamily") != facts.GPU_FAMILY:
             return False
         return not self.instance_types or attrs.get("instanceType") in self.instance_types
 
@@ -84,7 +85,7 @@ class AwsCollector(Collector):
     def source(self) -> tuple[str, str]:
         """("api" | "public", why), decided once per collection."""
         if not hasattr(self, "_source"):
-            self._source = aws_source.resolve(self)
+            self._source = source.resolve(self)
         return self._source
 
     def check_credentials(self) -> None:
@@ -93,14 +94,14 @@ class AwsCollector(Collector):
         creds = self.settings.credentials
         if "aws_access_key_id" in creds and "aws_secret_access_key" in creds:
             return
-        if not aws_source.chain_has_credentials(self.name):
+        if not source.chain_has_credentials(self.name):
             raise MissingCredentials(
                 self.name, "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
             )
 
     def fetch(self) -> Payloads:
-        # The public files, or the APIs (and the Advisor where it applies): collectors.aws_source
-        return aws_source.fetch(self, self._fetch_api)
+        # The public files, or the APIs (and the Advisor where it applies): collectors.aws.source
+        return source.fetch(self, self._fetch_api)
 
     def _fetch_api(self) -> Payloads:
         session = self._session()
@@ -114,7 +115,7 @@ class AwsCollector(Collector):
             self.log.warning("aws: the Price List lists no GPU instance type in %s", self.regions)
             return pages.payloads
         with closing(self._client(session, "ec2", self.regions[0])) as ec2:
-            aws_facts.describe(ec2, pages, types)
+            facts.describe(ec2, pages, types)
         # AWS answers with every change in [StartTime, EndTime] plus the price in force at
         # StartTime, in every zone: with the history window, nothing between collections is lost.
         now = datetime.now(UTC).replace(microsecond=0)
@@ -128,12 +129,12 @@ class AwsCollector(Collector):
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         result = ParseResult()
         regions = frozenset(self.regions)
-        self._facts = aws_facts.Facts(aws_facts.read(payloads, result))
+        self._facts = facts.Facts(facts.read(payloads, result))
         # The public files' records, the Advisor's bands, the source's note (none of it when
         # the payloads are the APIs' alone).
-        hosts = aws_source.parse_extras(self, payloads, observed_at, result)
+        hosts = source.parse_extras(self, payloads, observed_at, result)
         for key, page in pages_of(payloads, "pricing"):
-            for product in aws_terms.price_list(key, page):
+            for product in terms.price_list(key, page):
                 if product is None:
                     result.skipped_rows += 1
                     continue
@@ -141,12 +142,12 @@ class AwsCollector(Collector):
         for key, page in pages_of(payloads, "spot"):
             region = key.split("/")[1]
             if region in regions:
-                for item in aws_terms.require(page, "SpotPriceHistory", key):
+                for item in terms.require(page, "SpotPriceHistory", key):
                     result.records.extend(self._spot_records(region, item, hosts, result))
         # Spot pages are not de-duplicated by AWS: the same item can come back on two pages.
         result.records = list(dict.fromkeys(result.records))
         priced = {r.instance_type for r in result.records}
-        result.interruption = aws_source.bands(self, payloads, observed_at, priced)
+        result.interruption = source.bands(self, payloads, observed_at, priced)
         self._log_summary(result)
         return result
 
@@ -178,7 +179,7 @@ class AwsCollector(Collector):
         """The GPU instance types the Price List pages price in the regions asked."""
         regions, found = frozenset(self.regions), set()
         for key, page in pages_of(payloads, "pricing"):
-            for product in aws_terms.price_list(key, page):
+            for product in terms.price_list(key, page):
                 attrs = kit.obj(kit.obj(kit.obj(product).get("product")).get("attributes"))
                 if self.wanted(attrs) and attrs.get("regionCode") in regions:
                     found.add(str(attrs["instanceType"]))
@@ -203,20 +204,20 @@ class AwsCollector(Collector):
         result: ParseResult,
     ) -> list[PriceRecord]:
         attrs = kit.obj(kit.obj(product.get("product")).get("attributes"))
-        if not aws_terms.is_plain_linux_box(attrs) or not self.wanted(attrs):
+        if not terms.is_plain_linux_box(attrs) or not self.wanted(attrs):
             return []
         self._facts.saw(attrs)
         if str(attrs.get("regionCode")) not in regions:
             return []
-        instance_type, host = attrs["instanceType"], aws_terms.host_size(attrs)
+        instance_type, host = attrs["instanceType"], terms.host_size(attrs)
         hosts[instance_type] = host
         place = self._place(instance_type, attrs["regionCode"], None, host, result)
         if place is None:
             return []
-        terms = kit.obj(product.get("terms"))
-        offers = [aws_terms.on_demand_offer(t) for t in kit.obj(terms.get("OnDemand")).values()]
-        offers += [aws_terms.reserved_offer(t) for t in kit.obj(terms.get("Reserved")).values()]
-        return [aws_terms.record(place, o) for o in offers if self._usable(o, place, result)]
+        by_kind = kit.obj(product.get("terms"))
+        offers = [terms.on_demand_offer(t) for t in kit.obj(by_kind.get("OnDemand")).values()]
+        offers += [terms.reserved_offer(t) for t in kit.obj(by_kind.get("Reserved")).values()]
+        return [terms.record(place, o) for o in offers if self._usable(o, place, result)]
 
     def _spot_records(
         self,
@@ -235,8 +236,8 @@ class AwsCollector(Collector):
         place = self._place(instance_type, region, zone, host, result)
         if place is None:
             return []
-        offer = aws_terms.spot_offer(region, item) if zone else None
-        return [aws_terms.record(place, offer)] if self._usable(offer, place, result) else []
+        offer = terms.spot_offer(region, item) if zone else None
+        return [terms.record(place, offer)] if self._usable(offer, place, result) else []
 
     def _place(
         self,
@@ -245,16 +246,16 @@ class AwsCollector(Collector):
         zone: str | None,
         host: Host,
         result: ParseResult,
-    ) -> aws_terms.Place | None:
+    ) -> terms.Place | None:
         found = self._facts.of(instance_type)
         if found is None:
             result.unknown_instance_types.add(instance_type)
             return None
         result.facts[instance_type] = found.source
-        return aws_terms.Place(region, zone, instance_type, found.gpu, *host)
+        return terms.Place(region, zone, instance_type, found.gpu, *host)
 
     def _usable(
-        self, offer: kit.Offer | None, place: aws_terms.Place, result: ParseResult
+        self, offer: kit.Offer | None, place: terms.Place, result: ParseResult
     ) -> TypeGuard[kit.Offer]:
         """Offers that are not understood, or that cost nothing, are logged and skipped."""
         if offer is not None and offer.price_per_hour > 0:
@@ -284,7 +285,7 @@ def _products_query(instance_type: str | None) -> dict[str, Any]:
     # No region filter: one query returns the instance types in every region. By attributes,
     # not by name: a GPU type AWS launches is collected the day it is listed.
     which = {"instanceType": instance_type} if instance_type else {}
-    filters = {**(which or {"instanceFamily": aws_facts.GPU_FAMILY}), **PRODUCT_FILTERS}
+    filters = {**(which or {"instanceFamily": facts.GPU_FAMILY}), **PRODUCT_FILTERS}
     return {
         "ServiceCode": "AmazonEC2",
         "FormatVersion": "aws_v1",

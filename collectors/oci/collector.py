@@ -4,7 +4,7 @@ OCI has no "price of a shape" endpoint. `fetch` reads two public documents: the 
 API (`GET {endpoint}/pls/apex/cetools/api/v1/products/?currencyCode=USD`, price per part
 number) and the Cost Estimator's `shapes.json` (`GET {shapes_endpoint}/a/ocom/docs/
 cloudestimator2/data/shapes.json`, which part numbers a shape is billed by, its GPU count).
-`parse` (in `collectors.oci_parse`) prices each GPU shape as its GPU part's per-GPU hourly
+`parse` (in `collectors.oci.parse`) prices each GPU shape as its GPU part's per-GPU hourly
 price x the shape's GPU count, and makes one on-demand record per configured region (list
 prices are the same in every commercial region; the documents name none), plus a spot record
 at half of it for shapes that allow preemptible capacity (Oracle's documented rule).
@@ -18,10 +18,11 @@ from urllib.parse import urlsplit
 
 import requests
 
-from collectors import oci_parse
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import PayloadShapeError
 from collectors.http import get_json, make_session
+from collectors.oci import parse
+from collectors.pages import Cap, NextLink, linked_json
 
 DEFAULT_ENDPOINT = "https://apexapps.oracle.com"
 PRICES_PATH = "/pls/apex/cetools/api/v1/products/"
@@ -61,37 +62,37 @@ class OciCollector(Collector):
                 timeout=self.settings.timeout,
                 what="shapes",
             )
-        payloads[oci_parse.SHAPES] = shapes
+        payloads[parse.SHAPES] = shapes
         # A changed shape fails here, before anything is parsed.
-        self.progress(len(payloads), len(oci_parse.items(payloads, oci_parse.SHAPES)))
+        self.progress(len(payloads), len(parse.items(payloads, parse.SHAPES)))
         return payloads
 
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         """Per GPU shape on sale: on-demand (and spot where preemptible) in each region."""
-        return oci_parse.parse(payloads, self.regions, self.log)
+        return parse.parse(payloads, self.regions, self.log)
 
     def _prices(self, session: requests.Session) -> Payloads:
         """Every page of the price list in US dollars (ORDS-style `links` followed if present)."""
         base = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/")
-        url: str | None = base + PRICES_PATH
-        params: dict[str, str] | None = {"currencyCode": oci_parse.CURRENCY}
+        cap = Cap(
+            NextLink(lambda page, number: _next_url(page, base, f"{parse.PRICES}/page-{number}")),
+            MAX_PAGES,
+            lambda: PayloadShapeError(self.name, f"more than {MAX_PAGES} price pages; giving up"),
+        )
         pages: Payloads = {}
-        while url is not None:
-            number = len(pages) + 1
-            if number > MAX_PAGES:
-                raise PayloadShapeError(self.name, f"more than {MAX_PAGES} price pages; giving up")
-            key = f"{oci_parse.PRICES}/page-{number}"
-            page = get_json(
+        for number, page in cap.walk(
+            linked_json(
                 session,
                 self.name,
-                url,
+                base + PRICES_PATH,
+                {"currencyCode": parse.CURRENCY},
                 timeout=self.settings.timeout,
-                what=f"price list page {number}",
-                params=params,
+                what=lambda number: f"price list page {number}",
             )
+        ):
+            key = f"{parse.PRICES}/page-{number}"
             pages[key] = page
-            self.progress(number, len(oci_parse.items(pages, key)))
-            url, params = _next_url(page, base, key), None
+            self.progress(number, len(parse.items(pages, key)))
         return pages
 
 

@@ -11,7 +11,7 @@
 - The spot feed (JSONP) and the Advisor's JSON are small and read whole.
 
 `fetch` returns the kept rows, the feed and the Advisor's answer as payloads, like every
-collector; `collectors.aws_feeds` and `collectors.aws` turn them into records.
+collector; `collectors.aws.feeds` and `collectors.aws` turn them into records.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from urllib.parse import urljoin
 import requests
 import urllib3
 
-from collectors import aws_feeds, kit
+from collectors import kit
+from collectors.aws import feeds
 from collectors.base import Payloads, ProviderSettings
 from collectors.common import CollectorError, FetchError, PayloadShapeError
 from collectors.http import make_session
@@ -112,7 +113,7 @@ class PublicFiles:
                 return {**same, "reused": True}
             columns, rows = self._gpu_rows(region, response)
         kept = {
-            "kept_for": list(aws_feeds.COLUMNS),
+            "kept_for": list(feeds.COLUMNS),
             "url": url,
             "etag": response.headers.get("ETag"),
             "last_modified": response.headers.get("Last-Modified"),
@@ -133,14 +134,14 @@ class PublicFiles:
             raise PayloadShapeError("aws", f"{region} offer file: ends before its header") from None
         except (csv.Error, UnicodeDecodeError) as exc:
             raise PayloadShapeError("aws", f"{region} offer file: {exc}") from exc
-        keep = [header.index(c) for c in aws_feeds.COLUMNS if c in header]
+        keep = [header.index(c) for c in feeds.COLUMNS if c in header]
         if "Instance Family" not in header or "GPU" not in header:
             raise PayloadShapeError("aws", f"{region} offer file: no Instance Family/GPU column")
         family, gpu, width = header.index("Instance Family"), header.index("GPU"), len(header)
         rows = []
         try:
             for row in reader:
-                if len(row) == width and aws_feeds.might_be_gpu(row, family, gpu):
+                if len(row) == width and feeds.might_be_gpu(row, family, gpu):
                     rows.append([row[i] for i in keep])
         except (csv.Error, UnicodeDecodeError) as exc:  # not UTF-8: not an offer file
             raise PayloadShapeError("aws", f"{region} offer file: {exc}") from exc
@@ -161,7 +162,7 @@ class PublicFiles:
         if not isinstance(seen, dict) or not isinstance(seen.get("rows"), list):
             return None
         # Rows kept by a version that copied other columns would parse differently: read again.
-        return seen if seen.get("kept_for") == list(aws_feeds.COLUMNS) else None
+        return seen if seen.get("kept_for") == list(feeds.COLUMNS) else None
 
     def _remember(self, region: str, kept: dict[str, Any]) -> None:
         path = self._state_file(region)
@@ -198,7 +199,7 @@ class PublicFiles:
         response = self._get(url, what)
         with response:
             if jsonp:
-                return aws_feeds.unwrap_callback(response.content.decode("utf-8", "replace"))
+                return feeds.unwrap_callback(response.content.decode("utf-8", "replace"))
             return _decode(response.content, what)
 
 

@@ -3,7 +3,7 @@
 `fetch` makes one search, `POST {endpoint}/api/v0/bundles/` with the CLI's own default filter
 (verified, rentable, not rented, not external), no credentials needed (`VAST_API_KEY` is sent
 as a Bearer token when set). Every offer is one host's listing: prices move with the market and
-offers come and go minute by minute, so `parse` (in `collectors.vastai_parse`) keeps what a user
+offers come and go minute by minute, so `parse` (in `collectors.vastai.parse`) keeps what a user
 can compare over time: per GPU, GPU count and the host's country, the lowest `dph_base`
 (on-demand) and the lowest `min_bid` (interruptible: spot) among verified, rentable, not
 rented offers, and how many such offers there were (the run summary).
@@ -14,9 +14,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from collectors import vastai_parse
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.http import make_session, post_json
+from collectors.vastai import parse
 
 DEFAULT_ENDPOINT = "https://console.vast.ai"
 PATH = "/api/v0/bundles/"
@@ -32,7 +32,7 @@ QUERY: dict[str, Any] = {
     "order": [["dph_base", "asc"]],
     # The answer is not paged; the default size is not documented, so ask for more offers than
     # the market holds (an answer of exactly this many is said to be cut in the summary).
-    "limit": vastai_parse.LIMIT,
+    "limit": parse.LIMIT,
 }
 
 
@@ -57,10 +57,10 @@ class VastaiCollector(Collector):
                 what="offer search",
                 auth_hint=AUTH_HINT,
             )
-        payloads: Payloads = {vastai_parse.PAYLOAD_KEY: body}
-        self.progress(1, len(vastai_parse.offers(payloads)))  # a changed shape fails here
+        payloads: Payloads = {parse.PAYLOAD_KEY: body}
+        self.progress(1, len(parse.offers(payloads)))  # a changed shape fails here
         return payloads
 
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         """One on-demand and one spot record per group of comparable offers."""
-        return vastai_parse.parse(payloads, self.regions, self.log)
+        return parse.parse(payloads, self.regions, self.log)

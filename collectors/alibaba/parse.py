@@ -25,7 +25,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from collectors import gpus, kit
+from collectors import kit
+from collectors.alibaba.catalogue import known_types, listed, number
 from collectors.base import ParseResult, Payloads, PriceRecord, effective_hourly, money
 from collectors.common import PayloadShapeError, PriceKind
 from collectors.gpus import InstanceGpu
@@ -59,29 +60,6 @@ def _skip(result: ParseResult, where: str, why: str, itype: str | None = None) -
     log.warning("%s: %s: skipped: %s", PROVIDER, where, why)
 
 
-_TYPES = ("InstanceTypes", "InstanceType")
-
-
-def known_types(
-    payloads: Payloads, *, report: bool = True
-) -> tuple[dict[str, gpus.Resolved], dict[str, str]]:
-    """The GPU types of DescribeInstanceTypes with their GPU facts (and where they came from),
-    and the GPU types nobody gives a GPU count and per-GPU memory for, each with the reason.
-    With `report`, what the table contradicts or cannot name is logged (once a run: the
-    parse reports, the fetch only needs the list)."""
-    known: dict[str, gpus.Resolved] = {}
-    unknown: dict[str, str] = {}
-    pages = [(k, p) for k, p in payloads.items() if k.startswith("types/")]
-    if not pages:
-        raise PayloadShapeError(PROVIDER, "no DescribeInstanceTypes answer (types/page-1)")
-    items = [(key, item) for key, page in pages for item in _list(page, _TYPES, key)]
-    sort = _Sorter(known, unknown, report)
-    unreadable = [key for key, item in items if not sort(item, key)]
-    if items and len(unreadable) == len(items):  # not one InstanceType could be read
-        raise PayloadShapeError(PROVIDER, f"{items[0][0]}: an InstanceType without InstanceTypeId")
-    return known, unknown
-
-
 def parse_payloads(payloads: Payloads, regions: frozenset[str]) -> ParseResult:
     """Every price of the asked regions, with each priced type's source of GPU facts."""
     result = ParseResult()
@@ -108,79 +86,6 @@ def parse_payloads(payloads: Payloads, regions: frozenset[str]) -> ParseResult:
     return result
 
 
-# -- instance types --------------------------------------------------------------------------
-
-
-class _Sorter:
-    """Sorts InstanceType items into `known` (with their facts) and `unknown` (with why)."""
-
-    def __init__(
-        self, known: dict[str, gpus.Resolved], unknown: dict[str, str], report: bool
-    ) -> None:
-        self.known, self.unknown, self.report = known, unknown, report
-
-    def __call__(self, item: Any, key: str) -> bool:
-        """Sort one item; False when it names no type."""
-        if not isinstance(item, dict) or not isinstance(item.get("InstanceTypeId"), str):
-            # One row of another shape: the type it names cannot be read, so its prices are
-            # reported as of an unknown type; the others' stand.
-            self._warn("%s: %s: an InstanceType without InstanceTypeId; skipped", PROVIDER, key)
-            return False
-        itype, amount = item["InstanceTypeId"], _number(item.get("GPUAmount"))
-        if amount is None or amount <= 0:
-            return True  # not a GPU type (the API sets GPUSpec on some of those too)
-        said = self._said(itype, item)
-        found = gpus.resolve(PROVIDER, itype, said)
-        if found is None:
-            self.unknown[itype] = (
-                f"DescribeInstanceTypes gives no per-GPU memory (GPUSpec "
-                f"{item.get('GPUSpec')!r}, GPUAmount {amount}) and the GPU table has no entry"
-            )
-            return True
-        why = None if said is None else gpus.contradiction(PROVIDER, itype, said)
-        if why is not None:
-            self._warn("%s: %s: %s; using the API's", PROVIDER, itype, why)
-        self.known[itype] = found
-        return True
-
-    def _said(self, itype: str, item: dict[str, Any]) -> InstanceGpu | None:
-        """What DescribeInstanceTypes says of a GPU type, the table filling its gaps; None
-        without a GPU count. A GPUSpec nobody spells leaves the model None (stored NULL)."""
-        count = kit.size(item.get("GPUAmount"), kit.NUMBERS_OR_TEXT)
-        if count is None:
-            return None
-        table = gpus.bundled(PROVIDER, itype)
-        spec = item.get("GPUSpec")
-        name = gpus.canonical_model(PROVIDER, spec)
-        if name is None and table is not None and table.gpu_count == count:
-            name = table.gpu_model  # a spelling the table lacks, of a type it knows
-        elif name is None:
-            self._warn(
-                "%s: %s: GPUSpec %r is no GPU the table knows: stored with the model unknown "
-                "(name it in [gpus.models.<name>] aliases)",
-                PROVIDER,
-                itype,
-                spec,
-            )
-        memory = kit.size(item.get("GPUMemorySize"), kit.NUMBERS_OR_TEXT)
-        memory = memory if memory is not None else (table.gpu_memory_gib if table else None)
-        if memory is None:
-            return None
-        vcpus = kit.size(item.get("CpuCoreCount"), kit.NUMBERS_OR_TEXT)
-        host = kit.size(item.get("MemorySize"), kit.NUMBERS_OR_TEXT)
-        return InstanceGpu(
-            name,
-            count,
-            memory,
-            vcpus if vcpus is not None else (table.vcpus if table else None),
-            host if host is not None else (table.memory_gib if table else None),
-        )
-
-    def _warn(self, message: str, *args: Any) -> None:
-        if self.report:
-            log.warning(message, *args)
-
-
 # -- DescribePrice -----------------------------------------------------------------------------
 
 
@@ -198,7 +103,7 @@ def _price_record(
     price = info.get("Price") if isinstance(info, dict) else None
     if not isinstance(price, dict):
         raise PayloadShapeError(PROVIDER, f"{key}: the answer has no PriceInfo.Price")
-    modules = _list(price, ("DetailInfos", "DetailInfo"), key)
+    modules = listed(price, ("DetailInfos", "DetailInfo"), key)
     module = next((m for m in modules if _is_instance_module(m)), None)
     amount, why = _paid(module)
     currency = price.get("Currency")
@@ -222,8 +127,8 @@ def _paid(module: dict[str, Any] | None) -> tuple[Decimal | None, str]:
     includes the system disk."""
     if module is None:
         return None, "no instanceType module in DetailInfos"
-    trade = _number(module.get("TradePrice"))
-    original, discount = _number(module.get("OriginalPrice")), _number(module.get("DiscountPrice"))
+    trade = number(module.get("TradePrice"))
+    original, discount = number(module.get("OriginalPrice")), number(module.get("DiscountPrice"))
     if original is not None and discount is not None:
         # DiscountPrice is the amount taken off, not a price: what is paid is the difference.
         if trade is None:
@@ -243,14 +148,14 @@ def _spot_records(
     key: str, page: Any, where: tuple[str, str], gpu: InstanceGpu, result: ParseResult
 ) -> Iterator[PriceRecord]:
     region, itype = where
-    items = _list(page, ("SpotPrices", "SpotPriceType"), key)
+    items = listed(page, ("SpotPrices", "SpotPriceType"), key)
     currency = page.get("Currency")
     for index, item in enumerate(items):
         at = f"{key} item {index}"
         if not isinstance(item, dict) or item.get("InstanceType") != itype:
             _skip(result, at, "not an item of the asked instance type")
             continue
-        price, stamp = _number(item.get("SpotPrice")), kit.utc_timestamp(item.get("Timestamp"))
+        price, stamp = number(item.get("SpotPrice")), kit.utc_timestamp(item.get("Timestamp"))
         zone = item.get("ZoneId")
         if price is None or price <= 0 or stamp is None or not isinstance(zone, str) or not zone:
             _skip(result, at, "no positive SpotPrice, Timestamp or ZoneId", itype)
@@ -307,17 +212,3 @@ def _split(key: str) -> tuple[str, str, str, str]:
     if len(parts) == 4 and parts[1] in ("price", "spot") and all(parts):
         return parts[0], parts[1], parts[2], parts[3]
     raise PayloadShapeError(PROVIDER, f"unexpected payload key {key!r}")
-
-
-def _list(body: Any, path: tuple[str, str], key: str) -> list[Any]:
-    """A list wrapped in an object (XML heritage: {"SpotPrices": {"SpotPriceType": [...]}})."""
-    outer = body.get(path[0]) if isinstance(body, dict) else None
-    items = outer.get(path[1]) if isinstance(outer, dict) else None
-    if not isinstance(items, list):
-        raise PayloadShapeError(PROVIDER, f"{key}: the answer has no {'.'.join(path)} list")
-    return items
-
-
-def _number(value: Any) -> Decimal | None:
-    """Alibaba sends numbers as JSON numbers or as strings, depending on the call."""
-    return kit.exact(value, kit.NUMBERS_OR_TEXT)

@@ -33,8 +33,8 @@ from storage.connection import connect
 from storage.reads import tco
 from storage.store import Store
 from tracker.cli import cli
+from tracker.collecting import isolation
 from tracker.config import from_dict
-from tracker.daemon import isolation
 
 PUBLIC = Path(__file__).parents[1] / "fixtures" / "aws" / "public"
 DEMO = Path(tracker.__file__).parent / "demo_data" / "aws"

@@ -28,7 +28,7 @@ from collectors.azure import AzureCollector
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from tracker.cli import cli
-from tracker.replay import Exchange, Recording, ReplayServer
+from tracker.collecting.replay import Exchange, Recording, ReplayServer
 
 # The one recording, the demo's and these tests'; the rows that warn are kept apart.
 DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "azure"

@@ -36,7 +36,7 @@ from collectors.common import CollectorError, PayloadShapeError
 from storage.store import to_arrow
 from storage.writes.validate import MAX_TEXT, PriceLimits, screen
 from tests.collectors.test_aws_public import Files, public
-from tracker.demo import demo_setup
+from tracker.collecting.demo import demo_setup
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0"))

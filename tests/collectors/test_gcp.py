@@ -32,7 +32,7 @@ from collectors.gcp_machines import ATTACHABLE, RECIPES, recipes
 from collectors.gcp_skus import COMPONENTS
 from collectors.gpus import INSTANCE_GPUS
 from tracker import config as config_mod
-from tracker.replay import Exchange, Recording, ReplayServer
+from tracker.collecting.replay import Exchange, Recording, ReplayServer
 
 # The one recording, the demo's and these tests' (its README says which prices are real), and
 # the SKUs kept out of it because they exist to be reported or to price nothing: an unknown

@@ -11,7 +11,7 @@ import pytest
 
 from collectors import REGISTRY, collector_class, gpus
 from collectors.base import ParseResult
-from tracker.demo import demo_setup
+from tracker.collecting.demo import demo_setup
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 

@@ -18,8 +18,8 @@ import pytest
 from collectors import REGISTRY, collector_class
 from collectors.common import CollectorError
 from tests.collectors.test_fetch_errors import make
-from tracker.demo import demo_setup
-from tracker.replay import Recording, ReplayServer
+from tracker.collecting.demo import demo_setup
+from tracker.collecting.replay import Recording, ReplayServer
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 DEPTH = 100_000  # far past Python's recursion limit (1000)

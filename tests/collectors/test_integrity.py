@@ -21,7 +21,7 @@ from collectors import REGISTRY, collector_class, gpus
 from collectors.base import Collector, ParseResult
 from collectors.common import OFFERING_CLASSES, PAYMENT_OPTIONS, PRICE_KINDS
 from collectors.gpus import GPU_MODELS
-from tracker.demo import DEMO_DATA, demo_setup
+from tracker.collecting.demo import DEMO_DATA, demo_setup
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 CURRENCIES = {"USD", "CNY", "EUR"}

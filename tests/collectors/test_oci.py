@@ -19,7 +19,7 @@ from collectors import gpus
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from collectors.oci import GPU_REGIONS, PRICES_PATH, SHAPES_PATH, OciCollector
-from tracker.replay import Exchange, Recording, ReplayServer
+from tracker.collecting.replay import Exchange, Recording, ReplayServer
 
 DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "oci"
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "oci"

@@ -22,7 +22,7 @@ from collectors import gpus, paperspace
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.paperspace import PaperspaceCollector
-from tracker.replay import Exchange, Recording, ReplayServer
+from tracker.collecting.replay import Exchange, Recording, ReplayServer
 
 # The one recording, the demo's and these tests'; the trap sizes and errors are kept apart.
 DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "paperspace"

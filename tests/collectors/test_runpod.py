@@ -22,7 +22,7 @@ from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.runpod import RunpodCollector
 from tracker.cli import cli
-from tracker.replay import Recording, ReplayServer
+from tracker.collecting.replay import Recording, ReplayServer
 
 DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "runpod"
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "runpod"

@@ -23,8 +23,8 @@ from collectors.base import MarketDepth, ParseResult, PriceRecord, ProviderSetti
 from collectors.common import FetchError, PayloadShapeError
 from collectors.vastai import VastaiCollector
 from tracker.cli import cli
-from tracker.daemon import isolation
-from tracker.replay import Recording, ReplayServer
+from tracker.collecting import isolation
+from tracker.collecting.replay import Recording, ReplayServer
 
 DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "vastai"
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "vastai"

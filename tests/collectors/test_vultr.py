@@ -20,7 +20,7 @@ from collectors import gpus
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from collectors.vultr import VultrCollector
-from tracker.replay import Exchange, Recording, ReplayServer
+from tracker.collecting.replay import Exchange, Recording, ReplayServer
 
 DEMO = Path(__file__).parents[2] / "tracker" / "demo_data" / "vultr"
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "vultr"

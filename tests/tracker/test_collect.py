@@ -18,7 +18,7 @@ from collectors import REGISTRY
 from collectors.base import effective_hourly
 from storage.query import query
 from tracker.cli import cli
-from tracker.replay import ReplayServer
+from tracker.collecting.replay import ReplayServer
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 # The providers' one recordings (the demo's too); tests/fixtures keeps the rows that warn.

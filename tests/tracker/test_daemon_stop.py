@@ -29,8 +29,8 @@ from tests.tracker.daemon_support import (
     wait_for_request,
     wait_until,
 )
+from tracker.collecting.replay import Exchange
 from tracker.daemon.state import lock_path
-from tracker.replay import Exchange
 
 pytestmark = pytest.mark.daemon
 

@@ -22,9 +22,9 @@ from collectors.common import ConfigError
 from storage.query import query
 from storage.store import Store
 from tracker import config as config_mod
-from tracker import pipeline
 from tracker.cli import cli
-from tracker.daemon.isolation import Fetched
+from tracker.collecting import pipeline
+from tracker.collecting.isolation import Fetched
 from tracker.store_settings import StoreSettings
 
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)

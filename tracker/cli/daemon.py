@@ -17,8 +17,8 @@ from storage.connection import probe
 from tracker import config as config_mod
 from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config
+from tracker.collecting.preflight import check_store_path
 from tracker.daemon.settings import LOG_FORMATS
-from tracker.preflight import check_store_path
 
 if TYPE_CHECKING:  # the scheduler and the store's status queries load when a command runs
     from tracker.daemon import status
@@ -36,7 +36,7 @@ _RESULT_STYLE = {"ok": "green", "failed": "bold red", "skipped": "yellow"}
 @click.pass_context
 def daemon(ctx: click.Context, log_format: str | None) -> None:
     """Run in the foreground: collect each provider on its interval, alert, review."""
-    from tracker.daemon import logs
+    from tracker.collecting import logs
     from tracker.daemon.service import Daemon, catch_stop_signals
     from tracker.daemon.state import DaemonLock
 

@@ -18,7 +18,7 @@ from rich.table import Table
 
 if TYPE_CHECKING:  # the pipeline is imported by the commands that collect, when they run
     from storage.query import QueryResult
-    from tracker.pipeline import Outcome
+    from tracker.collecting.pipeline import Outcome
 
 FORMATS = ("table", "csv", "json")
 _STATUS_STYLE = {"ok": "green", "failed": "bold red", "skipped": "yellow"}

@@ -34,11 +34,11 @@ from apscheduler.triggers.interval import IntervalTrigger
 from collectors.common import duration_words
 from storage import runs
 from storage.store import Store
+from tracker.collecting.isolation import Isolated
 from tracker.config import Config
 from tracker.daemon import memory, schedule
 from tracker.daemon.export import JOB_ID as EXPORT_JOB
 from tracker.daemon.export import ExportJob
-from tracker.daemon.isolation import Isolated
 from tracker.daemon.jobs import ProviderJob, Shared
 from tracker.daemon.review import ReviewJob
 from tracker.daemon.state import DaemonLock, DaemonState, ProviderSchedule, write_state

@@ -74,10 +74,11 @@ def _global_options() -> list[click.Option]:
     ]
 
 
-def add_global_options(command: click.Command) -> None:
-    """Declare the global options on `command` and, for a group, on every command below it."""
+def add_global_options(command: click.Command, *, below: bool = True) -> None:
+    """Declare the global options on `command` and, for a group, on every command below it
+    (`below=False`: on the group only, its lazy commands get them as they load)."""
     command.params.extend(_global_options())
-    if isinstance(command, click.Group):
+    if below and isinstance(command, click.Group):
         for sub in command.commands.values():
             add_global_options(sub)
 

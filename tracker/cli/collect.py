@@ -18,8 +18,8 @@ from storage.connection import probe
 from tracker import config as config_mod
 from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config
-from tracker.cli.options import PROVIDER
 from tracker.collecting.preflight import check_store_path
+from tracker.questions.types import PROVIDER
 
 # What the demo suggests running on the store it kept.
 _DEMO_SQL = "SELECT provider, count(*) AS offers FROM latest_prices GROUP BY ALL ORDER BY 1"

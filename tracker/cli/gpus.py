@@ -17,8 +17,8 @@ from collectors.common import StoreError
 from storage.query import QueryResult
 from tracker.cli import common, gpus_rows, render
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
-from tracker.cli.options import PROVIDER
 from tracker.config import Config
+from tracker.questions.types import PROVIDER
 
 _NUMERIC = {
     "fp16_tflops", "fp32_tflops", "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib",

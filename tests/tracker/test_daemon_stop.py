@@ -30,7 +30,7 @@ from tests.tracker.daemon_support import (
     wait_until,
 )
 from tracker.collecting.replay import Exchange
-from tracker.daemon.state import lock_path
+from tracker.running.state import lock_path
 
 pytestmark = pytest.mark.daemon
 

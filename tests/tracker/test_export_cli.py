@@ -14,7 +14,8 @@ from collectors.common import ConfigError
 from tests.storage.export_support import copy_store, differences
 from tracker import config as config_mod
 from tracker.cli import cli
-from tracker.daemon.export import JOB_ID, ExportSettings, beside, parse_export
+from tracker.daemon.export import JOB_ID, ExportSettings, parse_export
+from tracker.exporting import beside
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,8 @@ from collectors.common import ConfigError, StoreError
 from tracker import config as config_mod
 from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
-from tracker.daemon.export import check_to, summary, target
+from tracker.daemon.export import check_to
+from tracker.exporting import summary, target
 
 FORMATS = ("parquet",)
 

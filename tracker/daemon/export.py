@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from collectors.common import (
@@ -26,15 +25,13 @@ from collectors.common import (
     parse_duration,
     text,
 )
+from tracker.exporting import beside, summary, target
 
 if TYPE_CHECKING:
-    from storage.export import Report, Target
     from tracker.daemon.jobs import Shared
 
 log = logging.getLogger("tracker.daemon")
 DEFAULT_INTERVAL_S = 86_400
-# The variable Azure's own tools (az, adlfs) read the storage account from.
-AZURE_ACCOUNT_ENV = "AZURE_STORAGE_ACCOUNT_NAME"
 JOB_ID = "export"
 _KEYS = {"to", "interval"}
 _SCHEMES = ("s3://", "gs://", "az://", "abfs://", "abfss://")
@@ -68,31 +65,6 @@ def check_to(to: str, key: str) -> str:
     if not to.strip():
         raise ConfigError(f"{key}: empty; give a directory or an s3://, gs:// or az:// URL")
     return to
-
-
-def beside(to: str, config: Path | None) -> str:
-    """`to` with a relative directory taken beside the config file, like `[storage] path` (a
-    daemon's working directory is rarely the config's)."""
-    if "://" in to or config is None or Path(to).expanduser().is_absolute():
-        return to
-    return str(config.parent / to)
-
-
-def target(to: str, env: Mapping[str, str]) -> Target:
-    from storage.export import open_target
-
-    return open_target(to, azure_account=env.get(AZURE_ACCOUNT_ENV))
-
-
-def summary(report: Report) -> str:
-    """One line on what an export did."""
-    if not report.changed:
-        return f"nothing changed ({report.unchanged} file groups up to date)"
-    months = len(report.partitions)
-    return (
-        f"{len(report.written)} files written ({report.rows:,} rows, {months} partitions), "
-        f"{len(report.deleted)} deleted, {report.unchanged} file groups unchanged"
-    )
 
 
 class ExportJob:

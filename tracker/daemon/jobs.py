@@ -28,7 +28,7 @@ from tracker.collecting.logs import LogStream
 from tracker.collecting.pipeline import Fetcher
 from tracker.config import Config, ProviderConfig
 from tracker.daemon import memory, schedule
-from tracker.daemon.state import DaemonState
+from tracker.running.state import DaemonState
 
 log = logging.getLogger("tracker.daemon")
 

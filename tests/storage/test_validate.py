@@ -20,7 +20,7 @@ from collectors.common import ConfigError, PayloadShapeError
 from storage.fx import FxRate
 from storage.store import Store
 from storage.writes.validate import PriceLimits, parse_limits
-from tracker.cli.render import _notes
+from tracker.cli.screen.render import _notes
 from tracker.collecting import pipeline
 from tracker.collecting.demo import demo_setup
 from tracker.collecting.isolation import Fetched

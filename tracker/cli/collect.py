@@ -39,7 +39,7 @@ _DEMO_SQL = "SELECT provider, count(*) AS offers FROM latest_prices GROUP BY ALL
 def collect(ctx: click.Context, providers: tuple[str, ...]) -> None:
     """Collect current prices from every enabled provider into the store, then check alerts."""
     from tracker.cli import alerts as cli_alerts
-    from tracker.cli.collecting import run_collection
+    from tracker.cli.screen.collecting import run_collection
     from tracker.collecting.pipeline import exit_code
 
     config = load_config(ctx)
@@ -70,8 +70,8 @@ def collect(ctx: click.Context, providers: tuple[str, ...]) -> None:
 @click.pass_context
 def demo(ctx: click.Context, keep: Path | None) -> None:
     """Run the whole pipeline offline on bundled recorded API answers."""
-    from tracker.cli.collecting import run_collection
     from tracker.cli.query import print_latest
+    from tracker.cli.screen.collecting import run_collection
     from tracker.collecting.demo import (
         demo_setup,  # the loopback servers are needed by this command only
         earlier_summary,

@@ -15,9 +15,11 @@ import click
 
 from collectors.common import StoreError
 from storage.query import QueryResult
-from tracker.cli import common, gpus_rows, render
+from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
+from tracker.cli.screen import render
 from tracker.config import Config
+from tracker.questions import gpus as gpus_rows
 from tracker.questions.types import PROVIDER
 
 _NUMERIC = {

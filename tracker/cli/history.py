@@ -17,8 +17,9 @@ import click
 from collectors.common import StoreError
 from storage.query import QueryResult
 from storage.reads.series import COLUMNS, SeriesFilters, SeriesStats, Window
-from tracker.cli import common, render
+from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
+from tracker.cli.screen import render
 from tracker.questions import documents, params
 from tracker.questions.history import filters_from, window_of
 
@@ -138,7 +139,7 @@ def _print(
         result = QueryResult(list(COLUMNS), [], flat)
         say(common.out(ctx), render.to_csv(result).rstrip("\n"))
     else:
-        from tracker.cli.history_table import tables
+        from tracker.cli.screen.history_table import tables
 
         for table in tables(shown.rows, window, below, cut):
             common.out(ctx).print(table)

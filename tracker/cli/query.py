@@ -13,8 +13,9 @@ import click
 
 from collectors.common import ConfigError, StoreError
 from storage import latest as latest_mod
-from tracker.cli import common, render
+from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
+from tracker.cli.screen import render
 from tracker.questions import params
 from tracker.questions.latest import filters_from, unknown
 from tracker.store_settings import duration

@@ -14,8 +14,9 @@ import click
 
 from collectors.common import StoreError
 from storage.reads import tco as tco_mod
-from tracker.cli import common, render, tco_table
+from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
+from tracker.cli.screen import render, tco_table
 from tracker.questions import documents, params, tco_words
 from tracker.questions.tco import baseline_problem, need_from, unknown_gpu
 

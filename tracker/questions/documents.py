@@ -9,13 +9,15 @@ import math
 from collections.abc import Sequence
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from storage.latest import Cheapest
-from storage.query import QueryResult
-from storage.reads.series import SeriesStats
-from storage.reads.tco import Tco
 from tracker.questions import tco_words
+
+if TYPE_CHECKING:  # `sql` prints with `plain` and `records`: the questions' reads not loaded
+    from storage.latest import Cheapest
+    from storage.query import QueryResult
+    from storage.reads.series import SeriesStats
+    from storage.reads.tco import Tco
 
 
 def latest(found: Cheapest) -> list[dict[str, Any]]:

@@ -10,9 +10,6 @@ from typing import Any
 import click
 
 from storage import latest as latest_mod
-from storage.reads import tco as tco_mod
-from tracker.questions.history import WHEN
-from tracker.questions.tco import Duration, SpotOverhead
 from tracker.questions.types import (
     GPU,
     GPU_HELP,
@@ -25,8 +22,11 @@ from tracker.questions.types import (
     MEMORY_HELP,
     PRICE_KIND,
     PROVIDER,
+    WHEN,
     Count,
+    Duration,
     Number,
+    SpotOverhead,
 )
 
 
@@ -122,6 +122,8 @@ def history() -> list[click.Parameter]:
 
 def tco() -> list[click.Parameter]:
     """The parameters of `tco`."""
+    from storage.reads import tco as tco_mod  # the formulas: not for `sql` and `latest`
+
     return [
         opt("--gpu", type=GPU, required=True, help=GPU_HELP),
         opt(

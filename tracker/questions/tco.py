@@ -1,53 +1,13 @@
-"""`tco`: the need its options describe, the durations and spot overheads they take, and why
-a need cannot be had (the formulas live in `storage.reads.tco`)."""
+"""`tco`: the need its options describe (their durations and spot overheads are `types`), and
+why a need cannot be had (the formulas live in `storage.reads.tco`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import click
-
-from collectors.common import ConfigError, parse_duration
 from storage.reads import tco as tco_mod
-from tracker.questions.types import MAX_OVERHEAD_PCT, Number, gpu_again
-
-if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
-    _IntType = click.ParamType[int]
-else:
-    _IntType = click.ParamType
-
-
-class Duration(_IntType):
-    """A duration as config.toml writes one (`30d`, `12h`), in seconds."""
-
-    name = "duration"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, int):
-            return value
-        try:
-            return parse_duration(value, f"--{param.name if param else 'duration'}")
-        except ConfigError as exc:
-            self.fail(str(exc).split(": ", 1)[-1], param, ctx)
-
-
-class SpotOverhead(click.ParamType):  # type: ignore[type-arg]
-    """A percent (0 or more), or `advisor` (None: the offer's Spot Advisor band)."""
-
-    name = "PCT|advisor"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> float | None:
-        if value is None or (isinstance(value, str) and value.strip().lower() == "advisor"):
-            return None
-        try:
-            return Number(0, MAX_OVERHEAD_PCT).convert(value, param, ctx)
-        except click.BadParameter:
-            self.fail(
-                f"{value!r} is not a percent from 0 to {MAX_OVERHEAD_PCT:g}, nor `advisor`",
-                param,
-                ctx,
-            )
+from tracker.questions.types import gpu_again
 
 
 def need_from(options: dict[str, Any]) -> tco_mod.Need:

@@ -5,10 +5,12 @@ out, and the rows as a result the CSV and JSON writers take."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from storage.query import QueryResult
-from storage.reads.tco import Tco
+
+if TYPE_CHECKING:
+    from storage.reads.tco import Tco
 
 _MONEY_COLUMNS = ("total_usd", "usd_per_gpu_hour", "pflop_per_usd", "price_per_hour_usd")
 

@@ -6,11 +6,19 @@ query strings are checked with the same ones (`tracker.questions.params`)."""
 from __future__ import annotations
 
 import math
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from collectors.common import KIND_LABELS, PRICE_KINDS, ConfigError, PriceKind, parse_kind
+from collectors.common import (
+    KIND_LABELS,
+    PRICE_KINDS,
+    ConfigError,
+    PriceKind,
+    parse_duration,
+    parse_kind,
+)
 from storage.reads.gpu_filter import GpuChoice
 
 if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
@@ -18,8 +26,9 @@ if TYPE_CHECKING:  # generic for the type checker; older click is not at run tim
     _FloatType = click.ParamType[float]
     _IntType = click.ParamType[int]
     _GpuType = click.ParamType[GpuChoice]
+    _WhenType = click.ParamType[datetime | timedelta]
 else:
-    _TextType = _FloatType = _IntType = _GpuType = click.ParamType
+    _TextType = _FloatType = _IntType = _GpuType = _WhenType = click.ParamType
 
 
 class ProviderName(_TextType):
@@ -162,3 +171,69 @@ MAX_PRICE = 1_000_000.0  # a budget per hour, in any currency
 MAX_MEMORY_GIB = 10_000.0
 MAX_MIGRATION_USD = 1e12
 MAX_OVERHEAD_PCT = 100.0  # --spot-overhead: 100 runs every hour twice
+
+
+class When(_WhenType):
+    """A moment: a duration back from now (`30d`), an ISO date (00:00 UTC that day) or an ISO
+    timestamp (UTC unless it says otherwise). A duration stays a timedelta until the command
+    knows `now`, so --since and --until count back from the same moment."""
+
+    name = "when"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> datetime | timedelta:
+        if isinstance(value, datetime | timedelta):
+            return value
+        option = param.opts[0] if param else "the moment"
+        try:
+            return timedelta(seconds=parse_duration(value, option))
+        except ConfigError:
+            pass
+        try:
+            if len(value) == 10:
+                return datetime.combine(date.fromisoformat(value), datetime.min.time(), UTC)
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            self.fail(
+                f"{value!r} is neither a duration back from now (30d, 12h), an ISO date "
+                "(2026-11-01) nor an ISO timestamp (2026-11-01T06:00Z)",
+                param,
+                ctx,
+            )
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+WHEN = When()
+
+
+class Duration(_IntType):
+    """A duration as config.toml writes one (`30d`, `12h`), in seconds."""
+
+    name = "duration"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_duration(value, f"--{param.name if param else 'duration'}")
+        except ConfigError as exc:
+            self.fail(str(exc).split(": ", 1)[-1], param, ctx)
+
+
+class SpotOverhead(click.ParamType):  # type: ignore[type-arg]
+    """A percent (0 or more), or `advisor` (None: the offer's Spot Advisor band)."""
+
+    name = "PCT|advisor"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float | None:
+        if value is None or (isinstance(value, str) and value.strip().lower() == "advisor"):
+            return None
+        try:
+            return Number(0, MAX_OVERHEAD_PCT).convert(value, param, ctx)
+        except click.BadParameter:
+            self.fail(
+                f"{value!r} is not a percent from 0 to {MAX_OVERHEAD_PCT:g}, nor `advisor`",
+                param,
+                ctx,
+            )

@@ -5,10 +5,11 @@ stored); 2 usage or configuration error (nothing written).
 
 Start-up is kept light: a command's module is imported when the command runs (or when help
 lists it), and imports what it needs (the pipeline, the alerts, the daemon, the SDKs), so
-`gpu-tracker sql` costs little more than DuckDB itself (docs/performance.md, "Start-up").
-This is click's lazy group pattern: the group's `commands` is a mapping that knows every name
-from the start and imports a command's module the first time the command is looked up, so
-click's own `get_command` and `list_commands` work unchanged (names list without importing).
+`gpu-tracker sql` costs little more than DuckDB itself (docs/performance.md, "Start-up of a
+query"). This is click's lazy group pattern: the group's `commands` is a mapping that knows
+every name from the start and imports a command's module the first time the command is looked
+up, so click's own `get_command` and `list_commands` work unchanged (names list without
+importing).
 """
 
 from __future__ import annotations

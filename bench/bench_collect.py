@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from generate import write_azure_recording
 
-from tracker.replay import Recording, ReplayServer
+from tracker.collecting.replay import Recording, ReplayServer
 
 HERE = Path(__file__).parent
 

@@ -37,7 +37,7 @@ from typing import Any
 import psutil
 import tomli_w
 
-from tracker.demo import DEMO_FX, replay_providers
+from tracker.collecting.demo import DEMO_FX, replay_providers
 
 MB = 1024 * 1024
 

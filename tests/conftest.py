@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from tracker.replay import Recording, ReplayServer
+from tracker.collecting.replay import Recording, ReplayServer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OBSERVED_AT = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)

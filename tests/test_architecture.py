@@ -1,6 +1,7 @@
-"""The house's rules (docs/contributing.md, "The house"), checked from the source so they cannot drift:
-the arrows point one way, the leaf imports nothing of the project, storage owns the store's SQL,
-only `tracker` reads the environment, and `tracker` is split into rooms."""
+"""The house's rules (docs/contributing.md, "The house"), checked from the source so they cannot
+drift: the arrows point one way, the leaf imports nothing of the project, storage owns the store's
+SQL, only `tracker` reads the environment, `tracker` is split into rooms, its layers (settings,
+work, front doors) point down, and nothing in it imports in a circle."""
 
 from __future__ import annotations
 
@@ -103,3 +104,109 @@ def test_only_tracker_reads_the_environment(package: str) -> None:
 def test_a_package_is_split_into_rooms_before_it_sprawls(package: str) -> None:
     flat = [p for p in (ROOT / package).glob("*.py") if p.name != "__init__.py"]
     assert len(flat) <= MAX_FLAT_MODULES, [p.name for p in flat]
+
+
+# --- tracker/: settings at the bottom, the work in the middle, three front doors on top -------
+
+TRACKER = ROOT / "tracker"
+SETTINGS = "tracker.config"
+DOORS = ("tracker.cli", "tracker.web", "tracker.daemon")
+# The one exception to the door rule: the command line starts the daemon and the dashboard.
+DOOR_ENTRIES = {"tracker.cli": {"tracker.daemon.entry", "tracker.web.server"}}
+MAX_ROOM_MODULES = 12
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+TRACKER_MODULES = {module_name(path): path for path in modules("tracker")}
+
+
+def tracker_imports(path: Path) -> set[str]:
+    """The tracker modules `path` imports (`from tracker.web import settings`: the module
+    tracker.web.settings, not the package), at any depth (type checking and lazy ones too)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                names.add(full if full in TRACKER_MODULES else node.module)
+    found = set()
+    for name in names:
+        while name and name not in TRACKER_MODULES:
+            name = name.rpartition(".")[0]
+        if name.startswith("tracker."):
+            found.add(name)
+    return found
+
+
+def tracker_graph() -> dict[str, set[str]]:
+    """Module -> the tracker modules it imports."""
+    return {name: tracker_imports(path) - {name} for name, path in TRACKER_MODULES.items()}
+
+
+def within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def layer(name: str) -> str:
+    if name == "tracker.__main__":  # `python -m tracker`: the command line
+        return "tracker.cli"
+    if within(name, SETTINGS):
+        return "settings"
+    door = next((d for d in DOORS if within(name, d)), None)
+    return door or "work"
+
+
+def test_tracker_layers_point_down() -> None:
+    """Settings import no other tracker layer; the work imports settings and other work; a
+    door imports settings, the work and itself (the cli: the daemon's entry and the web
+    server too)."""
+    wrong = []
+    for name, targets in sorted(tracker_graph().items()):
+        mine = layer(name)
+        for target in sorted(targets):
+            theirs = layer(target)
+            if mine == "settings":
+                ok = theirs == "settings"
+            elif mine == "work":
+                ok = theirs in ("settings", "work")
+            else:
+                ok = theirs in ("settings", "work", mine) or target in DOOR_ENTRIES.get(mine, ())
+            if not ok:
+                wrong.append(f"{name} ({mine}) imports {target} ({theirs})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_tracker_has_no_import_cycle() -> None:
+    graph = tracker_graph()
+    done: set[str] = set()
+    path: list[str] = []
+
+    def visit(name: str) -> list[str] | None:
+        if name in path:
+            return [*path[path.index(name) :], name]
+        if name in done:
+            return None
+        path.append(name)
+        for target in sorted(graph.get(name, ())):
+            if (cycle := visit(target)) is not None:
+                return cycle
+        path.pop()
+        done.add(name)
+        return None
+
+    cycle = next((found for name in sorted(graph) if (found := visit(name))), None)
+    assert cycle is None, " -> ".join(cycle)
+
+
+@pytest.mark.parametrize(
+    "room", sorted({p.parent for p in TRACKER.rglob("*.py")}), ids=lambda p: str(p.name)
+)
+def test_every_tracker_room_is_small(room: Path) -> None:
+    found = [p.name for p in room.glob("*.py") if p.name != "__init__.py"]
+    assert len(found) <= MAX_ROOM_MODULES, found

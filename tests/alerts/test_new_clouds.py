@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from storage.query import query
 from tracker.cli import cli
-from tracker.replay import Recording, ReplayServer
+from tracker.collecting.replay import Recording, ReplayServer
 
 DEMO = Path(__file__).parents[2] / "tracker" / "demo_data"
 RULES = """

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.collectors.support import recording
-from tracker.replay import Exchange, Recording, ReplayServer
+from tracker.collecting.replay import Exchange, Recording, ReplayServer
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 
 from collectors import collector_class
 from collectors.base import ParseResult, PriceRecord
-from tracker.demo import DEMO_DATA, demo_setup
+from tracker.collecting.demo import DEMO_DATA, demo_setup
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 FIXTURES = Path(__file__).parents[1] / "fixtures"

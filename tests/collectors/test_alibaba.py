@@ -27,9 +27,9 @@ from collectors.common import FetchError, PayloadShapeError
 from storage.query import query
 from storage.store import Store
 from tests.collectors.support import demo_of, find, fixtures_of, recording
+from tracker.collecting.pipeline import collect
+from tracker.collecting.replay import ReplayServer
 from tracker.config import from_dict
-from tracker.pipeline import collect
-from tracker.replay import ReplayServer
 
 KEYS = {"access_key_id": "LTAI5tDemoKeyId", "access_key_secret": "demo-secret"}
 REGIONS = ("cn-hangzhou", "ap-southeast-1")

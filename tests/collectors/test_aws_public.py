@@ -34,8 +34,8 @@ from storage.reads import tco
 from storage.store import Store
 from tests.collectors.support import demo_of
 from tracker.cli import cli
+from tracker.collecting import isolation
 from tracker.config import from_dict
-from tracker.daemon import isolation
 
 PUBLIC = Path(__file__).parents[1] / "fixtures" / "aws" / "public"
 DEMO = demo_of("aws")

@@ -32,7 +32,7 @@ from collectors.common import FetchError, PayloadShapeError
 from tests.collectors import support
 from tests.collectors.support import demo_of, fixtures_of, keyed
 from tracker.cli import cli
-from tracker.replay import Exchange, ReplayServer
+from tracker.collecting.replay import Exchange, ReplayServer
 
 # The one recording, the demo's and these tests'; the rows that warn are kept apart.
 DEMO = demo_of("azure")

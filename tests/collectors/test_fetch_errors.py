@@ -21,7 +21,7 @@ import pytest
 from collectors import REGISTRY, collector_class
 from collectors.base import Collector, ProviderSettings
 from collectors.common import FetchError
-from tracker.replay import ReplayServer
+from tracker.collecting.replay import ReplayServer
 
 TIMEOUT_S = 0.2
 

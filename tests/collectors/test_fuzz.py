@@ -37,7 +37,7 @@ from storage.store import to_arrow
 from storage.writes.validate import MAX_TEXT, PriceLimits, screen
 from tests.collectors.support import NOW
 from tests.collectors.test_aws_public import Files, public
-from tracker.demo import demo_setup
+from tracker.collecting.demo import demo_setup
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0"))
 # The long hypothesis profile (tests/conftest.py) also makes a longer, random fuzz.

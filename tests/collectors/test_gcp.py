@@ -34,7 +34,7 @@ from collectors.gpus import INSTANCE_GPUS
 from tests.collectors import support
 from tests.collectors.support import demo_of, fixtures_of, keyed
 from tracker import config as config_mod
-from tracker.replay import Exchange, ReplayServer
+from tracker.collecting.replay import Exchange, ReplayServer
 
 # The one recording, the demo's and these tests' (its README says which prices are real), and
 # the SKUs kept out of it because they exist to be reported or to price nothing: an unknown

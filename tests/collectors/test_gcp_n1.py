@@ -38,7 +38,7 @@ from tests.collectors.test_gcp import (
 )
 from tracker import config as config_mod
 from tracker.cli import cli
-from tracker.replay import ReplayServer
+from tracker.collecting.replay import ReplayServer
 
 # Google's "GPU machine types" page, N1 general-purpose: per GPU and count, the most vCPUs and GB
 # of memory of the N1 machine it is attached to (P100 x 4: the limit every P100 zone allows).

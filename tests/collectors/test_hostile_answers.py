@@ -18,8 +18,8 @@ from collectors import REGISTRY, collector_class
 from collectors.common import CollectorError
 from tests.collectors.support import NOW
 from tests.collectors.test_fetch_errors import make
-from tracker.demo import demo_setup
-from tracker.replay import ReplayServer
+from tracker.collecting.demo import demo_setup
+from tracker.collecting.replay import ReplayServer
 
 DEPTH = 100_000  # far past Python's recursion limit (1000)
 

@@ -21,7 +21,7 @@ from collectors.base import Collector, ParseResult
 from collectors.common import OFFERING_CLASSES, PAYMENT_OPTIONS, PRICE_KINDS
 from collectors.gpus import GPU_MODELS
 from tests.collectors.support import NOW, parse_demos
-from tracker.demo import DEMO_DATA
+from tracker.collecting.demo import DEMO_DATA
 
 CURRENCIES = {"USD", "CNY", "EUR"}
 FIXTURES = Path(__file__).parents[1] / "fixtures"

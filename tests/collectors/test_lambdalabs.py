@@ -23,7 +23,7 @@ from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.lambdalabs import LambdaCollector
 from tests.collectors.support import demo_of, fixtures_of, keyed, list_price, recording
-from tracker.replay import Exchange, ReplayServer
+from tracker.collecting.replay import Exchange, ReplayServer
 
 # The one recording, the demo's and these tests'; the trap entries and errors are kept apart.
 DEMO = demo_of("lambdalabs")

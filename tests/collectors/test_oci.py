@@ -19,7 +19,7 @@ from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from collectors.oci.collector import GPU_REGIONS, PRICES_PATH, SHAPES_PATH, OciCollector
 from tests.collectors.support import demo_of, fixtures_of, keyed, list_price
-from tracker.replay import Exchange, ReplayServer
+from tracker.collecting.replay import Exchange, ReplayServer
 
 DEMO = demo_of("oci")
 FIXTURES = fixtures_of("oci")

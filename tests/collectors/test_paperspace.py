@@ -24,7 +24,7 @@ from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.paperspace import collector as paperspace
 from collectors.paperspace.collector import PaperspaceCollector
 from tests.collectors.support import demo_of, fixtures_of, keyed, list_price, recording
-from tracker.replay import Exchange, ReplayServer
+from tracker.collecting.replay import Exchange, ReplayServer
 
 # The one recording, the demo's and these tests'; the trap sizes and errors are kept apart.
 DEMO = demo_of("paperspace")

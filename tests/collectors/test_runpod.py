@@ -22,7 +22,7 @@ from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.runpod import RunpodCollector
 from tests.collectors.support import NOW, demo_of, fixtures_of, list_price, recording
 from tracker.cli import cli
-from tracker.replay import Recording, ReplayServer
+from tracker.collecting.replay import Recording, ReplayServer
 
 DEMO = demo_of("runpod")
 FIXTURES = fixtures_of("runpod")

@@ -26,8 +26,8 @@ from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import ConfigError, FetchError, MissingCredentials, PayloadShapeError
 from collectors.tencent.collector import CHARGE_TYPES, FAMILIES, GPU_REGIONS, TencentCollector
 from tests.collectors.support import demo_of, fixtures_of, recording
+from tracker.collecting.replay import ReplayServer
 from tracker.config import from_dict
-from tracker.replay import ReplayServer
 
 # The one recording, the demo's and these tests'; the trap rows and errors are kept apart.
 DEMO = demo_of("tencent")

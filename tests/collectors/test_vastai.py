@@ -23,8 +23,8 @@ from collectors.common import FetchError, PayloadShapeError
 from collectors.vastai.collector import VastaiCollector
 from tests.collectors.support import NOW, demo_of, fixtures_of, list_price, recording
 from tracker.cli import cli
-from tracker.daemon import isolation
-from tracker.replay import Recording, ReplayServer
+from tracker.collecting import isolation
+from tracker.collecting.replay import Recording, ReplayServer
 
 DEMO = demo_of("vastai")
 FIXTURES = fixtures_of("vastai")

@@ -20,7 +20,7 @@ from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from collectors.vultr.collector import VultrCollector
 from tests.collectors.support import demo_of, fixtures_of, keyed, list_price
-from tracker.replay import Exchange, ReplayServer
+from tracker.collecting.replay import Exchange, ReplayServer
 
 DEMO = demo_of("vultr")
 FIXTURES = fixtures_of("vultr")

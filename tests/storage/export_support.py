@@ -14,8 +14,8 @@ from typing import Any
 import duckdb
 import pyarrow.fs as pafs
 
-from tracker import pipeline
-from tracker.demo import DemoSetup, demo_setup
+from tracker.collecting import pipeline
+from tracker.collecting.demo import DemoSetup, demo_setup
 
 # Mid-month, so an hour or two later is the same month (the partitions are by month); after
 # the recordings' own spot timestamps, which a collection dated earlier would skip as future.

@@ -21,11 +21,11 @@ from collectors.common import ConfigError, PayloadShapeError
 from storage.fx import FxRate
 from storage.store import Store
 from storage.writes.validate import PriceLimits, parse_limits
-from tracker import pipeline
-from tracker.cli.render import _notes
+from tracker.cli.screen.render import _notes
+from tracker.collecting import pipeline
+from tracker.collecting.demo import demo_setup
+from tracker.collecting.isolation import Fetched
 from tracker.config import from_dict
-from tracker.daemon.isolation import Fetched
-from tracker.demo import demo_setup
 
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 T1 = T0 + timedelta(hours=1)

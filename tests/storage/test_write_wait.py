@@ -146,9 +146,9 @@ def test_when_the_wait_runs_out_the_error_names_the_setting(tmp_path: Path) -> N
 def test_a_collection_waits_as_long_as_the_config_says(tmp_path: Path, said: Said) -> None:
     """The wiring: [storage] write_wait reaches the collection's writes."""
     from collectors.base import ParseResult
-    from tracker import pipeline
+    from tracker.collecting import pipeline
+    from tracker.collecting.isolation import Fetched
     from tracker.config import from_dict
-    from tracker.daemon.isolation import Fetched
 
     path = tmp_path / "prices.duckdb"
     Store(path).write_run("azure", offers(1, "98.32"), started_at=T0, observed_at=T0, regions=None)

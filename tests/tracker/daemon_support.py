@@ -25,8 +25,8 @@ from typing import Any
 
 import tomli_w
 
-from tracker.demo import DEMO_FX, replay_providers
-from tracker.replay import ReplayServer
+from tracker.collecting.demo import DEMO_FX, replay_providers
+from tracker.collecting.replay import ReplayServer
 
 
 @dataclass

@@ -30,7 +30,7 @@ from storage.store import Store
 from tests.tracker.test_cli_query import T0, offer
 from tracker.cli import cli
 from tracker.cli.collect import next_steps
-from tracker.failure import one_line
+from tracker.collecting.failure import one_line
 
 
 def _store(path: Path) -> Path:
@@ -358,7 +358,7 @@ def test_urllib3_retry_warnings_are_left_to_verbose(
 # --- start-up --------------------------------------------------------------------------------
 
 _HEAVY = ("alerts.delivery", "apscheduler", "requests", "urllib3", "boto3", "botocore", "pyarrow",
-          "tracker.daemon.service", "tracker.pipeline", "storage.store", "rich.progress",
+          "tracker.daemon.service", "tracker.collecting.pipeline", "storage.store", "rich.progress",
           "prometheus_client", "pythonjsonlogger")  # fmt: skip
 _AFTER_SQL = """
 import sys

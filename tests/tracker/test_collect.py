@@ -18,7 +18,7 @@ from collectors import REGISTRY
 from collectors.base import effective_hourly
 from storage.query import query
 from tracker.cli import cli
-from tracker.replay import ReplayServer
+from tracker.collecting.replay import ReplayServer
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 # The providers' one recordings (the demo's too); tests/fixtures keeps the rows that warn.
@@ -311,7 +311,7 @@ def test_progress_display_on_a_terminal(replay: Any, tmp_path: Path) -> None:
     from rich.console import Console
 
     from tracker import config as config_mod
-    from tracker.cli.collecting import run_collection
+    from tracker.cli.screen.collecting import run_collection
 
     azure = replay(AZURE)
     config = config_mod.load(write_config(tmp_path, None, azure.url + "/api/retail/prices"))

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from collectors import REGISTRY
 from storage.query import query
 from tracker.cli import cli
-from tracker.replay import Recording, ReplayServer
+from tracker.collecting.replay import Recording, ReplayServer
 
 LAMBDA = Path(__file__).parents[2] / "tracker" / "demo_data" / "lambdalabs"
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from collectors import REGISTRY
 from storage.query import query
-from tracker import pipeline
+from tracker.collecting import pipeline
 from tracker.config import from_dict
 
 # Lambda's one recording (the demo's too), served for its stand-in key.

@@ -20,7 +20,7 @@ from pythonjsonlogger.json import JsonFormatter
 
 from collectors import REGISTRY
 from tests.collectors.test_lambdalabs import answer
-from tracker import pipeline
+from tracker.collecting import pipeline
 from tracker.config import from_dict
 from tracker.daemon.jobs import ProviderJob
 from tracker.daemon.service import Daemon

@@ -24,8 +24,8 @@ from tests.tracker.daemon_support import (
     replayed,
     wait_for_request,
 )
-from tracker.demo import recordings
-from tracker.replay import Exchange
+from tracker.collecting.demo import recordings
+from tracker.collecting.replay import Exchange
 
 pytestmark = pytest.mark.daemon
 PROVIDERS = len(recordings())  # every provider the demo replays

@@ -15,11 +15,11 @@ from collectors.base import PriceRecord
 from collectors.common import ConfigError
 from storage.store import Store
 from tests.alerts.support import offer
+from tracker.collecting.pipeline import Outcome
 from tracker.config import Config, from_dict
 from tracker.daemon import schedule
 from tracker.daemon.jobs import ProviderJob
 from tracker.daemon.service import REVIEW_JOB, Daemon
-from tracker.pipeline import Outcome
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

@@ -16,8 +16,9 @@ import pytest
 from collectors import REGISTRY
 from tracker.config import from_dict
 from tracker.daemon import service
-from tracker.daemon.service import Daemon, catch_stop_signals
-from tracker.daemon.state import daemon_running
+from tracker.daemon.entry import catch_stop_signals
+from tracker.daemon.service import Daemon
+from tracker.running.state import daemon_running
 
 Handler = Callable[[int, Any], None]
 

@@ -29,8 +29,8 @@ from tests.tracker.daemon_support import (
     wait_for_request,
     wait_until,
 )
-from tracker.daemon.state import lock_path
-from tracker.replay import Exchange
+from tracker.collecting.replay import Exchange
+from tracker.running.state import lock_path
 
 pytestmark = pytest.mark.daemon
 

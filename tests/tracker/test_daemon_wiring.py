@@ -17,7 +17,7 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.tracker.daemon_support import DaemonProcess, replayed
-from tracker.replay import Exchange
+from tracker.collecting.replay import Exchange
 
 pytestmark = pytest.mark.daemon
 

@@ -19,8 +19,8 @@ from collectors import REGISTRY
 from collectors.base import ProviderSettings
 from collectors.common import CollectorError
 from storage.query import query
-from tracker.daemon.isolation import Isolated
-from tracker.deadline import DeadlinePassed, within
+from tracker.collecting.deadline import DeadlinePassed, within
+from tracker.collecting.isolation import Isolated
 
 RECORDINGS = Path(__file__).parents[2] / "tracker" / "demo_data"
 # Every SDK the collectors drive (boto3, Tencent's, Alibaba's Tea, google-api-core's REST

@@ -15,7 +15,8 @@ from tests.storage.export_support import copy_store, differences
 from tracker import config as config_mod
 from tracker.cli import cli
 from tracker.config.export import ExportSettings, parse_export
-from tracker.daemon.export import JOB_ID, beside
+from tracker.daemon.export import JOB_ID
+from tracker.exporting import beside
 
 
 @pytest.fixture(autouse=True)

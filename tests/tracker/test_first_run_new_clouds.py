@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from collectors import REGISTRY
 from storage.query import query
 from tracker.cli import cli
-from tracker.replay import Recording, ReplayServer
+from tracker.collecting.replay import Recording, ReplayServer
 
 RECORDINGS = Path(__file__).parents[2] / "tracker" / "demo_data"
 NEW = ("oci", "vultr", "vastai", "runpod")

@@ -22,10 +22,10 @@ from collectors.common import ConfigError
 from storage.query import query
 from storage.store import Store
 from tracker import config as config_mod
-from tracker import pipeline
 from tracker.cli import cli
+from tracker.collecting import pipeline
+from tracker.collecting.isolation import Fetched
 from tracker.config.store import StoreSettings
-from tracker.daemon.isolation import Fetched
 
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 USER_MODEL = """

@@ -23,8 +23,8 @@ import pytest
 from collectors.base import PriceRecord
 from storage.connection import connect
 from storage.store import RunResult, Store
-from tracker import pipeline
-from tracker.demo import demo_setup
+from tracker.collecting import pipeline
+from tracker.collecting.demo import demo_setup
 
 OLD_STORE = Path(__file__).parents[1] / "fixtures" / "store_v9"
 # An offer's identity (the store's offer key, column by column) and what it says.

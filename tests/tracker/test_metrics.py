@@ -22,9 +22,9 @@ from collectors.common import ConfigError
 from storage.fx import FxRate
 from storage.store import Store
 from tracker import config as config_mod
+from tracker.collecting.pipeline import Outcome
 from tracker.config.daemon import MetricsSettings
 from tracker.daemon.metrics import Metrics, MetricsServer
-from tracker.pipeline import Outcome
 
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 H = timedelta(hours=1)

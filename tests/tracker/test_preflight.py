@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from collectors.common import ConfigError
 from tracker.cli import cli
-from tracker.preflight import check_store_path
+from tracker.collecting.preflight import check_store_path
 
 
 def files(root: Path) -> list[str]:

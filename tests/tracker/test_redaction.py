@@ -27,7 +27,7 @@ import pytest
 from collectors import REGISTRY
 from collectors.common import Redactor
 from storage.query import query
-from tracker import failure
+from tracker.collecting import failure
 
 # Values no real text would hold by chance, for every credential variable the registry names
 # (IDs and tokens as well as secret halves) and the alert channels'.

@@ -111,7 +111,7 @@ def test_a_term_longer_than_the_horizon_is_paid_whole(store: Path) -> None:
     from rich.console import Console
 
     from storage.reads.tco import Need, read
-    from tracker.cli.tco_table import strategies
+    from tracker.cli.screen.tco_table import strategies
 
     console = Console(width=250, record=True, file=io.StringIO())  # wide: no cell wraps
     console.print(strategies(read(store, Need("A100", months=6, providers=("aws",))), 9))

@@ -18,8 +18,8 @@ from storage.connection import probe
 from tracker import config as config_mod
 from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config
-from tracker.cli.options import PROVIDER
-from tracker.preflight import check_store_path
+from tracker.collecting.preflight import check_store_path
+from tracker.questions.types import PROVIDER
 
 # What the demo suggests running on the store it kept.
 _DEMO_SQL = "SELECT provider, count(*) AS offers FROM latest_prices GROUP BY ALL ORDER BY 1"
@@ -39,8 +39,8 @@ _DEMO_SQL = "SELECT provider, count(*) AS offers FROM latest_prices GROUP BY ALL
 def collect(ctx: click.Context, providers: tuple[str, ...]) -> None:
     """Collect current prices from every enabled provider into the store, then check alerts."""
     from tracker.cli import alerts as cli_alerts
-    from tracker.cli.collecting import run_collection
-    from tracker.pipeline import exit_code
+    from tracker.cli.screen.collecting import run_collection
+    from tracker.collecting.pipeline import exit_code
 
     config = load_config(ctx)
     env = config_mod.environment()
@@ -70,14 +70,14 @@ def collect(ctx: click.Context, providers: tuple[str, ...]) -> None:
 @click.pass_context
 def demo(ctx: click.Context, keep: Path | None) -> None:
     """Run the whole pipeline offline on bundled recorded API answers."""
-    from tracker.cli.collecting import run_collection
     from tracker.cli.query import print_latest
-    from tracker.demo import (
+    from tracker.cli.screen.collecting import run_collection
+    from tracker.collecting.demo import (
         demo_setup,  # the loopback servers are needed by this command only
         earlier_summary,
         illustrative_note,
     )
-    from tracker.pipeline import exit_code
+    from tracker.collecting.pipeline import exit_code
 
     err = common.err(ctx)
     with tempfile.TemporaryDirectory(prefix="gpu-tracker-demo-") as tmp:

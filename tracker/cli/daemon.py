@@ -13,15 +13,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from collectors.common import ConfigError, StoreError
-from storage.connection import probe
 from tracker import config as config_mod
 from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config
 from tracker.config.daemon import LOG_FORMATS
-from tracker.preflight import check_store_path
 
 if TYPE_CHECKING:  # the scheduler and the store's status queries load when a command runs
-    from tracker.daemon import status
+    from tracker.running import status
 
 _RESULT_STYLE = {"ok": "green", "failed": "bold red", "skipped": "yellow"}
 
@@ -36,9 +34,8 @@ _RESULT_STYLE = {"ok": "green", "failed": "bold red", "skipped": "yellow"}
 @click.pass_context
 def daemon(ctx: click.Context, log_format: str | None) -> None:
     """Run in the foreground: collect each provider on its interval, alert, review."""
-    from tracker.daemon import logs
-    from tracker.daemon.service import Daemon, catch_stop_signals
-    from tracker.daemon.state import DaemonLock
+    from tracker.collecting import logs
+    from tracker.daemon.entry import serve
 
     config = load_config(ctx)
     chosen: Any = log_format or config.daemon.log_format
@@ -46,37 +43,14 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
     logs.setup(chosen, verbose=verbose)
     if not config.enabled():
         fail(ctx, "no provider is enabled: nothing to schedule", EXIT_USAGE)
-    metrics, server, web = None, None, None
-    lock = DaemonLock(config.store_path)
     try:
-        check_store_path(config.store_path, config.store_key, config.source)
-        # A stop from the moment the lock names this process: kept for the daemon to act on.
-        early = catch_stop_signals()
-        # The store's lock before anything is bound: a second daemon is refused as such, not
-        # for the metrics port the first one holds.
-        lock.acquire()
-        probe(config.store_path)  # a damaged store file: exit 2 before any port is bound
-        if config.metrics.enabled:
-            from tracker.daemon.metrics import Metrics  # prometheus_client only when asked for
-
-            metrics = Metrics()
-            server = metrics.serve(config.metrics)
-        if config.web.enabled:  # after the lock too: a second daemon never takes the port
-            web = _web(config)
-        daemon = Daemon(
-            config, config_mod.environment(), metrics, log_format=chosen, verbose=verbose
+        code = serve(
+            config, config_mod.environment(), log_format=chosen, verbose=verbose, start_web=_web
         )
-        code = daemon.run(lock, early)
     except ConfigError as exc:
         fail(ctx, str(exc), EXIT_USAGE)
     except StoreError as exc:
         fail(ctx, str(exc), EXIT_FAILED)
-    finally:
-        if server is not None:
-            server.close()
-        if web is not None:
-            web.close()
-        lock.release()
     sys.exit(code)
 
 
@@ -91,7 +65,7 @@ def daemon(ctx: click.Context, log_format: str | None) -> None:
 @click.pass_context
 def status_command(ctx: click.Context, fmt: str) -> None:
     """Per provider: last run, result, records, changes, data age and the next scheduled run."""
-    from tracker.daemon import status
+    from tracker.running import status
 
     config = load_config(ctx)
     try:

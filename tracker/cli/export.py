@@ -10,7 +10,7 @@ from tracker import config as config_mod
 from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
 from tracker.config.export import check_to
-from tracker.daemon.export import summary, target
+from tracker.exporting import summary, target
 
 FORMATS = ("parquet",)
 

@@ -15,10 +15,12 @@ import click
 
 from collectors.common import StoreError
 from storage.query import QueryResult
-from tracker.cli import common, gpus_rows, render
+from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
-from tracker.cli.options import PROVIDER
+from tracker.cli.screen import render
 from tracker.config import Config
+from tracker.questions import gpus as gpus_rows
+from tracker.questions.types import PROVIDER
 
 _NUMERIC = {
     "fp16_tflops", "fp32_tflops", "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib",

@@ -8,74 +8,27 @@ prints the answer (a table per currency, CSV or one JSON array) and says why an 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from collectors.common import ConfigError, StoreError, parse_duration
+from collectors.common import StoreError
 from storage.query import QueryResult
-from storage.reads.gpu_filter import GpuChoice
 from storage.reads.series import COLUMNS, SeriesFilters, SeriesStats, Window
-from tracker.cli import common, documents, render
+from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
-from tracker.cli.options import (
-    GPU,
-    GPU_HELP,
-    MAX_MEMORY_GIB,
-    MAX_MONTHS,
-    MAX_PRICE,
-    MAX_ROWS,
-    MEMORY_HELP,
-    PRICE_KIND,
-    PROVIDER,
-    Count,
-    Number,
-    gpu_again,
-)
+from tracker.cli.screen import render
+from tracker.questions import documents, params
+from tracker.questions.history import filters_from, window_of
 
 if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
     _WhenType = click.ParamType[datetime | timedelta]
 else:
     _WhenType = click.ParamType
 
-DEFAULT_SINCE = timedelta(days=30)
 _DECIMALS = 4
-
-
-class When(_WhenType):
-    """A moment: a duration back from now (`30d`), an ISO date (00:00 UTC that day) or an ISO
-    timestamp (UTC unless it says otherwise). A duration stays a timedelta until the command
-    knows `now`, so --since and --until count back from the same moment."""
-
-    name = "when"
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> datetime | timedelta:
-        if isinstance(value, datetime | timedelta):
-            return value
-        option = param.opts[0] if param else "the moment"
-        try:
-            return timedelta(seconds=parse_duration(value, option))
-        except ConfigError:
-            pass
-        try:
-            if len(value) == 10:
-                return datetime.combine(date.fromisoformat(value), datetime.min.time(), UTC)
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            self.fail(
-                f"{value!r} is neither a duration back from now (30d, 12h), an ISO date "
-                "(2026-11-01) nor an ISO timestamp (2026-11-01T06:00Z)",
-                param,
-                ctx,
-            )
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-WHEN = When()
 
 
 @dataclass(frozen=True)
@@ -86,40 +39,7 @@ class Shown:
     left_out: int
 
 
-@click.command()
-@click.option("--gpu", type=GPU, help=GPU_HELP)
-@click.option("--memory", type=Number(0, MAX_MEMORY_GIB, low_open=True), help=MEMORY_HELP)
-@click.option(
-    "--provider",
-    type=PROVIDER,
-    help="Provider name, e.g. aws, azure, lambda (any case; aliases accepted).",
-)
-@click.option("--region", help="Provider-native region code, e.g. us-east-1, eastus.")
-@click.option("--zone", help="Zone, where prices are per zone (e.g. us-east-1a).")
-@click.option("--instance-type", help="Provider-native instance type.")
-@click.option(
-    "--kind", type=PRICE_KIND, help="Price kind: on-demand (or on_demand), spot, reserved."
-)
-@click.option("--term", type=Count(1, MAX_MONTHS), help="Reserved term in months (12, 36, ...).")
-@click.option(
-    "--since",
-    type=WHEN,
-    help="Start of the window: a duration back from now (30d), a date or a timestamp "
-    "[default: 30 days before --until].",
-)
-@click.option("--until", type=WHEN, help="End of the window (excluded), same forms [default: now].")
-@click.option(
-    "--below",
-    type=Number(0, MAX_PRICE),
-    help="A budget per instance-hour in each series' currency: adds the share of time below it.",
-)
-@click.option(
-    "--limit",
-    type=Count(1, MAX_ROWS),
-    default=20,
-    show_default=True,
-    help="At most this many series, cheapest mean first; the rest are counted, not shown.",
-)
+@click.command(params=params.history())
 @click.option(
     "--format", "fmt", type=click.Choice(render.FORMATS), default="table", show_default=True
 )
@@ -168,18 +88,6 @@ def history(
         say(common.err(ctx), f"no chart written to {chart}: no series to draw")
 
 
-def filters_from(given: dict[str, Any]) -> SeriesFilters:
-    """The series the filter options of `history` describe (the web API builds them so too)."""
-    gpu: GpuChoice | None = gpu_again(given.get("gpu"))
-    names = ("provider", "region", "zone", "instance_type", "kind", "term")
-    return SeriesFilters(
-        gpu=gpu.model if gpu else None,
-        gpu_memory_gib=gpu.memory_gib if gpu else None,
-        min_memory_gib=given.get("memory"),
-        **{name: given.get(name) for name in names},
-    )
-
-
 def _window(
     ctx: click.Context, since: datetime | timedelta | None, until: datetime | timedelta | None
 ) -> Window:
@@ -190,21 +98,6 @@ def _window(
         return window_of(since, until, now)
     except click.UsageError as exc:
         fail(ctx, exc.message, EXIT_USAGE)
-
-
-def window_of(
-    since: datetime | timedelta | None, until: datetime | timedelta | None, now: datetime
-) -> Window:
-    """The window [since, until) the options mean at `now` (an end later than now is now: an
-    open interval would count hours not lived yet); click.UsageError when it is empty."""
-    end = min(now - until if isinstance(until, timedelta) else until or now, now)
-    start = now - since if isinstance(since, timedelta) else since or end - DEFAULT_SINCE
-    if start >= end:
-        raise click.UsageError(
-            f"--since ({start:%Y-%m-%d %H:%M} UTC) must come before --until "
-            f"({end:%Y-%m-%d %H:%M} UTC)"
-        )
-    return Window(start, end)
 
 
 def _empty_words(matching: int, window: Window) -> str:
@@ -246,7 +139,7 @@ def _print(
         result = QueryResult(list(COLUMNS), [], flat)
         say(common.out(ctx), render.to_csv(result).rstrip("\n"))
     else:
-        from tracker.cli.history_table import tables
+        from tracker.cli.screen.history_table import tables
 
         for table in tables(shown.rows, window, below, cut):
             common.out(ctx).print(table)

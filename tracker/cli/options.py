@@ -1,31 +1,20 @@
 """The options every `gpu-tracker` command shares: `--config`, `--db` and `-v`, accepted before
-or after the command, and the filter types that take what a person types (provider aliases in
-any case, `on-demand` or `on_demand`) or refuse it naming what is accepted.
+or after the command, and the logging they set up.
 
 Each global option is declared on the group and on every subcommand; their values land in
 `ctx.meta`, which all the contexts of one invocation share. The command line is parsed left to
 right, so a value given after the command (the subcommand's) replaces one given before it.
+The filter types (`--gpu`, `--kind`, ranges) are the questions' (`tracker.questions.types`),
+shared with the web dashboard.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
-
-from collectors.common import KIND_LABELS, PRICE_KINDS, ConfigError, PriceKind, parse_kind
-from storage.reads.gpu_filter import GpuChoice
-
-if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
-    _TextType = click.ParamType[str]
-    _FloatType = click.ParamType[float]
-    _IntType = click.ParamType[int]
-    _GpuType = click.ParamType[GpuChoice]
-else:
-    _TextType = _FloatType = _IntType = _GpuType = click.ParamType
 
 _META_KEY = "gpu_tracker.options"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -74,10 +63,11 @@ def _global_options() -> list[click.Option]:
     ]
 
 
-def add_global_options(command: click.Command) -> None:
-    """Declare the global options on `command` and, for a group, on every command below it."""
+def add_global_options(command: click.Command, *, below: bool = True) -> None:
+    """Declare the global options on `command` and, for a group, on every command below it
+    (`below=False`: on the group only, its lazy commands get them as they load)."""
     command.params.extend(_global_options())
-    if isinstance(command, click.Group):
+    if below and isinstance(command, click.Group):
         for sub in command.commands.values():
             add_global_options(sub)
 
@@ -88,145 +78,3 @@ def setup_logging(*, verbose: bool) -> None:
     logging.basicConfig(format=LOG_FORMAT)  # a no-op where handlers exist (a test's capture)
     logging.getLogger().setLevel(logging.INFO if verbose else logging.WARNING)
     logging.getLogger("urllib3").setLevel(logging.NOTSET if verbose else logging.ERROR)
-
-
-class ProviderName(_TextType):
-    """A provider's one name, from its name or an alias in any case (`AWS`, `lambda`)."""
-
-    name = "provider"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from collectors import provider_name, provider_names
-
-        found = provider_name(str(value))
-        if found is None:
-            self.fail(f"unknown provider {value!r} (accepted: {provider_names()})", param, ctx)
-        return found
-
-
-class PriceKindName(_TextType):
-    """A price kind as stored (`on_demand`), from `on-demand`, `on_demand` or `On-Demand`."""
-
-    name = "kind"
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> PriceKind:
-        try:
-            return parse_kind(value, "--kind")
-        except ConfigError:
-            accepted = ", ".join(
-                f"{KIND_LABELS[k]} (or {k})" if KIND_LABELS[k] != k else k for k in PRICE_KINDS
-            )
-            self.fail(f"unknown price kind {value!r} (accepted: {accepted})", param, ctx)
-
-
-class GpuName(_GpuType):
-    """A GPU model or one memory variant of it: `H100`, `A100 80GB`, `A100-80GB`, `H100 NVL`
-    (any case), as the GPU table names them; a name the table does not know is kept as typed
-    (the store may know it; the command refuses it when neither does)."""
-
-    name = "gpu"
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> GpuChoice:
-        if isinstance(value, GpuChoice):
-            return value
-        from collectors import gpus
-        from tracker.config import gpu_names
-
-        if not str(value).strip():
-            self.fail('a GPU model is needed, e.g. H100 or "A100 80GB"', param, ctx)
-        return gpu_names(gpus.models()).parse(str(value))
-
-
-def gpu_again(choice: GpuChoice | None) -> GpuChoice | None:
-    """`choice` read again with the GPU names in force now: click converts `--gpu` before the
-    command loads the config, so a model or variant only the user's [gpus.models] names
-    (`B300`, a variant's own name) is known only after `load_config`."""
-    from collectors import gpus
-    from tracker.config import gpu_names
-
-    return None if choice is None else gpu_names(gpus.models()).parse(choice.label)
-
-
-PROVIDER = ProviderName()
-PRICE_KIND = PriceKindName()
-GPU = GpuName()
-GPU_HELP = (
-    'GPU model, or one memory variant of it: H100, "A100 80GB" (or A100-80GB), "H100 NVL" '
-    "(case-insensitive)."
-)
-MEMORY_HELP = "At least this much memory per GPU, in GiB (80 keeps 80 GB and 94 GB GPUs)."
-
-
-def _in_range(
-    kind: Any,  # the ParamType refusing
-    value: Any,
-    bounds: tuple[float, float, bool],
-    parse: Any,
-    param: click.Parameter | None,
-    ctx: click.Context | None,
-) -> Any:
-    low, high, low_open = bounds
-    kind_words = "an integer" if parse is int else "a number"
-    what = f"{kind_words} from {_plain(low)}{' (excluded)' if low_open else ''} to {_plain(high)}"
-    try:
-        number = parse(value) if isinstance(value, str) else value
-    except ValueError:
-        kind.fail(f"{value!r} is not {what}", param, ctx)
-    if isinstance(number, bool) or not isinstance(number, int | float):
-        kind.fail(f"{value!r} is not {what}", param, ctx)
-    # NaN fails every comparison: `not low <= n` refuses it where `n < low` would let it by.
-    if (
-        not math.isfinite(number)
-        or not (low < number if low_open else low <= number)
-        or not number <= high
-    ):
-        kind.fail(f"{value!r} is not {what}", param, ctx)
-    return number
-
-
-def _plain(bound: float) -> str:
-    return str(int(bound)) if bound == int(bound) else str(bound)
-
-
-class Number(_FloatType):
-    """A finite number in a documented range, named in the refusal (exit 2). click's FloatRange
-    lets NaN through, and an absurd value reaches DuckDB as a cast error."""
-
-    name = "number"
-
-    def __init__(self, low: float, high: float, *, low_open: bool = False) -> None:
-        self.bounds = (low, high, low_open)
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> float:
-        return float(_in_range(self, value, self.bounds, float, param, ctx))
-
-
-class Count(_IntType):
-    """A whole number in a documented range (a 20-digit one would reach DuckDB as a cast
-    error)."""
-
-    name = "integer"
-
-    def __init__(self, low: int, high: int) -> None:
-        self.bounds = (float(low), float(high), False)
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, str):
-            value = value.strip()
-        return int(_in_range(self, value, self.bounds, int, param, ctx))
-
-
-# The ranges the commands accept (documented in docs/commands.md).
-MAX_GPUS = 100_000
-MAX_MONTHS = 120
-MAX_ROWS = 1_000_000  # --limit
-MAX_PRICE = 1_000_000.0  # a budget per hour, in any currency
-MAX_MEMORY_GIB = 10_000.0
-MAX_MIGRATION_USD = 1e12
-MAX_OVERHEAD_PCT = 100.0  # --spot-overhead: 100 runs every hour twice

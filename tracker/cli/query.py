@@ -13,22 +13,12 @@ import click
 
 from collectors.common import ConfigError, StoreError
 from storage import latest as latest_mod
-from storage.reads.gpu_filter import GpuChoice
-from tracker.cli import common, render
+from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
-from tracker.cli.options import (
-    GPU,
-    GPU_HELP,
-    MAX_MEMORY_GIB,
-    MAX_ROWS,
-    MEMORY_HELP,
-    PRICE_KIND,
-    PROVIDER,
-    Count,
-    Number,
-    gpu_again,
-)
+from tracker.cli.screen import render
 from tracker.config.store import duration
+from tracker.questions import params
+from tracker.questions.latest import filters_from, unknown
 
 
 @click.command()
@@ -72,46 +62,7 @@ def sql(ctx: click.Context, sql: str, fmt: str, timeout: str | None) -> None:
     render.print_result(common.out(ctx), result, fmt)
 
 
-@click.command()
-@click.option("--gpu", type=GPU, help=GPU_HELP)
-@click.option("--memory", type=Number(0, MAX_MEMORY_GIB, low_open=True), help=MEMORY_HELP)
-@click.option(
-    "--kind", type=PRICE_KIND, help="Price kind: on-demand (or on_demand), spot, reserved."
-)
-@click.option(
-    "--provider",
-    type=PROVIDER,
-    help="Provider name, e.g. aws, azure, lambda (any case; aliases accepted).",
-)
-@click.option("--region", help="Provider-native region code, e.g. us-east-1, eastus.")
-@click.option("--instance-type", help="Provider-native instance type.")
-@click.option(
-    "--sort",
-    type=click.Choice(list(latest_mod.SORTS)),
-    default="gpu-hour",
-    show_default=True,
-    help="Rank by price per GPU-hour, per instance-hour, or by PFLOP of FP16 per US dollar "
-    "(most first).",
-)
-@click.option(
-    "--limit",
-    type=Count(1, MAX_ROWS),
-    default=20,
-    show_default=True,
-    help="At most this many offers per currency; the rest are counted, not shown.",
-)
-@click.option(
-    "--per-gpu",
-    is_flag=True,
-    help="Only the cheapest offer per GPU model, memory variant and kind (A100 40GB and 80GB "
-    "apart).",
-)
-@click.option(
-    "--usd",
-    is_flag=True,
-    help="One USD ranking across currencies, converted with the [fx] rates; offers without a "
-    "rate are left out (and counted).",
-)
+@click.command(params=params.latest())
 @click.option(
     "--format", "fmt", type=click.Choice(render.FORMATS), default="table", show_default=True
 )
@@ -136,20 +87,6 @@ def latest(
         fmt,
         filters_from(filters),
         timeout_s=config.store.query_timeout_s,
-    )
-
-
-def filters_from(given: dict[str, Any]) -> latest_mod.Filters:
-    """The filters the options of `latest` describe (the web API builds them the same way)."""
-    gpu: GpuChoice | None = gpu_again(given.get("gpu"))
-    return latest_mod.Filters(
-        gpu=gpu.model if gpu else None,
-        kind=given.get("kind"),
-        provider=given.get("provider"),
-        region=given.get("region"),
-        instance_type=given.get("instance_type"),
-        gpu_memory_gib=gpu.memory_gib if gpu else None,
-        min_memory_gib=given.get("memory"),
     )
 
 
@@ -187,15 +124,6 @@ def print_latest(
     for currency, table in latest_mod.by_currency(found.result).items():
         cut = _cut_words(found, currency, options["limit"]) if found.left_out(currency) else None
         common.out(ctx).print(render.latest_table(table, currency, cut=cut))
-
-
-def unknown(store: Path, filters: latest_mod.Filters, timeout_s: float | None) -> list[str]:
-    """The filter values nothing in the store or the GPU table knows (`--gpu H1000`), said in
-    the command's words; `tco` and the web API refuse with the same."""
-    from collectors import gpus
-    from tracker.config import gpu_names
-
-    return latest_mod.unknown_values(store, filters, gpu_names(gpus.models()), timeout_s)
 
 
 def _cut_words(found: latest_mod.Cheapest, currency: str, limit: int) -> str:

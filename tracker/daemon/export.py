@@ -13,45 +13,16 @@ store; the upload runs after, so collections are not held up by a slow bucket.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from collectors.common import ConfigError, StoreError, duration_words
+from tracker.exporting import beside, summary, target
 
 if TYPE_CHECKING:
-    from storage.export import Report, Target
     from tracker.daemon.jobs import Shared
 
 log = logging.getLogger("tracker.daemon")
-# The variable Azure's own tools (az, adlfs) read the storage account from.
-AZURE_ACCOUNT_ENV = "AZURE_STORAGE_ACCOUNT_NAME"
 JOB_ID = "export"
-
-
-def beside(to: str, config: Path | None) -> str:
-    """`to` with a relative directory taken beside the config file, like `[storage] path` (a
-    daemon's working directory is rarely the config's)."""
-    if "://" in to or config is None or Path(to).expanduser().is_absolute():
-        return to
-    return str(config.parent / to)
-
-
-def target(to: str, env: Mapping[str, str]) -> Target:
-    from storage.export import open_target
-
-    return open_target(to, azure_account=env.get(AZURE_ACCOUNT_ENV))
-
-
-def summary(report: Report) -> str:
-    """One line on what an export did."""
-    if not report.changed:
-        return f"nothing changed ({report.unchanged} file groups up to date)"
-    months = len(report.partitions)
-    return (
-        f"{len(report.written)} files written ({report.rows:,} rows, {months} partitions), "
-        f"{len(report.deleted)} deleted, {report.unchanged} file groups unchanged"
-    )
 
 
 class ExportJob:

@@ -21,13 +21,14 @@ from alerts.rules import Rule
 from collectors.common import StoreError, duration_words
 from storage.connection import StoreDamaged
 from storage.store import Store
-from tracker import alerting, pipeline
+from tracker import alerting
+from tracker.collecting import pipeline
+from tracker.collecting.isolation import Abandoned
+from tracker.collecting.logs import LogStream
+from tracker.collecting.pipeline import Fetcher
 from tracker.config import Config, ProviderConfig
 from tracker.daemon import memory, schedule
-from tracker.daemon.isolation import Abandoned
-from tracker.daemon.logs import LogStream
-from tracker.daemon.state import DaemonState
-from tracker.pipeline import Fetcher
+from tracker.running.state import DaemonState
 
 log = logging.getLogger("tracker.daemon")
 

@@ -32,8 +32,8 @@ from prometheus_client.registry import Collector
 
 from collectors.common import ConfigError
 from storage.cheapest import Cheapest, cheapest_fresh
+from tracker.collecting.pipeline import Outcome
 from tracker.config.daemon import MetricsSettings
-from tracker.pipeline import Outcome
 
 log = logging.getLogger("tracker.daemon.metrics")
 

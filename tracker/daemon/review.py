@@ -8,7 +8,10 @@ tried again.
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import UTC, datetime, timedelta
+
+from apscheduler.schedulers.base import BaseScheduler
 
 from collectors.common import CollectorError, StoreError
 from tracker.daemon.jobs import Shared
@@ -77,3 +80,33 @@ class ReviewJob:
             extra={"review": due.isoformat()},
         )
         return True
+
+
+# A review missed while the daemon was down is sent when it starts, if it is this recent.
+REVIEW_CATCH_UP = timedelta(days=7)
+REVIEW_RETRY = timedelta(minutes=10)
+
+
+def retry_later(
+    scheduler: BaseScheduler, shared: Shared, due: datetime, *, stopping: threading.Event
+) -> None:
+    """Try a review that could not be recorded again in a while, within its window."""
+    now = datetime.now(UTC)
+    if stopping.is_set():
+        log.warning("review of %s: not recorded; the next start tries again", due.date())
+        return
+    if now - due > REVIEW_CATCH_UP:
+        log.error("review of %s: given up (its catch-up window has passed)", due.date())
+        return
+    job = ReviewJob(shared)
+    try:
+        scheduler.add_job(
+            lambda: job.send(due, datetime.now(UTC)),
+            "date",
+            run_date=now + REVIEW_RETRY,
+            id="review-retry",
+            name=f"review of {due.date()}, again",
+            replace_existing=True,
+        )
+    except Exception as exc:  # the scheduler is shutting down
+        log.debug("review: not rescheduled: %s", exc)

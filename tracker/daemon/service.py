@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from types import FrameType
 from typing import Any, Literal
 
@@ -34,36 +34,18 @@ from apscheduler.triggers.interval import IntervalTrigger
 from collectors.common import duration_words
 from storage import runs
 from storage.store import Store
+from tracker.collecting.isolation import Isolated
 from tracker.config import Config
 from tracker.daemon import memory, schedule
 from tracker.daemon.export import JOB_ID as EXPORT_JOB
 from tracker.daemon.export import ExportJob
-from tracker.daemon.isolation import Isolated
 from tracker.daemon.jobs import ProviderJob, Shared
-from tracker.daemon.review import ReviewJob
-from tracker.daemon.state import DaemonLock, DaemonState, ProviderSchedule, write_state
+from tracker.daemon.review import REVIEW_CATCH_UP, ReviewJob, retry_later
+from tracker.running.state import DaemonLock, DaemonState, ProviderSchedule, write_state
 
 log = logging.getLogger("tracker.daemon")
 REVIEW_JOB = "review"
 _LAST_MOMENT_S = 5.0
-# A review missed while the daemon was down is sent when it starts, if it is this recent.
-REVIEW_CATCH_UP = timedelta(days=7)
-REVIEW_RETRY = timedelta(minutes=10)
-
-
-def catch_stop_signals() -> list[int]:
-    """From now on SIGTERM and SIGINT are remembered in the returned list, not fatal. The
-    daemon command calls this before it takes the store's lock, whose PID file tells a service
-    manager (or a test) that the daemon is there to stop; `Daemon.run(early=...)` then acts on
-    what came. Without it a signal while the ports were bound killed the process outright."""
-    caught: list[int] = []
-
-    def remember(signum: int, _frame: FrameType | None) -> None:
-        caught.append(signum)
-
-    signal.signal(signal.SIGTERM, remember)
-    signal.signal(signal.SIGINT, remember)
-    return caught
 
 
 class Daemon:
@@ -245,26 +227,7 @@ class Daemon:
         self.scheduler.reschedule_job(provider, trigger=self._trigger(interval, current_s))
 
     def _retry_review(self, due: datetime) -> None:
-        """Try a review that could not be recorded again in a while, within its window."""
-        now = datetime.now(UTC)
-        if self.stopping.is_set():
-            log.warning("review of %s: not recorded; the next start tries again", due.date())
-            return
-        if now - due > REVIEW_CATCH_UP:
-            log.error("review of %s: given up (its catch-up window has passed)", due.date())
-            return
-        job = ReviewJob(self.shared)
-        try:
-            self.scheduler.add_job(
-                lambda: job.send(due, datetime.now(UTC)),
-                "date",
-                run_date=now + REVIEW_RETRY,
-                id="review-retry",
-                name=f"review of {due.date()}, again",
-                replace_existing=True,
-            )
-        except Exception as exc:  # the scheduler is shutting down
-            log.debug("review: not rescheduled: %s", exc)
+        retry_later(self.scheduler, self.shared, due, stopping=self.stopping)
 
     def _skipped(self, event: JobExecutionEvent) -> None:
         """A run came due while the last one still ran: it is dropped (the job runs again at

@@ -1,9 +1,10 @@
 """`/api/latest`, `/api/history` and `/api/tco`: the commands' `--format json` documents, their
 options taken as query parameters (`?gpu=H100&kind=spot`).
 
-The parameters are parsed by the commands' own click options, so a bad one is refused with the
-words the command line uses (HTTP 400); the documents come from `tracker.cli.documents`, the
-same functions the commands print with.
+The parameters are parsed by the parameter definitions the commands build their options from
+(`tracker.questions.params`), so a bad one is refused with the words the command line uses
+(HTTP 400); the documents come from `tracker.questions.documents`, the same functions the
+commands print with.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ import click
 
 from storage import latest as latest_mod
 from storage.reads import dashboard
-from tracker.cli import documents
-from tracker.cli import history as cli_history
-from tracker.cli import query as cli_query
-from tracker.cli import tco as cli_tco
+from tracker.questions import documents, params
+from tracker.questions import history as history_q
+from tracker.questions import latest as latest_q
+from tracker.questions import tco as tco_q
 
 # The options that write files, choose the output or the store are the server's, not a caller's.
 _SERVERS = {"fmt", "chart", "config_path", "db", "verbose", "help"}
@@ -29,6 +30,11 @@ _TRUE, _FALSE = {"", "1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 MAX_ROWS = 10_000
 
 Query = Mapping[str, Sequence[str]]
+
+# The questions' parameters, the very ones the commands' options are built from.
+LATEST = click.Command("latest", params=params.latest())
+HISTORY = click.Command("history", params=params.history())
+TCO = click.Command("tco", params=params.tco())
 
 
 class BadRequest(Exception):
@@ -60,8 +66,8 @@ def options(command: click.Command, query: Query) -> dict[str, Any]:
 
 def latest(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[str, Any]]:
     """What `gpu-tracker latest --format json` prints."""
-    given = options(cli_query.latest, query)
-    filters = cli_query.filters_from(given)
+    given = options(LATEST, query)
+    filters = latest_q.filters_from(given)
     found = latest_mod.cheapest(
         store,
         filters,
@@ -72,32 +78,32 @@ def latest(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[s
         timeout_s=timeout_s,
     )
     if not found.result.rows:
-        _refuse(cli_query.unknown(store, filters, timeout_s))
+        _refuse(latest_q.unknown(store, filters, timeout_s))
     return _bounded(documents.latest(found))
 
 
 def history(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[str, Any]]:
     """What `gpu-tracker history --format json` prints."""
-    given = options(cli_history.history, query)
+    given = options(HISTORY, query)
     try:
-        window = cli_history.window_of(given["since"], given["until"], datetime.now(UTC))
+        window = history_q.window_of(given["since"], given["until"], datetime.now(UTC))
     except click.UsageError as exc:
         raise BadRequest(exc.message) from exc
-    filters = cli_history.filters_from(given)
+    filters = history_q.filters_from(given)
     found = dashboard.statistics(store, filters, window, below=given["below"], timeout_s=timeout_s)
     return _bounded(documents.history(found[: given["limit"]]))
 
 
 def tco(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[str, Any]]:
     """What `gpu-tracker tco --format json` prints."""
-    given = options(cli_tco.tco, query)
-    need = cli_tco.need_from(given)
+    given = options(TCO, query)
+    need = tco_q.need_from(given)
     baseline = given["baseline"]
-    if (problem := cli_tco.baseline_problem(baseline, need)) is not None:
+    if (problem := tco_q.baseline_problem(baseline, need)) is not None:
         raise BadRequest(problem)
     answer = dashboard.tco(store, need, baseline=baseline, timeout_s=timeout_s)
     if not answer.rows:
-        _refuse(cli_tco.unknown_gpu(store, need, timeout_s))
+        _refuse(tco_q.unknown_gpu(store, need, timeout_s))
     return _bounded(documents.tco(answer, given["limit"]))
 
 

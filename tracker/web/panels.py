@@ -1,6 +1,7 @@
 """The History and Decide panels: a form of the command's options, then the answer as a chart
-(SVG drawn on the server) and a table. The options are checked by the commands' own click
-options (`tracker.web.api.options`), so the page refuses what the command line refuses."""
+(SVG drawn on the server) and a table. The options are checked with the parameters the
+commands' options are built from (`tracker.web.api.options`), so the page refuses what the
+command line refuses."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ import click
 from storage.reads import dashboard
 from storage.reads.series import SeriesFilters, SeriesStats
 from tracker.charts import labels
-from tracker.cli import history as cli_history
-from tracker.cli import tco as cli_tco
-from tracker.cli import tco_table
+from tracker.questions import history as history_q
+from tracker.questions import tco as tco_q
+from tracker.questions import tco_words
 from tracker.web import api, charts
 from tracker.web.pages import problem, table
 
@@ -31,13 +32,13 @@ def history_panel(store: Path, query: api.Query, models: list[str], timeout_s: f
     if not query:
         return form + '<p class="note">Pick a GPU model (or an offer) and a window.</p>'
     try:
-        given = api.options(cli_history.history, query)
-        window = cli_history.window_of(given["since"], given["until"], datetime.now(UTC))
+        given = api.options(api.HISTORY, query)
+        window = history_q.window_of(given["since"], given["until"], datetime.now(UTC))
     except api.BadRequest as exc:
         return form + problem(str(exc))
     except click.UsageError as exc:
         return form + problem(exc.message)
-    filters = cli_history.filters_from(given)
+    filters = history_q.filters_from(given)
     found = dashboard.statistics(store, filters, window, below=given["below"], timeout_s=timeout_s)
     if not found:
         return form + problem("no series has a price in that window (widen it, or loosen the "
@@ -95,24 +96,24 @@ def decide_panel(store: Path, query: api.Query, models: list[str], timeout_s: fl
     if not query:
         return form + '<p class="note">Say what you need: a GPU, how many, for how long.</p>'
     try:
-        given = api.options(cli_tco.tco, query)
+        given = api.options(api.TCO, query)
     except api.BadRequest as exc:
         return form + problem(str(exc))
-    answer = dashboard.tco(store, cli_tco.need_from(given), timeout_s=timeout_s)
+    answer = dashboard.tco(store, tco_q.need_from(given), timeout_s=timeout_s)
     if not answer.rows:
-        return form + problem(tco_table.no_candidate(answer))
+        return form + problem(tco_words.no_candidate(answer))
     best = labels.best_per_strategy(answer)
     cheapest = answer.rows[0]["total_usd"]
     rows = [
         (labels.strategy(r), labels.offer(r), str(r["instances"]),
          f"{r['total_usd']:,.2f}", f"{r['usd_per_gpu_hour']:.4f}",
          "" if r["pflop_per_usd"] is None else f"{r['pflop_per_usd']:,.1f}",
-         tco_table.distance(r["total_usd"], cheapest))
+         tco_words.distance(r["total_usd"], cheapest))
         for r in best
     ]  # fmt: skip
     head = ("strategy", "offer", "instances", "total USD", "USD/GPU-h", "PFLOP/$", "vs best")
     notes = "".join(f'<p class="note">{escape(line)}</p>' for line in
-                    tco_table.left_out_lines(answer))  # fmt: skip
+                    tco_words.left_out_lines(answer))  # fmt: skip
     return (
         form
         + f"<h2>{escape(labels.title(answer))}</h2>"

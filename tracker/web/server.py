@@ -48,7 +48,7 @@ _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=ut
 @dataclass(frozen=True)
 class Site:
     """What the pages read: the store, the query time limit, and the health of collections
-    (`status(runs)`: `tracker.daemon.status.gather` for this config, given the runs the page
+    (`status(runs)`: `tracker.running.status.gather` for this config, given the runs the page
     read on its own bounded connection)."""
 
     store: Path
@@ -111,7 +111,7 @@ class Running:
 def start_for(config: Config, settings: WebSettings, key: str) -> Running:
     """The dashboard of `config`'s store on `settings`; a ConfigError naming `key` when the
     address cannot be had."""
-    from tracker.daemon import status
+    from tracker.running import status
 
     site = Site(
         config.store_path, config.store.query_timeout_s, lambda last: status.gather(config, last)

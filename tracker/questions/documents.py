@@ -5,18 +5,24 @@ same arrays."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
-from typing import Any
+from datetime import date, datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
 
-from storage.latest import Cheapest
-from storage.reads.series import SeriesStats
-from storage.reads.tco import Tco
-from tracker.cli import render, tco_table
+from tracker.questions import tco_words
+
+if TYPE_CHECKING:  # `sql` prints with `plain` and `records`: the questions' reads not loaded
+    from storage.latest import Cheapest
+    from storage.query import QueryResult
+    from storage.reads.series import SeriesStats
+    from storage.reads.tco import Tco
 
 
 def latest(found: Cheapest) -> list[dict[str, Any]]:
     """The offers `latest` shows, one object each (the currency column keeps groups apart)."""
-    return render.records(found.result)
+    return records(found.result)
 
 
 def history(rows: Sequence[SeriesStats]) -> list[dict[str, Any]]:
@@ -33,9 +39,25 @@ def tco_rows(answer: Tco, limit: int | None) -> list[dict[str, Any]]:
 
 def tco(answer: Tco, limit: int | None) -> list[dict[str, Any]]:
     """The `tco` document: `tco_rows` as plain JSON values."""
-    return render.records(tco_table.as_result(tco_rows(answer, limit)))
+    return records(tco_words.as_result(tco_rows(answer, limit)))
 
 
 def dumps(document: list[dict[str, Any]]) -> str:
     """The document as the commands print it."""
     return json.dumps(document, indent=2, default=str)
+
+
+def plain(value: Any) -> Any:
+    """A value as plain JSON takes it: ISO moments, floats, None for NaN and infinities."""
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        value = float(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # JSON has no NaN or Infinity: a browser's or jq's parser refuses them
+    return value
+
+
+def records(result: QueryResult) -> list[dict[str, Any]]:
+    """The rows as objects of plain JSON values (the web API answers these too)."""
+    return [{c: plain(v) for c, v in zip(result.columns, row, strict=True)} for row in result.rows]

@@ -1,7 +1,7 @@
 """A provider's fetch and parse in a process of its own, for the daemon.
 
 The daemon lives for months; the provider SDKs it drives were written for short scripts.
-Each collection runs in a fresh child process (`python -m tracker.daemon.isolation`): the SDK's
+Each collection runs in a fresh child process (`python -m tracker.collecting.isolation`): the SDK's
 imports, API models, caches and whatever it leaks are returned to the system when the child
 exits, so the daemon's own memory stays flat (bench/bench_daemon.py). The child only fetches
 and parses; the records come back to the daemon, which stores them under its store lock, so
@@ -35,9 +35,9 @@ from typing import Any, Literal
 from collectors import collector_class
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import CollectorError, MissingCredentials
-from tracker.daemon import logs
-from tracker.deadline import DeadlinePassed
-from tracker.failure import hold, redact
+from tracker.collecting import logs
+from tracker.collecting.deadline import DeadlinePassed
+from tracker.collecting.failure import hold, redact
 
 _POLL_S = 0.2
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -88,7 +88,7 @@ class Isolated:
         child = subprocess.Popen(
             # -P: not the working directory on sys.path (a stray pickle.py or collectors/ in
             # the daemon's directory, say a container's data volume, must not be imported).
-            [sys.executable, "-P", "-m", "tracker.daemon.isolation"],
+            [sys.executable, "-P", "-m", "tracker.collecting.isolation"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             # A session of its own: out of the terminal's process group (Ctrl-C is the

@@ -6,7 +6,7 @@ trips it and keeps a collection running for hours (cron-driven runs then pile up
 none of an overall one, so the deadline is kept here, outside them: in `collect` the fetch and
 parse run in a thread of their own that is given up at the deadline (a daemon thread: it ends
 with the process, and nothing it still does reaches the store, which only the caller writes);
-in the daemon the collection's child process is killed at it (`tracker.daemon.isolation`).
+in the daemon the collection's child process is killed at it (`tracker.collecting.isolation`).
 """
 
 from __future__ import annotations

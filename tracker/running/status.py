@@ -2,7 +2,7 @@
 when the daemon runs it next.
 
 Runs come from the store (`storage.runs.latest`, read-only, briefly); the schedule from the
-file the daemon keeps beside the store (`tracker.daemon.state`), so status never waits on the
+file the daemon keeps beside the store (`tracker.running.state`), so status never waits on the
 daemon.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from storage import runs
 from tracker.config import Config
-from tracker.daemon.state import DaemonState, daemon_running, read_state
+from tracker.running.state import DaemonState, daemon_running, read_state
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,11 @@ from typing import Any
 from dateutil.relativedelta import relativedelta
 
 from collectors import REGISTRY
-from tracker import pipeline
+from tracker.collecting import pipeline
+from tracker.collecting.replay import Recording, ReplayServer
 from tracker.config import Config, from_dict
-from tracker.replay import Recording, ReplayServer
 
-DEMO_DATA = Path(__file__).parent / "demo_data"
+DEMO_DATA = Path(__file__).parents[1] / "demo_data"
 # The earlier snapshot: each folder's prices of then, answered before its current exchanges.
 EARLIER = "earlier.json"
 # Dated at the review's default look-back, so `review` right after the demo has a 'then'.

@@ -5,10 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import re
 import uuid
-from datetime import date, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -16,22 +14,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from tracker.questions.documents import plain
+
 if TYPE_CHECKING:  # the pipeline is imported by the commands that collect, when they run
     from storage.query import QueryResult
-    from tracker.pipeline import Outcome
+    from tracker.collecting.pipeline import Outcome
 
 FORMATS = ("table", "csv", "json")
 _STATUS_STYLE = {"ok": "green", "failed": "bold red", "skipped": "yellow"}
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        value = float(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return None  # JSON has no NaN or Infinity: a browser's or jq's parser refuses them
-    return value
 
 
 def to_json(result: QueryResult) -> str:
@@ -55,12 +45,7 @@ def _marked(value: Any, marker: str) -> Any:
         # rounds to the context's 28 digits)
         digits = format(value, "f")
         return marker + (digits.rstrip("0").rstrip(".") if "." in digits else digits)
-    return _plain(value)
-
-
-def records(result: QueryResult) -> list[dict[str, Any]]:
-    """The rows as objects of plain JSON values (the web API answers these too)."""
-    return [{c: _plain(v) for c, v in zip(result.columns, row, strict=True)} for row in result.rows]
+    return plain(value)
 
 
 def to_csv(result: QueryResult) -> str:
@@ -75,7 +60,7 @@ def to_csv(result: QueryResult) -> str:
 def _exact(value: Any) -> Any:
     if isinstance(value, Decimal):
         return format(value, "f")  # all digits, no exponent: 1E+2 -> 100, 1E-7 -> 0.0000001
-    return _plain(value)
+    return plain(value)
 
 
 def to_table(result: QueryResult, title: str | None = None) -> Table:
@@ -84,7 +69,7 @@ def to_table(result: QueryResult, title: str | None = None) -> Table:
         numeric = kind in ("DOUBLE", "INTEGER", "BIGINT", "HUGEINT", "FLOAT") or "DECIMAL" in kind
         table.add_column(escape(column), justify="right" if numeric else "left")
     for row in result.rows:
-        table.add_row(*("" if v is None else escape(str(_plain(v))) for v in row))
+        table.add_row(*("" if v is None else escape(str(plain(v))) for v in row))
     return table
 
 

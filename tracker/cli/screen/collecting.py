@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
-from tracker import pipeline
-from tracker.cli import render
+from tracker.cli.screen import render
+from tracker.collecting import pipeline
 from tracker.config import Config
 
 

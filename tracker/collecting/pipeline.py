@@ -22,10 +22,10 @@ from collectors.common import CollectorError, MissingCredentials, StoreError, fl
 from storage.connection import StoreDamaged
 from storage.store import Store
 from storage.writes.validate import summary
+from tracker.collecting.deadline import within
+from tracker.collecting.failure import hold, one_line, redact, secrets_of
+from tracker.collecting.isolation import Abandoned, Fetched
 from tracker.config import Config, ProviderConfig
-from tracker.daemon.isolation import Abandoned, Fetched
-from tracker.deadline import within
-from tracker.failure import hold, one_line, redact, secrets_of
 
 # Fetches and parses one provider: (name, settings with credentials, observed_at).
 Fetcher = Callable[[str, ProviderSettings, datetime], Fetched]
@@ -85,9 +85,9 @@ def collect(
 ) -> list[Outcome]:
     """Collect every enabled provider (or the named ones) into the store. `write_lock` is held
     around every store session; the daemon passes the one all its jobs share, and a `fetcher`
-    that fetches and parses in a child process (`tracker.daemon.isolation`); by default it happens
-    here, with progress reported. `now` dates the collection (default: the clock); the demo dates
-    its earlier snapshots with it."""
+    that fetches and parses in a child process (`tracker.collecting.isolation`); by default
+    it happens here, with progress reported. `now` dates the collection (default: the clock);
+    the demo dates its earlier snapshots with it."""
     providers = config.enabled(names)
     # Before anything is asked: an error text that echoes a credential is masked everywhere.
     hold(secrets_of(config, env))
@@ -279,5 +279,6 @@ def _record_unsuccessful(
 
 
 def exit_code(outcomes: list[Outcome]) -> int:
-    """The exit code (docs/commands.md): 0 all asked work succeeded (skips included), 1 some provider failed."""
+    """The exit code (docs/commands.md): 0 all asked work succeeded (skips included), 1 some
+    provider failed."""
     return 1 if any(o.status == "failed" for o in outcomes) else 0

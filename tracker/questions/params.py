@@ -1,0 +1,202 @@
+"""The parameters of `latest`, `history` and `tco`, declared once: the commands build their
+options from them and the web dashboard checks its query strings with them (docs/web.md), so a
+bad value is refused in the same words on both. The options that choose the output (--format,
+--chart) and the global ones are the command line's own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from storage import latest as latest_mod
+from tracker.questions.types import (
+    GPU,
+    GPU_HELP,
+    MAX_GPUS,
+    MAX_MEMORY_GIB,
+    MAX_MIGRATION_USD,
+    MAX_MONTHS,
+    MAX_PRICE,
+    MAX_ROWS,
+    MEMORY_HELP,
+    PRICE_KIND,
+    PROVIDER,
+    WHEN,
+    Count,
+    Duration,
+    Number,
+    SpotOverhead,
+)
+
+
+def opt(*declarations: str, **attributes: Any) -> click.Option:
+    """One option, as `@click.option` declares it."""
+    return click.Option(list(declarations), **attributes)
+
+
+def latest() -> list[click.Parameter]:
+    """The parameters of `latest` (fresh objects: each command owns its own)."""
+    return [
+        opt("--gpu", type=GPU, help=GPU_HELP),
+        opt("--memory", type=Number(0, MAX_MEMORY_GIB, low_open=True), help=MEMORY_HELP),
+        opt(
+            "--kind", type=PRICE_KIND, help="Price kind: on-demand (or on_demand), spot, reserved."
+        ),
+        opt(
+            "--provider",
+            type=PROVIDER,
+            help="Provider name, e.g. aws, azure, lambda (any case; aliases accepted).",
+        ),
+        opt("--region", help="Provider-native region code, e.g. us-east-1, eastus."),
+        opt("--instance-type", help="Provider-native instance type."),
+        opt(
+            "--sort",
+            type=click.Choice(list(latest_mod.SORTS)),
+            default="gpu-hour",
+            show_default=True,
+            help="Rank by price per GPU-hour, per instance-hour, or by PFLOP of FP16 per US dollar "
+            "(most first).",
+        ),
+        opt(
+            "--limit",
+            type=Count(1, MAX_ROWS),
+            default=20,
+            show_default=True,
+            help="At most this many offers per currency; the rest are counted, not shown.",
+        ),
+        opt(
+            "--per-gpu",
+            is_flag=True,
+            help="Only the cheapest offer per GPU model, memory variant and kind (A100 40GB and "
+            "80GB apart).",
+        ),
+        opt(
+            "--usd",
+            is_flag=True,
+            help="One USD ranking across currencies, converted with the [fx] rates; offers "
+            "without a rate are left out (and counted).",
+        ),
+    ]
+
+
+def history() -> list[click.Parameter]:
+    """The parameters of `history`."""
+    return [
+        opt("--gpu", type=GPU, help=GPU_HELP),
+        opt("--memory", type=Number(0, MAX_MEMORY_GIB, low_open=True), help=MEMORY_HELP),
+        opt(
+            "--provider",
+            type=PROVIDER,
+            help="Provider name, e.g. aws, azure, lambda (any case; aliases accepted).",
+        ),
+        opt("--region", help="Provider-native region code, e.g. us-east-1, eastus."),
+        opt("--zone", help="Zone, where prices are per zone (e.g. us-east-1a)."),
+        opt("--instance-type", help="Provider-native instance type."),
+        opt(
+            "--kind", type=PRICE_KIND, help="Price kind: on-demand (or on_demand), spot, reserved."
+        ),
+        opt("--term", type=Count(1, MAX_MONTHS), help="Reserved term in months (12, 36, ...)."),
+        opt(
+            "--since",
+            type=WHEN,
+            help="Start of the window: a duration back from now (30d), a date or a timestamp "
+            "[default: 30 days before --until].",
+        ),
+        opt("--until", type=WHEN, help="End of the window (excluded), same forms [default: now]."),
+        opt(
+            "--below",
+            type=Number(0, MAX_PRICE),
+            help="A budget per instance-hour in each series' currency: adds the share of time "
+            "below it.",
+        ),
+        opt(
+            "--limit",
+            type=Count(1, MAX_ROWS),
+            default=20,
+            show_default=True,
+            help="At most this many series, cheapest mean first; the rest are counted, not shown.",
+        ),
+    ]
+
+
+def tco() -> list[click.Parameter]:
+    """The parameters of `tco`."""
+    from storage.reads import tco as tco_mod  # the formulas: not for `sql` and `latest`
+
+    return [
+        opt("--gpu", type=GPU, required=True, help=GPU_HELP),
+        opt(
+            "--gpus", type=Count(1, MAX_GPUS), default=8, show_default=True, help="GPUs needed (N)."
+        ),
+        opt(
+            "--months",
+            type=Count(1, MAX_MONTHS),
+            default=36,
+            show_default=True,
+            help="The horizon in months (M); a month is 730 hours.",
+        ),
+        opt(
+            "--utilization",
+            type=Number(0, 1, low_open=True),
+            default=1.0,
+            show_default=True,
+            help="Share of the hours the GPUs run (U), in (0, 1].",
+        ),
+        opt(
+            "--memory",
+            type=Number(0, MAX_MEMORY_GIB, low_open=True),
+            help=MEMORY_HELP,
+        ),
+        opt(
+            "--provider",
+            "providers",
+            type=PROVIDER,
+            multiple=True,
+            help="Only these providers (repeat the option for more).",
+        ),
+        opt(
+            "--spot-overhead",
+            type=SpotOverhead(),
+            default="10",
+            show_default=True,
+            help="Percent of spot hours lost to interruptions and run again, or `advisor`: per "
+            "offer, the upper bound of its AWS Spot Advisor interruption band (10 where none is "
+            "known).",
+        ),
+        opt(
+            "--spot-basis",
+            type=click.Choice(tco_mod.SPOT_BASES),
+            default="current",
+            show_default=True,
+            help="The spot price to plan with: the current one, or the "
+            "series' time-weighted mean or p95 over --spot-window.",
+        ),
+        opt(
+            "--spot-window",
+            type=Duration(),
+            default="30d",
+            show_default=True,
+            help="The look-back of --spot-basis mean and p95.",
+        ),
+        opt(
+            "--migration-cost",
+            type=Number(0, MAX_MIGRATION_USD),
+            default=0.0,
+            show_default=True,
+            help="One-off USD cost of moving, added to options away from --current (to "
+            "every option without --current).",
+        ),
+        opt("--current", type=PROVIDER, help="The provider you rent from now."),
+        opt(
+            "--baseline",
+            type=Count(1, MAX_GPUS),
+            help="Price a blend too: this many GPUs reserved, the rest on-demand or spot.",
+        ),
+        opt(
+            "--limit",
+            type=Count(1, MAX_ROWS),
+            help="Table: options shown per strategy (default 1); CSV/JSON: the cheapest "
+            "this many (default every candidate).",
+        ),
+    ]

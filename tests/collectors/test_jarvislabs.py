@@ -69,7 +69,7 @@ def test_records_worked_out_by_hand(observed_at: datetime) -> None:
         memory_gib=1600,
     )
     assert ("H100-8x", "india-noida-01", "spot") not in got  # spot_price null: no spot record
-    # A100-80GB: 3 free, so 3x is available and 4x not; spot 4 x 0.99 = 3.96 with 2 spot free
+    # A100-80GB: 3 free, so 3x is available and 4x not; spot 4 x 0.99 = 3.96 with 3 spot free
     assert got["A100-80GB-3x", "india-noida-01", "on_demand"].available is True
     four = got["A100-80GB-4x", "india-noida-01", "on_demand"]
     assert (four.gpu_model, four.gpu_memory_gib, four.price_per_hour) == (
@@ -80,7 +80,7 @@ def test_records_worked_out_by_hand(observed_at: datetime) -> None:
     assert four.available is False
     spot = got["A100-80GB-4x", "india-noida-01", "spot"]
     assert (spot.price_per_hour, spot.available) == (Decimal("3.96"), False)
-    assert got["A100-80GB-2x", "india-noida-01", "spot"].available is True
+    assert got["A100-80GB-3x", "india-noida-01", "spot"].available is True
     # H200 as a VM: its own offers; 2 x 3.8 = 7.60
     assert got["H200-2x-vm", "europe-01", "on_demand"].price_per_hour == Decimal("7.60")
 

@@ -238,8 +238,7 @@ def test_demo_runs_offline_end_to_end(tmp_path: Path) -> None:
     assert f"gpu-tracker --db {store} latest" in done.stderr
     assert (
         "illustrative prices: alibaba, jarvislabs, tencent, vastai (their APIs' real formats, "
-        "invented"
-        in " ".join(done.stdout.split())
+        "invented" in " ".join(done.stdout.split())
     )
     runs = query(
         store,

@@ -126,6 +126,12 @@ REGISTRY: dict[str, ProviderInfo] = {
         # List prices per GPU; stock (whether a cloud can start a pod) moves.
         default_interval="30m",
     ),
+    "jarvislabs": ProviderInfo(
+        "collectors.jarvislabs:JarvislabsCollector",
+        credential_env={"api_key": "JL_API_KEY"},
+        # List prices per GPU; which regions have free GPUs moves.
+        default_interval="30m",
+    ),
 }
 
 

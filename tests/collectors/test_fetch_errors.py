@@ -56,6 +56,7 @@ def _settings(provider: str, url: str, timeout: float) -> ProviderSettings:
         "vultr": {},
         "vastai": {},
         "runpod": {"credentials": {"api_key": "key"}},
+        "jarvislabs": {"credentials": {"api_key": "key"}},
     }
     return ProviderSettings(**(base | per_provider[provider]))
 

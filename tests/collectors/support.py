@@ -30,6 +30,22 @@ def fixtures_of(provider: str) -> Path:
     return FIXTURES / provider
 
 
+def demo_json(provider: str, name: str) -> dict[str, Any]:
+    """The body of `name` in the demo's recording of `provider`, parsed."""
+    body: dict[str, Any] = json.loads((demo_of(provider) / name).read_text())
+    return body
+
+
+def with_traps(body: dict[str, Any], provider: str, *keys: str) -> dict[str, Any]:
+    """`body` with the rows of tests/fixtures/<provider>/traps.json added to its list at `keys`."""
+    rows: Any = body
+    traps: Any = json.loads((fixtures_of(provider) / "traps.json").read_text())
+    for key in keys:
+        rows, traps = rows[key], traps[key]
+    rows += traps
+    return body
+
+
 def recorded_pages(folder: Path, **json_kwargs: Any) -> dict[str, Any]:
     """The payloads fetch returns for a recording folder: {"page-1": ..., "page-2": ...}."""
     spec = json.loads((folder / "exchanges.json").read_text())

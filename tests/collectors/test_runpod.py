@@ -22,11 +22,13 @@ from collectors.runpod import RunpodCollector
 from tests.collectors.support import (
     NOW,
     cli_ok,
+    demo_json,
     demo_of,
     fixtures_of,
     list_price,
     recording,
     store_config,
+    with_traps,
 )
 from tracker.collecting.replay import Recording, ReplayServer
 
@@ -38,17 +40,12 @@ Replay = Callable[..., ReplayServer]
 
 
 def recorded() -> dict[str, Any]:
-    body: dict[str, Any] = json.loads((DEMO / "gpu-types.json").read_text())
-    return body
+    return demo_json("runpod", "gpu-types.json")
 
 
 def answer() -> dict[str, Any]:
     """The recorded types plus the trap types of tests/fixtures/runpod/traps.json."""
-    body = recorded()
-    body["data"]["gpuTypes"] += json.loads((FIXTURES / "traps.json").read_text())["data"][
-        "gpuTypes"
-    ]
-    return body
+    return with_traps(recorded(), "runpod", "data", "gpuTypes")
 
 
 def collector(**settings: Any) -> RunpodCollector:

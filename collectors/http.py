@@ -110,6 +110,28 @@ def post_json(
     return _json_answer(session, "POST", provider, url, timeout, what, auth_hint, {"json": body})
 
 
+def bearer_json(
+    provider: str,
+    url: str,
+    key: str,
+    *,
+    max_retries: int,
+    timeout: float,
+    what: str,
+    auth_hint: str,
+    body: Any = None,
+) -> Any:
+    """One JSON answer of an API that takes its key as a bearer token: a GET, or a POST of
+    `body` when there is one (a GraphQL query), with the failures of `get_json`."""
+    with make_session(max_retries=max_retries) as session:
+        session.headers["Authorization"] = f"Bearer {key}"
+        if body is None:
+            return get_json(session, provider, url, timeout=timeout, what=what, auth_hint=auth_hint)
+        return post_json(
+            session, provider, url, body=body, timeout=timeout, what=what, auth_hint=auth_hint
+        )
+
+
 def _json_answer(
     session: requests.Session,
     method: str,

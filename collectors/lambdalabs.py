@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 from collectors import gpus, kit
 from collectors.base import Collector, ParseResult, Payloads, PriceRecord, money
 from collectors.common import MissingCredentials, PayloadShapeError
-from collectors.http import get_json, make_session
+from collectors.http import bearer_json
 
 DEFAULT_ENDPOINT = "https://cloud.lambda.ai"
 PATH = "/api/v1/instance-types"
@@ -70,16 +70,15 @@ class LambdaCollector(Collector):
 
     def fetch(self) -> Payloads:
         url = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
-        with make_session(max_retries=self.settings.max_retries) as session:
-            session.headers["Authorization"] = f"Bearer {self._api_key()}"
-            body = get_json(
-                session,
-                self.name,
-                url,
-                timeout=self.settings.timeout,
-                what="instance types",
-                auth_hint=AUTH_HINT,
-            )
+        body = bearer_json(
+            self.name,
+            url,
+            self._api_key(),
+            max_retries=self.settings.max_retries,
+            timeout=self.settings.timeout,
+            what="instance types",
+            auth_hint=AUTH_HINT,
+        )
         payloads: Payloads = {PAYLOAD_KEY: body}
         self.progress(1, len(_data(payloads)))  # a changed shape fails here, not in parse
         return payloads

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from collectors import gpus, kit
 from collectors.base import Collector, ParseResult, Payloads, PriceRecord, money
 from collectors.common import MissingCredentials, PayloadShapeError, PriceKind
-from collectors.http import make_session, post_json
+from collectors.http import bearer_json
 
 DEFAULT_ENDPOINT = "https://api.runpod.io"
 PATH = "/graphql"
@@ -68,17 +68,16 @@ class RunpodCollector(Collector):
 
     def fetch(self) -> Payloads:
         url = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
-        with make_session(max_retries=self.settings.max_retries) as session:
-            session.headers["Authorization"] = f"Bearer {self._api_key()}"
-            body = post_json(
-                session,
-                self.name,
-                url,
-                body={"query": QUERY},
-                timeout=self.settings.timeout,
-                what="GPU types",
-                auth_hint=AUTH_HINT,
-            )
+        body = bearer_json(
+            self.name,
+            url,
+            self._api_key(),
+            max_retries=self.settings.max_retries,
+            timeout=self.settings.timeout,
+            what="GPU types",
+            auth_hint=AUTH_HINT,
+            body={"query": QUERY},
+        )
         payloads: Payloads = {PAYLOAD_KEY: body}
         self.progress(1, len(gpu_types(payloads)))  # a changed shape fails here, not in parse
         return payloads

@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
 from collectors import collector_class
-from collectors.base import ParseResult, PriceRecord
+from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from tracker.cli import cli
 from tracker.collecting.demo import DEMO_DATA, demo_setup
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
@@ -28,6 +30,22 @@ def fixtures_of(provider: str) -> Path:
     return FIXTURES / provider
 
 
+def demo_json(provider: str, name: str) -> dict[str, Any]:
+    """The body of `name` in the demo's recording of `provider`, parsed."""
+    body: dict[str, Any] = json.loads((demo_of(provider) / name).read_text())
+    return body
+
+
+def with_traps(body: dict[str, Any], provider: str, *keys: str) -> dict[str, Any]:
+    """`body` with the rows of tests/fixtures/<provider>/traps.json added to its list at `keys`."""
+    rows: Any = body
+    traps: Any = json.loads((fixtures_of(provider) / "traps.json").read_text())
+    for key in keys:
+        rows, traps = rows[key], traps[key]
+    rows += traps
+    return body
+
+
 def recorded_pages(folder: Path, **json_kwargs: Any) -> dict[str, Any]:
     """The payloads fetch returns for a recording folder: {"page-1": ..., "page-2": ...}."""
     spec = json.loads((folder / "exchanges.json").read_text())
@@ -42,6 +60,46 @@ def recording(folder: Path, *exchanges: dict[str, Any]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "exchanges.json").write_text(json.dumps({"exchanges": list(exchanges)}))
     return folder
+
+
+def signed_settings(
+    endpoint: str | None,
+    keys: dict[str, str],
+    *,
+    regions: tuple[str, ...],
+    retries: int,
+    timeout: float,
+    options: dict[str, Any] | None = None,
+    **more: Any,
+) -> ProviderSettings:
+    """The settings of a signed-API collector under test: its endpoint (None: the real one),
+    a copy of its keys, the regions it asks and how hard it tries; `more` sets the rest."""
+    return ProviderSettings(
+        endpoint=endpoint,
+        regions=regions,
+        credentials=dict(keys),
+        options=dict(options or {}),
+        max_retries=retries,
+        timeout=timeout,
+        **more,
+    )
+
+
+def store_config(folder: Path, provider: str | None = None, endpoint: str | None = None) -> Path:
+    """A config.toml in `folder` with its store beside it; `provider` asked at `endpoint`."""
+    config = folder / "config.toml"
+    text = f'[storage]\npath = "{folder / "s.duckdb"}"\n'
+    if provider is not None:
+        text += f'[providers.{provider}]\nendpoint = "{endpoint}"\n'
+    config.write_text(text)
+    return config
+
+
+def cli_ok(config: Path, *args: str) -> Result:
+    """`gpu-tracker --config <config> <args>` through the real CLI; it must exit 0."""
+    result = CliRunner().invoke(cli, ["--config", str(config), *args])
+    assert result.exit_code == 0, result.output
+    return result
 
 
 def find(result: ParseResult, **fields: Any) -> list[PriceRecord]:

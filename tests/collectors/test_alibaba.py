@@ -26,7 +26,7 @@ from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from storage.query import query
 from storage.store import Store
-from tests.collectors.support import demo_of, find, fixtures_of, recording
+from tests.collectors.support import demo_of, find, fixtures_of, recording, signed_settings
 from tracker.collecting.pipeline import collect
 from tracker.collecting.replay import ReplayServer
 from tracker.config import from_dict
@@ -61,13 +61,8 @@ def make(
     window_s: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> AlibabaCollector:
-    settings = ProviderSettings(
-        endpoint=endpoint,
-        regions=regions,
-        credentials=dict(KEYS),
-        max_retries=retries,
-        timeout=timeout,
-        history_window_s=window_s,
+    settings = signed_settings(
+        endpoint, KEYS, regions=regions, retries=retries, timeout=timeout, history_window_s=window_s
     )
     return FastRetries(settings, progress)
 

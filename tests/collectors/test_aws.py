@@ -19,7 +19,7 @@ from botocore.exceptions import ClientError
 from collectors.aws.collector import GPU_REGIONS, AwsCollector
 from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
-from tests.collectors.support import demo_of, find, fixtures_of, recording
+from tests.collectors.support import demo_of, find, fixtures_of, recording, signed_settings
 from tracker.collecting.replay import ReplayServer
 
 KEYS = {"aws_access_key_id": "x", "aws_secret_access_key": "x"}
@@ -53,13 +53,8 @@ def make(
     options = dict(options or {})
     if types:
         options["instance_types"] = types
-    settings = ProviderSettings(
-        endpoint=endpoint,
-        regions=regions,
-        credentials=dict(KEYS),
-        options=options,
-        max_retries=retries,
-        timeout=timeout,
+    settings = signed_settings(
+        endpoint, KEYS, regions=regions, retries=retries, timeout=timeout, options=options
     )
     return AwsCollector(settings, progress)
 

@@ -17,7 +17,15 @@ import responses
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.jarvislabs import JarvislabsCollector
-from tests.collectors.support import demo_of, find, fixtures_of, keyed, list_price
+from tests.collectors.support import (
+    demo_json,
+    demo_of,
+    find,
+    fixtures_of,
+    keyed,
+    list_price,
+    with_traps,
+)
 from tracker.collecting.replay import ReplayServer
 
 DEMO = demo_of("jarvislabs")
@@ -26,15 +34,12 @@ URL = "https://backendprod.jarvislabs.net/misc/server_meta"
 
 
 def recorded() -> dict[str, Any]:
-    body: dict[str, Any] = json.loads((DEMO / "server-meta.json").read_text())
-    return body
+    return demo_json("jarvislabs", "server-meta.json")
 
 
 def answer() -> dict[str, Any]:
     """The recording with the rows of tests/fixtures/jarvislabs/traps.json added."""
-    body = recorded()
-    body["server_meta"] += json.loads((FIXTURES / "traps.json").read_text())["server_meta"]
-    return body
+    return with_traps(recorded(), "jarvislabs", "server_meta")
 
 
 def collector(**settings: Any) -> JarvislabsCollector:

@@ -8,39 +8,44 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from collectors import gpus
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.runpod import RunpodCollector
-from tests.collectors.support import NOW, demo_of, fixtures_of, list_price, recording
-from tracker.cli import cli
+from tests.collectors.support import (
+    NOW,
+    cli_ok,
+    demo_json,
+    demo_of,
+    fixtures_of,
+    list_price,
+    recording,
+    store_config,
+    with_traps,
+)
 from tracker.collecting.replay import Recording, ReplayServer
 
 DEMO = demo_of("runpod")
 FIXTURES = fixtures_of("runpod")
 H100 = "NVIDIA H100 80GB HBM3"
 
+Replay = Callable[..., ReplayServer]
+
 
 def recorded() -> dict[str, Any]:
-    body: dict[str, Any] = json.loads((DEMO / "gpu-types.json").read_text())
-    return body
+    return demo_json("runpod", "gpu-types.json")
 
 
 def answer() -> dict[str, Any]:
     """The recorded types plus the trap types of tests/fixtures/runpod/traps.json."""
-    body = recorded()
-    body["data"]["gpuTypes"] += json.loads((FIXTURES / "traps.json").read_text())["data"][
-        "gpuTypes"
-    ]
-    return body
+    return with_traps(recorded(), "runpod", "data", "gpuTypes")
 
 
 def collector(**settings: Any) -> RunpodCollector:
@@ -180,7 +185,7 @@ def test_without_a_key_it_cannot_collect() -> None:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[ReplayServer]:
+def server(tmp_path: Path, replay: Replay) -> ReplayServer:
     spec = json.loads((DEMO / "exchanges.json").read_text())
     spec["exchanges"][0]["match"]["headers"] = {"Authorization": "Bearer rp-key"}
     spec["exchanges"][0]["body_file"] = str(DEMO / "gpu-types.json")
@@ -188,9 +193,7 @@ def server(tmp_path: Path) -> Iterator[ReplayServer]:
         {"match": {}, "status": 401, "body_file": str(FIXTURES / "error-401.json")}
     )
     (tmp_path / "exchanges.json").write_text(json.dumps(spec))
-    replay = ReplayServer(Recording.load(tmp_path)).start()
-    yield replay
-    replay.stop()
+    return replay(tmp_path)
 
 
 def test_fetch_posts_the_query_with_the_key(server: ReplayServer) -> None:
@@ -211,62 +214,46 @@ def test_collect_without_the_key_skips_runpod_naming_the_variable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("RUNPOD_API_KEY", raising=False)
-    config = tmp_path / "config.toml"
-    config.write_text(f'[storage]\npath = "{tmp_path / "s.duckdb"}"\n')
-    result = CliRunner().invoke(cli, ["--config", str(config), "collect", "--provider", "runpod"])
-    assert result.exit_code == 0, result.output
+    result = cli_ok(store_config(tmp_path), "collect", "--provider", "runpod")
     lines = result.output.splitlines()
     assert "runpod skipped: runpod: no credentials; set RUNPOD_API_KEY" in lines, result.output
 
 
 def test_region_less_offers_are_stored_and_closed_when_gone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, replay: Replay, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Through the CLI into a real store: region NULL and gpu_model NULL rows land; a type no
     longer offered closes; a type whose row cannot be read stays open (unconfirmed)."""
     (tmp_path / "types.json").write_text(json.dumps(answer()))
     exchange = {"match": {"method": "POST", "path": "/graphql"}, "body_file": "types.json"}
-    recording(tmp_path, exchange)
-    replay = ReplayServer(Recording.load(tmp_path)).start()
+    server = replay(recording(tmp_path, exchange))
     monkeypatch.setenv("RUNPOD_API_KEY", "rp-key")
-    config = tmp_path / "config.toml"
-    config.write_text(
-        f'[storage]\npath = "{tmp_path / "s.duckdb"}"\n'
-        f'[providers.runpod]\nendpoint = "{replay.url}"\n'
-    )
-
-    def run(*args: str) -> Any:
-        result = CliRunner().invoke(cli, ["--config", str(config), *args])
-        assert result.exit_code == 0, result.output
-        return result
+    config = store_config(tmp_path, "runpod", server.url)
 
     def sql(query: str) -> Any:
-        return json.loads(run("sql", query, "--format", "json").output)
+        return json.loads(cli_ok(config, "sql", query, "--format", "json").output)
 
-    try:
-        first = run("collect", "--provider", "runpod")
-        assert "stored with gpu_model NULL" in " ".join(first.output.split())
-        # 24 recorded + the PRO 6000 (on-demand in both clouds) + the B200 (secure on-demand)
-        assert sql("SELECT count(*) AS n FROM latest_prices WHERE region IS NULL") == [{"n": 27}]
-        assert sql(
-            "SELECT instance_type, price_per_hour FROM latest_prices WHERE gpu_model IS NULL"
-            " ORDER BY ALL"
-        ) == [
-            {"instance_type": "community/NVIDIA RTX PRO 6000 Blackwell Server Edition",
-             "price_per_hour": 1.49},
-            {"instance_type": "secure/NVIDIA RTX PRO 6000 Blackwell Server Edition",
-             "price_per_hour": 1.79},
-        ]  # fmt: skip
-        # Next collection: the PRO 6000 is gone, the A6000's row cannot be read.
-        body = answer()
-        types = body["data"]["gpuTypes"]
-        types[:] = [t for t in types if t["displayName"] != "RTX PRO 6000"]
-        next(t for t in types if t["displayName"] == "RTX A6000")["memoryInGb"] = None
-        (tmp_path / "types.json").write_text(json.dumps(body))
-        replay.serve(Recording.load(tmp_path))
-        run("collect", "--provider", "runpod")
-    finally:
-        replay.stop()
+    first = cli_ok(config, "collect", "--provider", "runpod")
+    assert "stored with gpu_model NULL" in " ".join(first.output.split())
+    # 24 recorded + the PRO 6000 (on-demand in both clouds) + the B200 (secure on-demand)
+    assert sql("SELECT count(*) AS n FROM latest_prices WHERE region IS NULL") == [{"n": 27}]
+    assert sql(
+        "SELECT instance_type, price_per_hour FROM latest_prices WHERE gpu_model IS NULL"
+        " ORDER BY ALL"
+    ) == [
+        {"instance_type": "community/NVIDIA RTX PRO 6000 Blackwell Server Edition",
+         "price_per_hour": 1.49},
+        {"instance_type": "secure/NVIDIA RTX PRO 6000 Blackwell Server Edition",
+         "price_per_hour": 1.79},
+    ]  # fmt: skip
+    # Next collection: the PRO 6000 is gone, the A6000's row cannot be read.
+    body = answer()
+    types = body["data"]["gpuTypes"]
+    types[:] = [t for t in types if t["displayName"] != "RTX PRO 6000"]
+    next(t for t in types if t["displayName"] == "RTX A6000")["memoryInGb"] = None
+    (tmp_path / "types.json").write_text(json.dumps(body))
+    server.serve(Recording.load(tmp_path))
+    cli_ok(config, "collect", "--provider", "runpod")
     assert sql(
         "SELECT count(*) AS n FROM prices WHERE gpu_model IS NULL AND valid_to IS NOT NULL"
     ) == [{"n": 2}]
@@ -276,7 +263,7 @@ def test_region_less_offers_are_stored_and_closed_when_gone(
 
 
 def test_fetch_waits_for_retry_after_on_429(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, replay: Replay, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Throttled once with Retry-After: 3, the query is sent again after that wait (asked of
     time.sleep, not waited) and the answer is the recording's."""
@@ -285,28 +272,20 @@ def test_fetch_waits_for_retry_after_on_429(
                  "headers": {"Retry-After": "3"}, "body": slow_down}  # fmt: skip
     answer = {"match": {"method": "POST", "path": "/graphql"},
               "body_file": str(DEMO / "gpu-types.json")}  # fmt: skip
-    recording(tmp_path, throttled, answer)
-    replay = ReplayServer(Recording.load(tmp_path)).start()
+    server = replay(recording(tmp_path, throttled, answer))
     slept: list[float] = []
     monkeypatch.setattr(time, "sleep", slept.append)
-    try:
-        payloads = collector(endpoint=replay.url, max_retries=2).fetch()
-    finally:
-        replay.stop()
+    payloads = collector(endpoint=server.url, max_retries=2).fetch()
     assert payloads == {"gpuTypes": recorded()}
-    assert len(replay.requests) == 2 and slept == [3]
+    assert len(server.requests) == 2 and slept == [3]
 
 
 def test_throttling_that_persists_fails_naming_the_provider(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, replay: Replay, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     exchange = {"match": {}, "status": 429, "headers": {"Retry-After": "1"}, "body": "{}"}
-    recording(tmp_path, exchange)
-    replay = ReplayServer(Recording.load(tmp_path)).start()
+    server = replay(recording(tmp_path, exchange))
     monkeypatch.setattr(time, "sleep", lambda seconds: None)
-    try:
-        with pytest.raises(FetchError, match=r"^runpod: GPU types: HTTP 429"):
-            collector(endpoint=replay.url, max_retries=1).fetch()
-    finally:
-        replay.stop()
-    assert len(replay.requests) == 2
+    with pytest.raises(FetchError, match=r"^runpod: GPU types: HTTP 429"):
+        collector(endpoint=server.url, max_retries=1).fetch()
+    assert len(server.requests) == 2

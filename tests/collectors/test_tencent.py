@@ -25,7 +25,7 @@ from collectors import gpus
 from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import ConfigError, FetchError, MissingCredentials, PayloadShapeError
 from collectors.tencent.collector import CHARGE_TYPES, FAMILIES, GPU_REGIONS, TencentCollector
-from tests.collectors.support import demo_of, fixtures_of, recording
+from tests.collectors.support import demo_of, fixtures_of, recording, signed_settings
 from tracker.collecting.replay import ReplayServer
 from tracker.config import from_dict
 
@@ -51,13 +51,9 @@ def make(
     sleeps: list[float] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> TencentCollector:
-    settings = ProviderSettings(
-        endpoint=endpoint,
-        regions=regions,
-        credentials=dict(KEYS if credentials is None else credentials),
-        options=dict(options or {}),
-        max_retries=retries,
-        timeout=timeout,
+    keys = KEYS if credentials is None else credentials
+    settings = signed_settings(
+        endpoint, keys, regions=regions, retries=retries, timeout=timeout, options=options
     )
     sleep = (sleeps if sleeps is not None else []).append
     return TencentCollector(settings, progress, backoff_s=backoff_s, sleep=sleep)

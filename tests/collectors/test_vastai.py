@@ -9,37 +9,44 @@ import json
 import logging
 import pickle
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from collectors import gpus
 from collectors.base import MarketDepth, ParseResult, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from collectors.vastai.collector import VastaiCollector
-from tests.collectors.support import NOW, demo_of, fixtures_of, list_price, recording
-from tracker.cli import cli
+from tests.collectors.support import (
+    NOW,
+    cli_ok,
+    demo_json,
+    demo_of,
+    fixtures_of,
+    list_price,
+    recording,
+    store_config,
+    with_traps,
+)
 from tracker.collecting import isolation
 from tracker.collecting.replay import Recording, ReplayServer
 
 DEMO = demo_of("vastai")
 FIXTURES = fixtures_of("vastai")
 
+Replay = Callable[..., ReplayServer]
+
 
 def recorded() -> dict[str, Any]:
-    body: dict[str, Any] = json.loads((DEMO / "bundles.json").read_text())
-    return body
+    return demo_json("vastai", "bundles.json")
 
 
 def answer() -> dict[str, Any]:
     """The recorded offers plus the trap offers of tests/fixtures/vastai/traps.json."""
-    body = recorded()
-    body["offers"] += json.loads((FIXTURES / "traps.json").read_text())["offers"]
-    return body
+    return with_traps(recorded(), "vastai", "offers")
 
 
 def parse(body: Any, **settings: Any) -> ParseResult:
@@ -184,16 +191,14 @@ def test_no_offer_is_no_price_and_no_error() -> None:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[ReplayServer]:
+def server(tmp_path: Path, replay: Replay) -> ReplayServer:
     spec = json.loads((DEMO / "exchanges.json").read_text())
     spec["exchanges"].insert(0, {**spec["exchanges"][0], "status": 429, "times": 1,
                                  "headers": {"Retry-After": "0"},
                                  "body_file": str(FIXTURES / "error-429.json")})  # fmt: skip
     spec["exchanges"][1]["body_file"] = str(DEMO / "bundles.json")
     (tmp_path / "exchanges.json").write_text(json.dumps(spec))
-    replay = ReplayServer(Recording.load(tmp_path)).start()
-    yield replay
-    replay.stop()
+    return replay(tmp_path)
 
 
 def test_fetch_posts_the_filter_and_waits_out_a_429(server: ReplayServer) -> None:
@@ -214,39 +219,29 @@ def test_fetch_sends_the_key_when_there_is_one(server: ReplayServer) -> None:
     assert server.requests[-1].headers["authorization"] == "Bearer vk"
 
 
-def test_throttling_that_persists_fails_naming_the_provider(tmp_path: Path) -> None:
+def test_throttling_that_persists_fails_naming_the_provider(tmp_path: Path, replay: Replay) -> None:
     exchange = {"match": {}, "status": 429, "headers": {"Retry-After": "0"},
                 "body_file": str(FIXTURES / "error-429.json")}  # fmt: skip
-    recording(tmp_path, exchange)
-    replay = ReplayServer(Recording.load(tmp_path)).start()
-    try:
-        collector = VastaiCollector(ProviderSettings(endpoint=replay.url, max_retries=1))
-        with pytest.raises(FetchError, match=r"^vastai: offer search: HTTP 429"):
-            collector.fetch()
-    finally:
-        replay.stop()
-    assert len(replay.requests) == 2
+    server = replay(recording(tmp_path, exchange))
+    collector = VastaiCollector(ProviderSettings(endpoint=server.url, max_retries=1))
+    with pytest.raises(FetchError, match=r"^vastai: offer search: HTTP 429"):
+        collector.fetch()
+    assert len(server.requests) == 2
 
 
 def test_collect_and_latest_through_the_cli_with_no_key(
     server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("VAST_API_KEY", raising=False)
-    config = tmp_path / "config.toml"
-    config.write_text(
-        f'[storage]\npath = "{tmp_path / "s.duckdb"}"\n'
-        f'[providers.vastai]\nendpoint = "{server.url}"\n'
-    )
-    run = CliRunner().invoke(cli, ["--config", str(config), "collect", "--provider", "vast"])
-    assert run.exit_code == 0, run.output
+    config = store_config(tmp_path, "vastai", server.url)
+    run = cli_ok(config, "collect", "--provider", "vast")
     assert "9 offers in 6 groups" in run.output
     sql = (
         "SELECT region, instance_type, price_kind, price_per_hour, price_per_gpu_hour"
         " FROM latest_prices WHERE provider = 'vastai' AND gpu_model = 'H100'"
         " ORDER BY instance_type, price_kind"
     )
-    rows = CliRunner().invoke(cli, ["--config", str(config), "sql", sql, "--format", "json"])
-    assert rows.exit_code == 0, rows.output
+    rows = cli_ok(config, "sql", sql, "--format", "json")
     assert json.loads(rows.output) == [
         {"region": "US", "instance_type": "1x H100 SXM", "price_kind": "on_demand",
          "price_per_hour": 2.4024, "price_per_gpu_hour": 2.4024},
@@ -258,55 +253,38 @@ def test_collect_and_latest_through_the_cli_with_no_key(
         {"region": "US", "instance_type": "8x H100 SXM", "price_kind": "spot",
          "price_per_hour": 12.0, "price_per_gpu_hour": 1.5},
     ]  # fmt: skip
-    latest = CliRunner().invoke(
-        cli, ["--config", str(config), "latest", "--provider", "vastai", "--gpu", "RTX4090"]
-    )
-    assert latest.exit_code == 0, latest.output
+    latest = cli_ok(config, "latest", "--provider", "vastai", "--gpu", "RTX4090")
     assert "1x RTX 4090" in latest.output and "SE" in latest.output
 
 
-def test_offer_counts_are_stored_change_only(tmp_path: Path) -> None:
+def test_offer_counts_are_stored_change_only(tmp_path: Path, replay: Replay) -> None:
     """market_depth through the CLI into a real store: a count per group; a changed count
     closes the old row and opens a new one, an unchanged one is confirmed, an emptied group
     closes."""
     (tmp_path / "bundles.json").write_text(json.dumps(recorded()))
     exchange = {"match": {"method": "POST"}, "body_file": "bundles.json"}
-    recording(tmp_path, exchange)
-    replay = ReplayServer(Recording.load(tmp_path)).start()
-    config = tmp_path / "config.toml"
-    config.write_text(
-        f'[storage]\npath = "{tmp_path / "s.duckdb"}"\n'
-        f'[providers.vastai]\nendpoint = "{replay.url}"\n'
-    )
-
-    def run(*args: str) -> Any:
-        result = CliRunner().invoke(cli, ["--config", str(config), *args])
-        assert result.exit_code == 0, result.output
-        return result
-
+    server = replay(recording(tmp_path, exchange))
+    config = store_config(tmp_path, "vastai", server.url)
     depth = (
         "SELECT region, instance_type, offers, valid_to IS NULL AS current FROM market_depth"
         " ORDER BY instance_type, region, valid_from"
     )
-    try:
-        run("collect", "--provider", "vastai")
-        first = json.loads(run("sql", depth, "--format", "json").output)
-        # 1001 (listed twice) and 1002; 1003 unverified and 1004 rented do not count
-        assert first[:3] == [
-            {"region": "US", "instance_type": "1x H100 SXM", "offers": 2, "current": True},
-            {"region": "CA", "instance_type": "1x RTX 3090", "offers": 1, "current": True},
-            {"region": "SE", "instance_type": "1x RTX 4090", "offers": 2, "current": True},
-        ]
-        assert len(first) == 6
-        # Next: 1002 gone (H100 US: 2 -> 1), both RTX 4090 offers gone (the group empties).
-        body = recorded()
-        body["offers"] = [o for o in body["offers"] if o["id"] not in (1002, 1020, 1021)]
-        (tmp_path / "bundles.json").write_text(json.dumps(body))
-        replay.serve(Recording.load(tmp_path))
-        run("collect", "--provider", "vastai")
-    finally:
-        replay.stop()
-    second = json.loads(run("sql", depth, "--format", "json").output)
+    cli_ok(config, "collect", "--provider", "vastai")
+    first = json.loads(cli_ok(config, "sql", depth, "--format", "json").output)
+    # 1001 (listed twice) and 1002; 1003 unverified and 1004 rented do not count
+    assert first[:3] == [
+        {"region": "US", "instance_type": "1x H100 SXM", "offers": 2, "current": True},
+        {"region": "CA", "instance_type": "1x RTX 3090", "offers": 1, "current": True},
+        {"region": "SE", "instance_type": "1x RTX 4090", "offers": 2, "current": True},
+    ]
+    assert len(first) == 6
+    # Next: 1002 gone (H100 US: 2 -> 1), both RTX 4090 offers gone (the group empties).
+    body = recorded()
+    body["offers"] = [o for o in body["offers"] if o["id"] not in (1002, 1020, 1021)]
+    (tmp_path / "bundles.json").write_text(json.dumps(body))
+    server.serve(Recording.load(tmp_path))
+    cli_ok(config, "collect", "--provider", "vastai")
+    second = json.loads(cli_ok(config, "sql", depth, "--format", "json").output)
     assert second[:4] == [
         {"region": "US", "instance_type": "1x H100 SXM", "offers": 2, "current": False},
         {"region": "US", "instance_type": "1x H100 SXM", "offers": 1, "current": True},
@@ -328,19 +306,17 @@ def test_the_daemons_collection_child_hands_back_the_offer_counts(server: Replay
     assert fetched.parsed.records == direct.records
 
 
-def test_fetch_waits_the_retry_after_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fetch_waits_the_retry_after_asked(
+    tmp_path: Path, replay: Replay, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A 429 with Retry-After: 4 is waited as asked (of time.sleep, not waited) before the
     search is posted again."""
     throttled = {"match": {}, "status": 429, "times": 1, "headers": {"Retry-After": "4"},
                  "body_file": str(FIXTURES / "error-429.json")}  # fmt: skip
     answer = {"match": {}, "body_file": str(DEMO / "bundles.json")}
-    recording(tmp_path, throttled, answer)
-    replay = ReplayServer(Recording.load(tmp_path)).start()
+    server = replay(recording(tmp_path, throttled, answer))
     slept: list[float] = []
     monkeypatch.setattr(time, "sleep", slept.append)
-    try:
-        payloads = VastaiCollector(ProviderSettings(endpoint=replay.url, max_retries=2)).fetch()
-    finally:
-        replay.stop()
+    payloads = VastaiCollector(ProviderSettings(endpoint=server.url, max_retries=2)).fetch()
     assert payloads == {"bundles": recorded()}
-    assert len(replay.requests) == 2 and slept == [4]
+    assert len(server.requests) == 2 and slept == [4]

@@ -78,12 +78,13 @@ class Offset:
 
 @dataclass(frozen=True)
 class Cap(Generic[P]):
-    """A list's paginator and its page cap: page `most + 1` is never asked; `too_many` is the
-    error raised instead (a next link or cursor that never ends must not hang the daemon)."""
+    """A list's paginator and its page cap: page `most + 1` is never asked; `too_many(most)` is
+    the error raised instead (a next link or cursor that never ends must not hang the daemon).
+    The error is given the cap, so its message cannot name another number."""
 
     paginator: Paginator[P]
     most: int
-    too_many: Callable[[], Exception]
+    too_many: Callable[[int], Exception]
 
     def walk(self, ask: Callable[[int, P | None], Any]) -> Iterator[tuple[int, Any]]:
         """(number, page) of every page, `ask(number, position)` fetching each."""
@@ -92,7 +93,7 @@ class Cap(Generic[P]):
         while True:
             number += 1
             if number > self.most:
-                raise self.too_many()
+                raise self.too_many(self.most)
             page = ask(number, position)
             yield number, page
             position = self.paginator.following(page, number, position)

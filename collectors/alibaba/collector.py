@@ -74,7 +74,7 @@ TYPE_PAGES = Cap(
         ),
     ),
     MAX_PAGES,
-    lambda: PayloadShapeError("alibaba", f"DescribeInstanceTypes: more than {MAX_PAGES} pages"),
+    lambda most: PayloadShapeError("alibaba", f"DescribeInstanceTypes: more than {most} pages"),
 )
 
 
@@ -173,7 +173,7 @@ class AlibabaCollector(Collector):
             # offset that does not move forward.
             Offset(lambda page, number: _offset(page.get("NextOffset")), _spot_count),
             MAX_PAGES,
-            lambda: PayloadShapeError(
+            lambda most: PayloadShapeError(
                 self.name, f"DescribeSpotPriceHistory {region} {itype}: too many pages"
             ),
         )

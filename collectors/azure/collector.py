@@ -84,7 +84,7 @@ def _next_link(page: dict[str, Any], number: int) -> str | None:
 PAGES = Cap(
     NextLink(_next_link),
     MAX_PAGES,
-    lambda: PayloadShapeError(AzureCollector.name, f"more than {MAX_PAGES} pages; giving up"),
+    lambda most: PayloadShapeError(AzureCollector.name, f"more than {most} pages; giving up"),
 )
 
 

@@ -77,7 +77,7 @@ class OciCollector(Collector):
         cap = Cap(
             NextLink(lambda page, number: _next_url(page, base, f"{parse.PRICES}/page-{number}")),
             MAX_PAGES,
-            lambda: PayloadShapeError(self.name, f"more than {MAX_PAGES} price pages; giving up"),
+            lambda most: PayloadShapeError(self.name, f"more than {most} price pages; giving up"),
         )
         pages: Payloads = {}
         for number, page in cap.walk(

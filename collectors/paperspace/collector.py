@@ -45,7 +45,7 @@ class PaperspaceCollector(Collector):
         pages = Cap(
             NextLink(lambda page, number: _next_url(page, first, f"sizes page {number}")),
             MAX_PAGES,
-            lambda: PayloadShapeError(self.name, f"more than {MAX_PAGES} pages; giving up"),
+            lambda most: PayloadShapeError(self.name, f"more than {most} pages; giving up"),
         )
         with make_session(max_retries=self.settings.max_retries) as session:
             session.headers["Authorization"] = f"Bearer {self._token()}"

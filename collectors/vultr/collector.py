@@ -61,7 +61,7 @@ class VultrCollector(Collector):
         cap = Cap(
             Cursor(lambda page, number: _cursor(page, f"{prefix}/page-{number}")),
             MAX_PAGES,
-            lambda: PayloadShapeError(self.name, f"{prefix}: more than {MAX_PAGES} pages"),
+            lambda most: PayloadShapeError(self.name, f"{prefix}: more than {most} pages"),
         )
         key = ""
         for number, page in cap.walk(

@@ -48,7 +48,7 @@ class AcmeCollector(Collector):
         cap: Cap[str] = Cap(
             Cursor(_next_cursor),
             MOST_PAGES,
-            lambda: FetchError(self.name, f"price list: more than {MOST_PAGES} pages"),
+            lambda most: FetchError(self.name, f"price list: more than {most} pages"),
         )
         payloads: Payloads = {}
         with make_session(max_retries=self.settings.max_retries) as session:

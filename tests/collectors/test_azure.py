@@ -8,6 +8,7 @@ real urllib3 Retry sleeps for Retry-After and times out for real.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import json
 import logging
@@ -612,11 +613,12 @@ def test_fetch_changed_shape(rsps: responses.RequestsMock, body: Any, message: s
 def test_fetch_gives_up_on_a_link_that_never_ends(
     rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(azure, "MAX_PAGES", 3)
+    monkeypatch.setattr(azure, "PAGES", dataclasses.replace(azure.PAGES, most=3))
     rsps.get(ENDPOINT, json=page([row()], next_link()))
     rsps.get(next_link(), json=page([row()], next_link()))  # links to itself
     with pytest.raises(PayloadShapeError, match="more than 3 pages"):
         collector().fetch()
+    assert len(rsps.calls) == 3  # the cap stops the walk, not the link's end
 
 
 # ---------------------------------------------------------------------------------------------

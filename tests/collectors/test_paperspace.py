@@ -543,6 +543,7 @@ def test_fetch_gives_up_on_a_link_that_never_ends(
     rsps.get(again, json=page([size()], next_link=again))
     with pytest.raises(PayloadShapeError, match="more than 3 pages"):
         collector().fetch()
+    assert len(rsps.calls) == 3  # the cap stops the walk, not the link's end
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ never live in the file: it names the environment variable that holds each one.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -184,6 +183,8 @@ def _read(path: Path | str | None) -> Config:
         path = DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else None
     if path is None:
         return from_dict({}, source=None)
+    import tomllib  # only where there is a file to read
+
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))

@@ -13,10 +13,9 @@ FP16/BF16 on tensor cores, and FP32 on the vector units.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
+from functools import cache
 from typing import Any, Literal
 
 from collectors.gpus.schema import (
@@ -44,6 +43,7 @@ __all__ = [
     "TypeOverride",
     "active",
     "bundled",
+    "bundled_models",
     "canonical_model",
     "contradiction",
     "install",
@@ -60,12 +60,18 @@ __all__ = [
 Source = Literal["config", "api", "table"]
 
 
+@cache
 def _load() -> tuple[
     dict[str, GpuModel],
     dict[str, dict[str, str]],
     dict[str, dict[str, InstanceGpu]],
     dict[str, dict[str, float]],
 ]:
+    """The bundled table, parsed once, on first use: a command that names no GPU (`sql`) never
+    pays for it (docs/performance.md, "Start-up of a query")."""
+    import tomllib
+    from importlib import resources
+
     raw = tomllib.loads(resources.files(__package__).joinpath("table.toml").read_text("utf-8"))
     models = {
         name: parse_model(name, entry, f"models.{name}.")
@@ -89,7 +95,29 @@ def _load() -> tuple[
 
 
 # The bundled table, as shipped (read-only by convention: the user's entries are `Overrides`).
-GPU_MODELS, GPU_NAMES, INSTANCE_GPUS, WHOLE_GPU_GIB = _load()
+# Declared, not bound: the module's `__getattr__` loads them on first use.
+GPU_MODELS: dict[str, GpuModel]
+GPU_NAMES: dict[str, dict[str, str]]
+INSTANCE_GPUS: dict[str, dict[str, InstanceGpu]]
+WHOLE_GPU_GIB: dict[str, dict[str, float]]
+_TABLE = ("GPU_MODELS", "GPU_NAMES", "INSTANCE_GPUS", "WHOLE_GPU_GIB")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _TABLE:
+        return _load()[_TABLE.index(name)]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def bundled_models() -> dict[str, GpuModel]:
+    """The bundled GPU models, without the user's entries."""
+    return _load()[0]
+
+
+def _spellings() -> dict[str, dict[str, str]]:
+    """Each provider's own names for GPU models, to the canonical model."""
+    return _load()[1]
+
 
 _active = Overrides()
 
@@ -107,14 +135,14 @@ def active() -> Overrides:
 
 def models() -> dict[str, GpuModel]:
     """Every GPU model: the bundled ones with the user's corrections, and the user's own."""
-    return {**GPU_MODELS, **_active.models}
+    return {**bundled_models(), **_active.models}
 
 
 def model(name: str | None) -> GpuModel | None:
     """A GPU model by its canonical name, with the user's corrections; None if nobody knows it."""
     if name is None:
         return None
-    return _active.models.get(name) or GPU_MODELS.get(name)
+    return _active.models.get(name) or bundled_models().get(name)
 
 
 def _override(provider: str, instance_type: str) -> TypeOverride | None:
@@ -135,7 +163,7 @@ def resolve(provider: str, instance_type: str, said: InstanceGpu | None = None) 
     base, source = (
         (said, "api")
         if said is not None
-        else (INSTANCE_GPUS.get(provider, {}).get(instance_type), "table")
+        else (bundled_types().get(provider, {}).get(instance_type), "table")
     )
     entry = _override(provider, instance_type)
     if entry is not None:
@@ -159,7 +187,7 @@ def instance_types(provider: str) -> tuple[str, ...]:
         for name, entry in _active.instance_types.items()
         if entry.provider == provider and lookup(provider, name) is not None
     }
-    return tuple(sorted(set(INSTANCE_GPUS.get(provider, {})) | own))
+    return tuple(sorted(set(bundled_types().get(provider, {})) | own))
 
 
 def contradiction(
@@ -183,7 +211,7 @@ def canonical_model(provider: str, name: Any) -> str | None:
     when nobody knows it (also for a name that is not a string: an answer may carry anything)."""
     if not isinstance(name, str):
         return None
-    found = GPU_NAMES.get(provider, {}).get(name)
+    found = _spellings().get(provider, {}).get(name)
     if found is not None:
         return found
     for known in models().values():
@@ -208,10 +236,10 @@ def tflops(name: str | None, memory_gib: float | None = None) -> tuple[float | N
 
 def bundled_types() -> Mapping[str, Mapping[str, InstanceGpu]]:
     """The bundled per-type table, every provider's."""
-    return INSTANCE_GPUS
+    return _load()[2]
 
 
 def bundled(provider: str, instance_type: str) -> InstanceGpu | None:
     """The bundled table's own entry for a provider's type, without the user's: what a parser
     fills the gaps of an answer from, or checks it against."""
-    return INSTANCE_GPUS.get(provider, {}).get(instance_type)
+    return bundled_types().get(provider, {}).get(instance_type)

@@ -16,10 +16,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from collectors.base import MONEY_PLACES, PriceRecord, hours_in_term
 from collectors.common import ConfigError, no_unknown
+
+if TYPE_CHECKING:
+    from collectors.base import PriceRecord
 
 # DECIMAL(18, 6): twelve digits before the point.
 MONEY_LIMIT = Decimal(10) ** 12
@@ -211,6 +213,10 @@ def _aware(stamp: object) -> bool:
 
 def _rounded(value: object) -> Decimal | None:
     """The amount as DECIMAL(18, 6) keeps it, or None when it cannot be kept."""
+    # Imported here: reading the config loads this module for [collect], and a command that
+    # only reads (`sql`) has no use for the collectors' base (docs/performance.md).
+    from collectors.base import MONEY_PLACES
+
     if not isinstance(value, Decimal | int) or isinstance(value, bool):
         return None
     amount = Decimal(value)
@@ -225,6 +231,8 @@ def _rounded(value: object) -> Decimal | None:
 def _sane_upfront(upfront: Decimal, term_months: int | None, hourly_ceiling: Decimal) -> bool:
     """Zero or more, and no more than the term's hours at the ceiling: the upfront part of an
     effective price is upfront / hours, so a sane total never exceeds that."""
+    from collectors.base import hours_in_term
+
     if upfront <= 0:
         return upfront == 0
     if not term_months:

@@ -65,7 +65,7 @@ class LazyCommands(MutableMapping[str, click.Command]):
 COMMANDS = {
     "collect": "tracker.cli.collect:collect",
     "sql": "tracker.cli.query:sql",
-    "latest": "tracker.cli.query:latest",
+    "latest": "tracker.cli.history:latest",
     "demo": "tracker.cli.collect:demo",
     "alerts": "tracker.cli.alerts:alerts",
     "daemon": "tracker.cli.daemon:daemon",

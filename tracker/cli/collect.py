@@ -70,7 +70,7 @@ def collect(ctx: click.Context, providers: tuple[str, ...]) -> None:
 @click.pass_context
 def demo(ctx: click.Context, keep: Path | None) -> None:
     """Run the whole pipeline offline on bundled recorded API answers."""
-    from tracker.cli.query import print_latest
+    from tracker.cli.history import print_latest
     from tracker.cli.screen.collecting import run_collection
     from tracker.collecting.demo import (
         demo_setup,  # the loopback servers are needed by this command only

@@ -1,5 +1,5 @@
-"""`gpu-tracker history`: time-weighted statistics of price series over a window, and their step
-chart (docs/decide.md, "History").
+"""`gpu-tracker latest`, the cheapest current offers, and `gpu-tracker history`: time-weighted
+statistics of price series over a window, and their step chart (docs/decide.md, "History").
 
 The statistics are computed in SQL by `storage.reads.series`; this module parses the window,
 prints the answer (a table per currency, CSV or one JSON array) and says why an answer is empty.
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from collectors.common import StoreError
+from storage import latest as latest_mod
 from storage.query import QueryResult
 from storage.reads.series import COLUMNS, SeriesFilters, SeriesStats, Window
 from tracker.cli import common
@@ -22,6 +23,8 @@ from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
 from tracker.cli.screen import render
 from tracker.questions import documents, params
 from tracker.questions.history import filters_from, window_of
+from tracker.questions.latest import filters_from as latest_filters
+from tracker.questions.latest import unknown
 
 if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
     _WhenType = click.ParamType[datetime | timedelta]
@@ -37,6 +40,78 @@ class Shown:
 
     rows: list[SeriesStats]
     left_out: int
+
+
+@click.command(params=params.latest())
+@click.option(
+    "--format", "fmt", type=click.Choice(render.FORMATS), default="table", show_default=True
+)
+@click.pass_context
+def latest(
+    ctx: click.Context,
+    /,
+    sort: str,
+    limit: int,
+    per_gpu: bool,
+    usd: bool,
+    fmt: str,
+    **filters: Any,
+) -> None:
+    """The cheapest current offers, one table per currency (or one in USD with --usd)."""
+    config = load_config(ctx)
+    options = {"sort": sort, "limit": limit, "per_gpu": per_gpu, "usd": usd}
+    print_latest(
+        ctx,
+        config.store_path,
+        options,
+        fmt,
+        latest_filters(filters),
+        timeout_s=config.store.query_timeout_s,
+    )
+
+
+def print_latest(
+    ctx: click.Context,
+    store: Path,
+    options: dict[str, Any],
+    fmt: str,
+    filters: latest_mod.Filters | None = None,
+    *,
+    timeout_s: float | None,
+) -> None:
+    """The `latest` tables (or one CSV/JSON document) for `filters`, saying what was cut; the
+    reads stop after `timeout_s` seconds."""
+    filters = filters or latest_mod.Filters()
+    err = common.err(ctx)
+    try:
+        found = latest_mod.cheapest(store, filters, timeout_s=timeout_s, **options)
+        unrated = latest_mod.unrated(store, filters, timeout_s) if options.get("usd") else {}
+        problems = [] if found.result.rows else unknown(store, filters, timeout_s)
+    except StoreError as exc:
+        common.read_failed(ctx, exc, "latest")
+    if problems:
+        fail(ctx, "; ".join(problems), EXIT_USAGE)
+    if not found.result.rows:
+        say(err, "no current prices match (run `gpu-tracker collect` first?)")
+    for currency, count in unrated.items():
+        say(err, f"left out {count} offers priced in {currency}: no rate for it in [fx]")
+    if fmt != "table":  # one document; the currency column keeps the groups apart
+        render.print_result(common.out(ctx), found.result, fmt)
+        for currency in found.matching:  # a document has no caption: the note goes to stderr
+            if found.left_out(currency):
+                say(err, _cut_words(found, currency, options["limit"]))
+        return
+    for currency, table in latest_mod.by_currency(found.result).items():
+        cut = _cut_words(found, currency, options["limit"]) if found.left_out(currency) else None
+        common.out(ctx).print(render.latest_table(table, currency, cut=cut))
+
+
+def _cut_words(found: latest_mod.Cheapest, currency: str, limit: int) -> str:
+    total = found.matching[currency]
+    return (
+        f"{currency}: showing {total - found.left_out(currency)} of {total} offers, "
+        f"{found.left_out(currency)} left out (--limit {limit}; raise it to see more)"
+    )
 
 
 @click.command(params=params.history())

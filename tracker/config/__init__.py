@@ -7,9 +7,9 @@ never live in the file: it names the environment variable that holds each one.
 from __future__ import annotations
 
 import os
-import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from alerts.settings import AlertSettings, parse_settings
 from collectors import REGISTRY
 from collectors import gpus as gpu_table
 from collectors.common import ConfigError, no_unknown
-from collectors.gpus import GPU_MODELS, GpuModel, Overrides
+from collectors.gpus import GpuModel, Overrides
 from storage.fx import FxRate, GpuFact
 from storage.reads.gpu_filter import GpuNames, names_of
 from storage.writes.validate import PriceLimits
@@ -100,8 +100,6 @@ class Config:
     providers: dict[str, ProviderConfig]
     alerts: AlertSettings = field(default_factory=AlertSettings)
     fx: tuple[FxRate, ...] = ()
-    # What the store's FLOPs-per-dollar columns know of each GPU (the GPU table).
-    gpu_facts: tuple[GpuFact, ...] = field(default_factory=lambda: _gpu_facts())
     # [gpus]: the user's instance type and model entries over the bundled GPU table.
     gpus: Overrides = field(default_factory=Overrides)
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
@@ -114,6 +112,13 @@ class Config:
     # What chose the store, for messages about it: `storage.path`, `--db` or the variable.
     store_key: str = "storage.path"
 
+    @cached_property
+    def gpu_facts(self) -> tuple[GpuFact, ...]:
+        """What the store's FLOPs-per-dollar columns know of each GPU: the GPU table with the
+        user's [gpus] entries. Worked out when first read: a command that stores nothing (`sql`)
+        never parses the GPU table (docs/performance.md, "Start-up of a query")."""
+        return _gpu_facts({**gpu_table.bundled_models(), **self.gpus.models})
+
     def enabled(self, names: tuple[str, ...] = ()) -> list[ProviderConfig]:
         """The providers to collect: the named ones (even if disabled), else every enabled one."""
         for name in names:
@@ -124,16 +129,18 @@ class Config:
         return [p for p in self.providers.values() if p.enabled]
 
 
-def gpu_names(models: Mapping[str, GpuModel] = GPU_MODELS) -> GpuNames:
+def gpu_names(models: Mapping[str, GpuModel] | None = None) -> GpuNames:
     """The names a filter may give a GPU by (`A100`, `A100 80GB`, `H100 NVL`): each model's
-    name and aliases, its memory variants and the variants' own names."""
+    name and aliases, its memory variants and the variants' own names (of the bundled models
+    when no `models` are given)."""
+    models = gpu_table.bundled_models() if models is None else models
     return names_of(
         (m.name, m.aliases, m.memory_gib, {v.memory_gib: v.name for v in m.variants})
         for m in models.values()
     )
 
 
-def _gpu_facts(models: Mapping[str, GpuModel] = GPU_MODELS) -> tuple[GpuFact, ...]:
+def _gpu_facts(models: Mapping[str, GpuModel]) -> tuple[GpuFact, ...]:
     """A row per model, and one per memory variant with its own FP16 figure (H100 NVL)."""
     return tuple(
         fact
@@ -176,6 +183,8 @@ def _read(path: Path | str | None) -> Config:
         path = DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else None
     if path is None:
         return from_dict({}, source=None)
+    import tomllib  # only where there is a file to read
+
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -211,8 +220,18 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
         store_path = source.parent / store_path
     providers_raw = _table(data, "providers")
     no_unknown(providers_raw, set(REGISTRY), "providers.")
-    gpus = gpu_table.parse_overrides(_table(data, "gpus"), GPU_MODELS, REGISTRY)
-    models = {**GPU_MODELS, **gpus.models}
+    gpus_raw = _table(data, "gpus")
+    # The GPU table is parsed only where the config needs it ([gpus], alert rules, review.gpus):
+    # without them the result is the same, and `sql` starts faster (docs/performance.md).
+    gpus = (
+        gpu_table.parse_overrides(gpus_raw, gpu_table.bundled_models(), REGISTRY)
+        if gpus_raw
+        else Overrides()
+    )
+
+    def models() -> dict[str, GpuModel]:
+        return {**gpu_table.bundled_models(), **gpus.models}
+
     providers = {
         name: replace(
             parse_provider(name, info, _table(providers_raw, name, prefix="providers.")),
@@ -220,17 +239,18 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
         )
         for name, info in REGISTRY.items()
     }
-    alerts = _alerts(_table(data, "alerts"), models)
+    alerts_raw = _table(data, "alerts")
+    # No rules, no GPU filter to check: parse_settings reads the names for rules only.
+    alerts = _alerts(alerts_raw, models() if alerts_raw.get("rules") else {})
     return Config(
         source,
         store_path,
         providers,
         alerts,
         fx=parse_fx(_table(data, "fx")),
-        gpu_facts=_gpu_facts(models),
         gpus=gpus,
         daemon=parse_daemon(_table(data, "daemon")),
-        review=parse_review(_table(data, "review"), set(alerts.channels), models),
+        review=_review(_table(data, "review"), set(alerts.channels), models),
         metrics=parse_metrics(_table(data, "metrics")),
         export=parse_export(_table(data, "export")),
         web=parse_web(_table(data, "web")),
@@ -239,10 +259,17 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
     )
 
 
-def _alerts(raw: Mapping[str, Any], models: Mapping[str, GpuModel] = GPU_MODELS) -> AlertSettings:
+def _alerts(raw: Mapping[str, Any], models: Mapping[str, GpuModel]) -> AlertSettings:
     """[alerts]: validated by the alerts package; rule filters may name known GPUs (the user's
     [gpus.models] included) and providers."""
     return parse_settings(raw, gpu_models=gpu_names(models), providers=list(REGISTRY))
+
+
+def _review(
+    raw: Mapping[str, Any], channels: set[str], models: Callable[[], Mapping[str, GpuModel]]
+) -> ReviewSettings:
+    """[review]: `gpus` may name the known GPUs (the user's [gpus.models] included)."""
+    return parse_review(raw, channels, models() if raw.get("gpus") else ())
 
 
 def environment() -> Mapping[str, str]:

@@ -11,7 +11,6 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from collectors.common import ConfigError
 from tracker.config.keys import (
@@ -91,6 +90,8 @@ class ReviewSettings:
     tco_utilization: float = 1.0
 
     def trigger(self) -> CronTrigger:
+        from zoneinfo import ZoneInfo
+
         from apscheduler.triggers.cron import CronTrigger  # the daemon's; not every command's
 
         return CronTrigger.from_crontab(self.cron, timezone=ZoneInfo(self.timezone))
@@ -135,6 +136,8 @@ def parse_since(value: Any, key: str) -> Since:
 
 
 def _timezone(value: Any, key: str) -> str:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # only where a config names a zone
+
     try:
         ZoneInfo(str(value))
     except (ZoneInfoNotFoundError, ValueError) as exc:
@@ -268,6 +271,8 @@ def parse_metrics(raw: Mapping[str, Any]) -> MetricsSettings:
 
 
 def _check_cron(cron: str, timezone: str) -> None:
+    from zoneinfo import ZoneInfo
+
     from apscheduler.triggers.cron import CronTrigger  # the daemon's: not every command's start
 
     try:

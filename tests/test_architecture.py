@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from collectors import REGISTRY
+
 ROOT = Path(__file__).parents[1]
 PACKAGES = ("tracker", "collectors", "storage", "alerts")
 # Who may import whom: a package imports itself, the ones below it and collectors.common.
@@ -210,3 +212,24 @@ def test_tracker_has_no_import_cycle() -> None:
 def test_every_tracker_room_is_small(room: Path) -> None:
     found = [p.name for p in room.glob("*.py") if p.name != "__init__.py"]
     assert len(found) <= MAX_ROOM_MODULES, found
+
+
+# --- collectors/: one name per provider, a package once it needs more than one module --------
+
+SHARED_COLLECTOR_MODULES = {"base", "common", "http", "kit", "pages", "gpus"}
+
+
+def test_every_provider_has_one_name_and_a_package_when_it_spans_modules() -> None:
+    for name, info in REGISTRY.items():
+        module, _, _cls = info.target.partition(":")
+        assert module == f"collectors.{name}", f"{name}: registered as {info.target}"
+        package = ROOT / "collectors" / name
+        assert package.is_dir() or (ROOT / "collectors" / f"{name}.py").is_file(), name
+        assert (ROOT / "tests" / "fixtures" / name).is_dir(), f"{name}: no tests/fixtures/{name}"
+    # No provider's code is spread flat over collectors/ (`aws_source.py`, `azure_parse.py`):
+    # a second module makes it a package.
+    flat = [p.stem for p in (ROOT / "collectors").glob("*.py") if p.stem != "__init__"]
+    rooms = [p.name for p in (ROOT / "collectors").iterdir() if (p / "__init__.py").is_file()]
+    strays = [m for m in flat if m not in SHARED_COLLECTOR_MODULES and m not in REGISTRY]
+    assert not strays, f"modules of no provider and not shared: {strays}"
+    assert set(rooms) <= set(REGISTRY) | SHARED_COLLECTOR_MODULES, rooms

@@ -11,16 +11,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alerts.settings import AlertSettings, parse_settings
 from collectors import REGISTRY
-from collectors import gpus as gpu_table
 from collectors.common import ConfigError, no_unknown
-from collectors.gpus import GpuModel, Overrides
-from storage.fx import FxRate, GpuFact
-from storage.reads.gpu_filter import GpuNames, names_of
 from storage.writes.validate import PriceLimits
+from tracker.config import lazy
 from tracker.config.daemon import (
     DAEMON,
     METRICS,
@@ -46,6 +42,14 @@ from tracker.config.store import (
 )
 from tracker.config.store import store_path as _store_path
 from tracker.config.web import WEB, WebSettings, parse_web
+
+# The alerts' settings, the GPU table and the rates' types are imported where a config has the
+# table that needs them, or a default is first read (tracker.config.lazy).
+if TYPE_CHECKING:
+    from alerts.settings import AlertSettings
+    from collectors.gpus import GpuModel, Overrides
+    from storage.fx import FxRate, GpuFact
+    from storage.reads.gpu_filter import GpuNames
 
 __all__ = [
     "DECLARED",
@@ -98,10 +102,10 @@ class Config:
     source: Path | None
     store_path: Path
     providers: dict[str, ProviderConfig]
-    alerts: AlertSettings = field(default_factory=AlertSettings)
+    alerts: lazy.Lazy[AlertSettings] = lazy.Lazy(lazy.alerts)  # noqa: RUF009 (a descriptor: built when read)
     fx: tuple[FxRate, ...] = ()
     # [gpus]: the user's instance type and model entries over the bundled GPU table.
-    gpus: Overrides = field(default_factory=Overrides)
+    gpus: lazy.Lazy[Overrides] = lazy.Lazy(lazy.gpus)  # noqa: RUF009
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
     review: ReviewSettings = field(default_factory=ReviewSettings)
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
@@ -117,7 +121,9 @@ class Config:
         """What the store's FLOPs-per-dollar columns know of each GPU: the GPU table with the
         user's [gpus] entries. Worked out when first read: a command that stores nothing (`sql`)
         never parses the GPU table (docs/performance.md, "Start-up of a query")."""
-        return _gpu_facts({**gpu_table.bundled_models(), **self.gpus.models})
+        from collectors.gpus import bundled_models
+
+        return lazy.gpu_facts({**bundled_models(), **self.gpus.models})
 
     def enabled(self, names: tuple[str, ...] = ()) -> list[ProviderConfig]:
         """The providers to collect: the named ones (even if disabled), else every enabled one."""
@@ -133,26 +139,13 @@ def gpu_names(models: Mapping[str, GpuModel] | None = None) -> GpuNames:
     """The names a filter may give a GPU by (`A100`, `A100 80GB`, `H100 NVL`): each model's
     name and aliases, its memory variants and the variants' own names (of the bundled models
     when no `models` are given)."""
-    models = gpu_table.bundled_models() if models is None else models
+    from collectors.gpus import bundled_models
+    from storage.reads.gpu_filter import names_of
+
+    models = bundled_models() if models is None else models
     return names_of(
         (m.name, m.aliases, m.memory_gib, {v.memory_gib: v.name for v in m.variants})
         for m in models.values()
-    )
-
-
-def _gpu_facts(models: Mapping[str, GpuModel]) -> tuple[GpuFact, ...]:
-    """A row per model, and one per memory variant with its own FP16 figure (H100 NVL)."""
-    return tuple(
-        fact
-        for m in models.values()
-        for fact in (
-            GpuFact(m.name, m.fp16_tflops),
-            *(
-                GpuFact(m.name, v.fp16_tflops, v.memory_gib)
-                for v in m.variants
-                if v.fp16_tflops is not None
-            ),
-        )
     )
 
 
@@ -175,7 +168,7 @@ def load(
         key, chosen = STORE_ENV, (os.environ if env is None else env).get(STORE_ENV)
     if not chosen:
         return config
-    return replace(config, store_path=_store_path(str(chosen), key), store_key=key)
+    return lazy.with_changes(config, store_path=_store_path(str(chosen), key), store_key=key)
 
 
 def _read(path: Path | str | None) -> Config:
@@ -221,47 +214,55 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
     providers_raw = _table(data, "providers")
     no_unknown(providers_raw, set(REGISTRY), "providers.")
     gpus_raw = _table(data, "gpus")
-    # The GPU table is parsed only where the config needs it ([gpus], alert rules, review.gpus):
-    # without them the result is the same, and `sql` starts faster (docs/performance.md).
-    gpus = (
-        gpu_table.parse_overrides(gpus_raw, gpu_table.bundled_models(), REGISTRY)
-        if gpus_raw
-        else Overrides()
-    )
+    # The GPU table is parsed only where the config needs it ([gpus], alert rules, review.gpus),
+    # the alerts' settings only with [alerts]: without them the result is the same (the
+    # defaults), and `sql` starts faster (docs/performance.md, "Start-up against DuckDB's own").
+    tables: dict[str, Any] = {}
+    if gpus_raw:
+        from collectors import gpus as gpu_table
+
+        tables["gpus"] = gpu_table.parse_overrides(gpus_raw, gpu_table.bundled_models(), REGISTRY)
 
     def models() -> dict[str, GpuModel]:
-        return {**gpu_table.bundled_models(), **gpus.models}
+        from collectors.gpus import bundled_models
+
+        return {**bundled_models(), **(tables["gpus"].models if "gpus" in tables else {})}
 
     providers = {
         name: replace(
             parse_provider(name, info, _table(providers_raw, name, prefix="providers.")),
-            gpus=gpus or None,
+            gpus=tables.get("gpus") or None,
         )
         for name, info in REGISTRY.items()
     }
     alerts_raw = _table(data, "alerts")
-    # No rules, no GPU filter to check: parse_settings reads the names for rules only.
-    alerts = _alerts(alerts_raw, models() if alerts_raw.get("rules") else {})
+    channels: tuple[str, ...] = ("console",)  # the channel there always is (alerts.settings)
+    if alerts_raw:
+        # No rules, no GPU filter to check: parse_settings reads the names for rules only.
+        tables["alerts"] = _alerts(alerts_raw, models() if alerts_raw.get("rules") else {})
+        channels = tables["alerts"].channels
+    fx_raw = _table(data, "fx")
     return Config(
         source,
         store_path,
         providers,
-        alerts,
-        fx=parse_fx(_table(data, "fx")),
-        gpus=gpus,
+        fx=parse_fx(fx_raw) if fx_raw else (),
         daemon=parse_daemon(_table(data, "daemon")),
-        review=_review(_table(data, "review"), set(alerts.channels), models),
+        review=_review(_table(data, "review"), set(channels), models),
         metrics=parse_metrics(_table(data, "metrics")),
         export=parse_export(_table(data, "export")),
         web=parse_web(_table(data, "web")),
         store=store,
         limits=parse_collect(_table(data, "collect")),
+        **tables,
     )
 
 
 def _alerts(raw: Mapping[str, Any], models: Mapping[str, GpuModel]) -> AlertSettings:
     """[alerts]: validated by the alerts package; rule filters may name known GPUs (the user's
     [gpus.models] included) and providers."""
+    from alerts.settings import parse_settings
+
     return parse_settings(raw, gpu_models=gpu_names(models), providers=list(REGISTRY))
 
 

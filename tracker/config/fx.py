@@ -7,11 +7,13 @@ import re
 from collections.abc import Mapping
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from collectors.common import ConfigError
-from storage.fx import RATE_PLACES, FxRate
 from tracker.config.keys import TEXT, Key, Kind, Table, refuse
+
+if TYPE_CHECKING:
+    from storage.fx import FxRate
 
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 
@@ -35,6 +37,9 @@ def parse_fx(raw: Mapping[str, Any]) -> tuple[FxRate, ...]:
 
 
 def _fx_rate(currency: str, entry: Any, key: str) -> FxRate:
+    # Imported where a config has rates: most have none (docs/performance.md, "Start-up").
+    from storage.fx import RATE_PLACES, FxRate
+
     if not isinstance(entry, Mapping):
         raise ConfigError(f"{key}: expected a table like {{ units_per_usd = 7.0197, date = ... }}")
     got = RATE.read(entry, key + ".")

@@ -12,11 +12,11 @@ from urllib.parse import urlsplit
 
 from collectors import ProviderInfo
 from collectors.common import ConfigError, env_variable_name, shown, text
-from collectors.gpus import Overrides
 from tracker.config.keys import BOOLEAN, Key, Kind, Table, duration, number
 
 if TYPE_CHECKING:  # the collectors' base is imported by the commands that collect
     from collectors.base import ProviderSettings
+    from collectors.gpus import Overrides
 
 # Bounds (docs/configuration.md): a read timeout of up to 10 minutes; a whole collection of a
 # provider within 1 s to 24 h (default 15 minutes); a schedule from 1 s to a year, so every

@@ -74,7 +74,7 @@ def main() -> None:
         bare_s = statistics.median(run[i] for run in runs["bare"])
         sql_s = statistics.median(run[i] for run in runs["sql"])
         print(
-            f"{figure + ':':<11} python -c 'import duckdb' {bare_s * 1000:6.1f} ms, "
+            f"{figure + ':':<11} bare duckdb, same store {bare_s * 1000:6.1f} ms, "
             f'gpu-tracker sql "SELECT 1" {sql_s * 1000:6.1f} ms, ratio {sql_s / bare_s:.2f}x'
         )
     print("target: gpu-tracker sql within 1.5x of the bare process")

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
+from collectors.base import ProviderSettings
 from tracker.collecting.replay import Recording, ReplayServer
+from tracker.config import ProviderConfig
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OBSERVED_AT = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
@@ -138,3 +141,16 @@ def demo_kept(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = CliRunner().invoke(cli, ["demo", "--keep", str(path)])
     assert result.exit_code == 0, result.output
     return path
+
+
+@pytest.fixture
+def one_retry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Collections in this process retry a failed request once instead of four times
+    (ProviderSettings.max_retries): the retry path still runs, not seconds of its back-off."""
+    settings = ProviderConfig.settings
+
+    def once(self: ProviderConfig, env: Mapping[str, str]) -> tuple[ProviderSettings, list[str]]:
+        got, missing = settings(self, env)
+        return dataclasses.replace(got, max_retries=1), missing
+
+    monkeypatch.setattr(ProviderConfig, "settings", once)

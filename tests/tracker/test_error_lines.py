@@ -47,6 +47,7 @@ def broken() -> Iterator[str]:
     httpd.server_close()
 
 
+@pytest.mark.usefixtures("one_retry")
 def test_an_error_page_is_one_plain_line_everywhere(
     tmp_path: Path, broken: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -313,6 +313,7 @@ def test_a_bad_store_variable(
     assert (hits, store_state(tmp_path)) == ([], before)
 
 
+@pytest.mark.usefixtures("one_retry")
 def test_the_walk_reaches_the_server_when_the_config_is_good(
     tmp_path: Path, server: tuple[str, list[str]], existing: Path
 ) -> None:

@@ -17,7 +17,7 @@ from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, ClassVar
 
-from collectors.common import PriceKind
+from collectors.common import MissingCredentials, PriceKind
 from collectors.gpus import Overrides, install
 
 # docs/sql.md: a month is 730 h, a year 8760 h, three years 26280 h.
@@ -235,6 +235,14 @@ class Collector(ABC):
         `tracker` has already checked the variables the registry declares; this hook is for
         credential chains only the SDK can see (AWS profiles, instance roles)."""
         return None
+
+    def credential(self, name: str, variable: str) -> str:
+        """The credential `name` the settings carry, or MissingCredentials naming `variable`,
+        the environment variable to set."""
+        value = self.settings.credentials.get(name)
+        if not value:
+            raise MissingCredentials(self.name, variable)
+        return value
 
     @abstractmethod
     def fetch(self) -> Payloads:

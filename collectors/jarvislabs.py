@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from collectors import gpus, kit
 from collectors.base import Collector, ParseResult, Payloads, PriceRecord, money
-from collectors.common import MissingCredentials, PayloadShapeError
+from collectors.common import PayloadShapeError
 from collectors.http import bearer_json
 
 DEFAULT_ENDPOINT = "https://backendprod.jarvislabs.net"
@@ -65,14 +65,14 @@ class JarvislabsCollector(Collector):
     default_endpoint: ClassVar[str] = DEFAULT_ENDPOINT
 
     def check_credentials(self) -> None:
-        self._api_key()
+        self.credential("api_key", CREDENTIAL)
 
     def fetch(self) -> Payloads:
         url = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
         body = bearer_json(
             self.name,
             url,
-            self._api_key(),
+            self.credential("api_key", CREDENTIAL),
             max_retries=self.settings.max_retries,
             timeout=self.settings.timeout,
             what="server meta",
@@ -122,12 +122,6 @@ class JarvislabsCollector(Collector):
             result.records.extend(_records(row, count, found.gpu))
             told = row.told or found.source == "config"
             result.facts[instance_type] = found.source if told else "table"
-
-    def _api_key(self) -> str:
-        key = self.settings.credentials.get("api_key")
-        if not key:
-            raise MissingCredentials(self.name, CREDENTIAL)
-        return key
 
 
 def _rows(payloads: Payloads) -> list[Any]:

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from collectors import gpus, kit
 from collectors.base import Collector, ParseResult, Payloads, PriceRecord, money
-from collectors.common import MissingCredentials, PayloadShapeError
+from collectors.common import PayloadShapeError
 from collectors.http import bearer_json
 
 DEFAULT_ENDPOINT = "https://cloud.lambda.ai"
@@ -66,14 +66,14 @@ class LambdaCollector(Collector):
     default_endpoint: ClassVar[str] = DEFAULT_ENDPOINT
 
     def check_credentials(self) -> None:
-        self._api_key()
+        self.credential("api_key", CREDENTIAL)
 
     def fetch(self) -> Payloads:
         url = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
         body = bearer_json(
             self.name,
             url,
-            self._api_key(),
+            self.credential("api_key", CREDENTIAL),
             max_retries=self.settings.max_retries,
             timeout=self.settings.timeout,
             what="instance types",
@@ -167,12 +167,6 @@ class LambdaCollector(Collector):
                 offer.gpu.gpu_model,
             )
         return offer
-
-    def _api_key(self) -> str:
-        key = self.settings.credentials.get("api_key")
-        if not key:
-            raise MissingCredentials(self.name, CREDENTIAL)
-        return key
 
 
 def _data(payloads: Payloads) -> dict[str, Any]:

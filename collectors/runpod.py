@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from collectors import gpus, kit
 from collectors.base import Collector, ParseResult, Payloads, PriceRecord, money
-from collectors.common import MissingCredentials, PayloadShapeError, PriceKind
+from collectors.common import PayloadShapeError, PriceKind
 from collectors.http import bearer_json
 
 DEFAULT_ENDPOINT = "https://api.runpod.io"
@@ -64,14 +64,14 @@ class RunpodCollector(Collector):
         return ()
 
     def check_credentials(self) -> None:
-        self._api_key()
+        self.credential("api_key", CREDENTIAL)
 
     def fetch(self) -> Payloads:
         url = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
         body = bearer_json(
             self.name,
             url,
-            self._api_key(),
+            self.credential("api_key", CREDENTIAL),
             max_retries=self.settings.max_retries,
             timeout=self.settings.timeout,
             what="GPU types",
@@ -102,12 +102,6 @@ class RunpodCollector(Collector):
                 self.name, f"none of the {len(types)} GPU types could be read: changed shape?"
             )
         return result
-
-    def _api_key(self) -> str:
-        key = self.settings.credentials.get("api_key")
-        if not key:
-            raise MissingCredentials(self.name, CREDENTIAL)
-        return key
 
 
 def gpu_types(payloads: Payloads) -> list[Any]:

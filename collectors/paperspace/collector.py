@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
 from collectors.base import Collector, ParseResult, Payloads
-from collectors.common import FetchError, MissingCredentials, PayloadShapeError
+from collectors.common import FetchError, PayloadShapeError
 from collectors.http import make_session
 from collectors.pages import Cap, NextLink, linked_json
 from collectors.paperspace import parse
@@ -36,7 +36,7 @@ class PaperspaceCollector(Collector):
     default_endpoint: ClassVar[str] = DEFAULT_ENDPOINT
 
     def check_credentials(self) -> None:
-        self._token()
+        self.credential("token", CREDENTIAL)
 
     def fetch(self) -> Payloads:
         first = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
@@ -48,7 +48,7 @@ class PaperspaceCollector(Collector):
             lambda most: PayloadShapeError(self.name, f"more than {most} pages; giving up"),
         )
         with make_session(max_retries=self.settings.max_retries) as session:
-            session.headers["Authorization"] = f"Bearer {self._token()}"
+            session.headers["Authorization"] = f"Bearer {self.credential('token', CREDENTIAL)}"
             for number, page in pages.walk(
                 linked_json(
                     session,
@@ -70,12 +70,6 @@ class PaperspaceCollector(Collector):
         """One record per GPU size per asked region it lists (or one in no region for a size
         listed nowhere); CPU sizes are ignored."""
         return parse.parse(payloads, self.regions, self.log)
-
-    def _token(self) -> str:
-        token = self.settings.credentials.get("token")
-        if not token:
-            raise MissingCredentials(self.name, CREDENTIAL)
-        return token
 
 
 def _next_url(page: dict[str, Any], first: str, where: str) -> str | None:

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from collectors import gpus, kit
 from collectors.base import Collector, ParseResult, Payloads, PriceRecord, money
-from collectors.common import FetchError, MissingCredentials, PayloadShapeError
+from collectors.common import FetchError, PayloadShapeError
 from collectors.http import get_json, make_session
 from collectors.pages import Cap, Cursor
 
@@ -41,7 +41,7 @@ class AcmeCollector(Collector):
     default_endpoint: ClassVar[str] = DEFAULT_ENDPOINT
 
     def check_credentials(self) -> None:
-        self._api_key()
+        self.credential("api_key", CREDENTIAL)
 
     def fetch(self) -> Payloads:
         url = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
@@ -52,7 +52,7 @@ class AcmeCollector(Collector):
         )
         payloads: Payloads = {}
         with make_session(max_retries=self.settings.max_retries) as session:
-            session.headers["Authorization"] = f"Bearer {self._api_key()}"
+            session.headers["Authorization"] = f"Bearer {self.credential('api_key', CREDENTIAL)}"
 
             def ask(number: int, cursor: str | None) -> Any:
                 return get_json(
@@ -91,12 +91,6 @@ class AcmeCollector(Collector):
         if rows and result.skipped_rows == len(rows):
             raise PayloadShapeError(self.name, f"none of the {len(rows)} rows could be read")
         return result
-
-    def _api_key(self) -> str:
-        key = self.settings.credentials.get("api_key")
-        if not key:
-            raise MissingCredentials(self.name, CREDENTIAL)
-        return key
 
 
 def _next_cursor(page: Any, number: int) -> str | None:

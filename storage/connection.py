@@ -2,9 +2,10 @@
 damaged store answered in one line.
 
 DuckDB lets one process write a file, and while it holds the file no other process may even
-read it. So every user of the store opens, does its work and closes at once; whoever finds the
-file locked retries (a reader briefly, a writer long enough to outlast a reader's query) and
-says who holds it. Every DuckDB error that means the file itself is unusable (not a DuckDB
+read it. So every user of the store opens, does its work and closes at once, in its turn
+(`storage.gate`: readers together, a writer alone and first); whoever finds the file locked by
+another process retries (a reader briefly, a writer long enough to outlast a reader's query)
+and says who holds it. Every DuckDB error that means the file itself is unusable (not a DuckDB
 file, truncated, a checksum error, a directory, unreadable) becomes one `StoreDamaged` line
 naming the file, whether it shows when opening or only when a damaged block is read.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,15 +24,27 @@ from typing import Any
 import duckdb
 
 from collectors.common import StoreError
+from storage.gate import GateTimeout, Kind, announce, turn
 
 LOCK_WAIT_S = 5.0
 _FIRST_BACKOFF_S = 0.02
 # The longest pause between two tries. A reader's is short: a busy daemon hands the file from
 # one write to the next, so the reader's turn is a gap of a fraction of a second between them,
 # which tries half a second apart keep missing until the reader gives up. A writer waits out a
-# reader's whole query, and a failed try costs a file open: it need not look so often.
+# reader's whole query; readers stop opening the file while it waits (`storage.gate`), so the
+# readers already in finish soon and it looks often enough to get in right after them.
 READ_BACKOFF_MAX_S = 0.05
-WRITE_BACKOFF_MAX_S = 0.5
+WRITE_BACKOFF_MAX_S = 0.1
+# The settings every sandboxed reader of the process shares, set by whoever opens the instance,
+# the lock last so nothing after it can change the others (storage/reads/sandbox.py says why).
+LOCKDOWN = (
+    "SET GLOBAL TimeZone = 'UTC'",
+    "SET enable_external_access = false",
+    "SET autoinstall_known_extensions = false",
+    "SET autoload_known_extensions = false",
+    "SET allow_community_extensions = false",
+    "SET lock_configuration = true",
+)
 _HOLDER = re.compile(r"lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 # What DuckDB says when the bytes of the file cannot be what it wrote.
 _DAMAGE_SIGNS = (
@@ -42,6 +56,7 @@ _DAMAGE_SIGNS = (
 )
 
 log = logging.getLogger("storage.connection")
+_settling = threading.Lock()
 
 
 class StoreDamaged(StoreError):
@@ -51,6 +66,10 @@ class StoreDamaged(StoreError):
 
 def _is_lock_error(exc: Exception) -> bool:
     text = str(exc).lower()
+    if "different configuration than existing connections" in text:
+        # Someone of this process opened the file outside the gate (a plugin, a test's own
+        # duckdb.connect): busy, as a lock held by another process is.
+        return True
     return "lock" in text and ("conflicting" in text or "could not set" in text)
 
 
@@ -104,8 +123,9 @@ def _unusable(path: Path, exc: duckdb.Error) -> StoreError:
     return damage(path, exc) or StoreError(f"cannot open the store {path}: {first}")
 
 
-def _connect(path: Path, read_only: bool, wait_s: float, wait_setting: str | None) -> Any:
-    deadline = time.monotonic() + wait_s
+def _connect(
+    path: Path, read_only: bool, wait_s: float, deadline: float, wait_setting: str | None
+) -> Any:
     delay = _FIRST_BACKOFF_S
     said = False
     while True:
@@ -114,6 +134,8 @@ def _connect(path: Path, read_only: bool, wait_s: float, wait_setting: str | Non
         except duckdb.Error as exc:
             if not _is_lock_error(exc):
                 raise _unusable(path, exc) from exc
+            if not read_only:
+                announce(path, deadline)  # readers of every process now let this writer in
             if time.monotonic() >= deadline:
                 raise StoreError(_gave_up(path, exc, wait_s, wait_setting)) from exc
             if wait_setting and not said:  # a writer's wait is long enough to be worth a line
@@ -130,16 +152,18 @@ def _connect(path: Path, read_only: bool, wait_s: float, wait_setting: str | Non
 
 
 def _gave_up(path: Path, exc: Exception, wait_s: float, wait_setting: str | None) -> str:
-    who = holder(exc)
+    if isinstance(exc, GateTimeout):
+        held = f"the store {path} is held by {exc.holder}"
+    else:
+        held = f"the store {path} is locked by another process, {holder(exc)}"
     if wait_setting:
         return (
-            f"the store {path} is locked by another process, {who}, and stayed so for "
+            f"{held}, and stayed so for "
             f"{wait_s:g} s, the longest a write waits ({wait_setting}; raise it, or end the "
             "long reader); nothing of this write was stored"
         )
     return (
-        f"the store {path} is locked by another process, {who} (a collection or the daemon "
-        f"writing); waited {wait_s:g} s. Try again in a moment"
+        f"{held} (a collection or the daemon writing); waited {wait_s:g} s. Try again in a moment"
     )
 
 
@@ -150,13 +174,17 @@ def connect(
     read_only: bool,
     wait_s: float = LOCK_WAIT_S,
     wait_setting: str | None = None,
+    outside: bool = False,
 ) -> Iterator[Any]:
     """A connection to the store, closed on exit; times in UTC.
 
-    A locked file is retried for `wait_s` seconds; `wait_setting` names the setting that gives
-    it (a writer's `[storage] write_wait`): the wait is logged, naming who holds the file, and
-    the error when it runs out names the setting. A damaged file raises `StoreDamaged`, also
-    when the damage shows only inside the block."""
+    A read-only connection is sandboxed (it reaches no file but the store, its settings are
+    locked) unless `outside` (an export's COPY writes files): the two kinds take turns in the
+    process, as readers and writers do (`storage.gate`). A file locked by another process is
+    retried for `wait_s` seconds, the turn included; `wait_setting` names the setting that
+    gives it (a writer's `[storage] write_wait`): the wait is logged, naming who holds the
+    file, and the error when it runs out names the setting. A damaged file raises
+    `StoreDamaged`, also when the damage shows only inside the block."""
     path = Path(path)
     if read_only and not path.exists():
         raise StoreError(
@@ -164,17 +192,36 @@ def connect(
         )
     if not read_only:
         path.parent.mkdir(parents=True, exist_ok=True)
-    con = _connect(path, read_only, wait_s, wait_setting)
+    kind: Kind = "write" if not read_only else "outside" if outside else "read"
+    deadline = time.monotonic() + wait_s
     try:
+        with turn(path, kind, deadline):
+            con = _connect(path, read_only, wait_s, deadline, wait_setting)
+            try:
+                _settle(con, kind)
+                yield con
+            except Exception as exc:
+                damaged = damage(path, exc)
+                if damaged is not None and damaged is not exc:
+                    raise damaged from exc
+                raise
+            finally:
+                con.close()
+    except GateTimeout as exc:
+        raise StoreError(_gave_up(path, exc, wait_s, wait_setting)) from exc
+
+
+def _settle(con: Any, kind: Kind) -> None:
+    """Times in UTC, and a reader's sandbox. A reader's settings belong to the instance every
+    reader of the process shares: the first one in sets them, and the others wait until it has
+    (a SET of theirs would meet the lock)."""
+    if kind != "read":
         con.execute("SET TimeZone = 'UTC'")
-        yield con
-    except Exception as exc:
-        damaged = damage(path, exc)
-        if damaged is not None and damaged is not exc:
-            raise damaged from exc
-        raise
-    finally:
-        con.close()
+        return
+    with _settling:
+        if not scalar(con, "SELECT current_setting('lock_configuration')"):
+            for statement in LOCKDOWN:
+                con.execute(statement)
 
 
 def probe(path: Path | str) -> None:

@@ -98,7 +98,7 @@ def _open(
     store: Path | str, lock: AbstractContextManager[Any] | None, wait_s: float
 ) -> Iterator[Any]:
     if lock is None:
-        with connect(store, read_only=True, wait_s=wait_s) as con:
+        with connect(store, read_only=True, wait_s=wait_s, outside=True) as con:
             yield con
         return
     from storage.session import session

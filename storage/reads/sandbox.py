@@ -5,8 +5,11 @@ DuckDB's own settings make the sandbox: `enable_external_access = false` closes 
 but the store (read_csv, read_text, glob, COPY ... TO, EXPORT, ATTACH, an https:// path), no
 extension may be installed or loaded, and `lock_configuration` keeps SET, PRAGMA and RESET from
 undoing any of it. They are set after the store is opened (the database file and its WAL are
-then already open) and after the store's own settings (UTC). A statement check in front only
-makes the common refusals read well; the settings are what hold.
+then already open) and after the store's own settings (UTC). DuckDB shares them among every
+read-only connection of the process, so `storage.connection` sets them for every reader, once
+per instance, and an export (which writes files) takes its turn apart from readers. A
+statement check in front only makes the common refusals read well; the settings are what
+hold.
 """
 
 from __future__ import annotations
@@ -23,14 +26,6 @@ import duckdb
 from collectors.common import StoreError
 from storage.connection import LOCK_WAIT_S, connect
 
-# In this order: the lock last, so nothing after it can change the others.
-_LOCKDOWN = (
-    "SET enable_external_access = false",
-    "SET autoinstall_known_extensions = false",
-    "SET autoload_known_extensions = false",
-    "SET allow_community_extensions = false",
-    "SET lock_configuration = true",
-)
 # Statement kinds that only read. MULTI is a PIVOT (DuckDB runs it as a few statements of its
 # own); PRAGMA and CALL are the table functions (table_info, storage_info): a PRAGMA that would
 # change a setting meets the locked configuration.
@@ -57,8 +52,6 @@ def sandboxed(path: Path | str, *, wait_s: float = LOCK_WAIT_S) -> Iterator[Any]
     """A read-only connection to the store at `path` that reaches nothing outside it and
     whose settings cannot change; closed on exit."""
     with connect(path, read_only=True, wait_s=wait_s) as con:
-        for statement in _LOCKDOWN:
-            con.execute(statement)
         yield con
 
 

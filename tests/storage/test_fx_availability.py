@@ -177,6 +177,8 @@ def test_the_rate_of_an_interval_does_not_depend_on_the_readers_time_zone(tmp_pa
     # rate, 80 x 0.125 = 10.0, for every reader.
     sql = "SELECT price_per_hour_usd FROM prices ORDER BY valid_from LIMIT 1"
     for zone in ("UTC", "Asia/Shanghai", "America/Los_Angeles"):
-        with connect(store.path, read_only=True) as con:
+        # A user's own DuckDB session, in the zone of their choice (the tracker's readers are
+        # always in UTC and cannot change it).
+        with connect(store.path, read_only=True, outside=True) as con:
             con.execute(f"SET TimeZone = '{zone}'")
             assert con.execute(sql).fetchall() == [(10.0,)], zone

@@ -1,6 +1,6 @@
 """How often a connection retries a locked store: a reader looks again within a twentieth of a
 second, so it gets in at the short gaps between a busy daemon's writes; a writer backs off to
-half a second. The store's lock error is DuckDB's own; the clock is a fake, so nothing sleeps."""
+a tenth of a second. The store's lock error is DuckDB's own; the clock is a fake, so nothing sleeps."""
 
 from __future__ import annotations
 
@@ -91,14 +91,17 @@ def test_a_reader_gets_in_at_the_first_try_after_the_writer_lets_go(
     assert clock.now - 1000.0 == pytest.approx(0.02 + 0.04 + 28 * 0.05)
 
 
-def test_a_writer_backs_off_to_half_a_second(monkeypatch: pytest.MonkeyPatch, store: Path) -> None:
+def test_a_writer_backs_off_to_a_tenth_of_a_second(
+    monkeypatch: pytest.MonkeyPatch, store: Path
+) -> None:
     clock, _ = locked_for(monkeypatch, store, refusals=None)
     with (
         pytest.raises(StoreError, match=r"\[storage\] write_wait"),
         connect(store, read_only=False, wait_s=5, wait_setting="[storage] write_wait"),
     ):
         pass
-    # doubling from 0.02 s up to 0.5 s: 0.02 + ... + 0.32 = 0.62, then 0.5 s pauses past 5 s
-    assert clock.pauses[:6] == [0.02, 0.04, 0.08, 0.16, 0.32, 0.5]
-    assert set(clock.pauses[5:]) == {0.5}
-    assert len(clock.pauses) == 14  # 0.62 + 9 x 0.5 = 5.12 s
+    # doubling from 0.02 s up to 0.1 s (readers stop coming while a writer waits, so it looks
+    # often): 0.02 + 0.04 + 0.08 = 0.14, then 0.1 s pauses past 5 s
+    assert clock.pauses[:4] == [0.02, 0.04, 0.08, 0.1]
+    assert set(clock.pauses[3:]) == {0.1}
+    assert len(clock.pauses) == 52  # 0.14 + 49 x 0.1 = 5.04 s

@@ -45,13 +45,6 @@ def refused_write(exc: BaseException) -> str | None:
     return None
 
 
-def disk_full(exc: BaseException) -> bool:
-    """Whether `exc` says the disk is full (or the user's quota is), rather than any other
-    refused write."""
-    line = refused_write(exc)
-    return line is not None and any(words in line for words in _FULL_WORDS)
-
-
 def _chain(exc: BaseException) -> Iterator[BaseException]:
     seen: set[int] = set()
     current: BaseException | None = exc

@@ -6,7 +6,8 @@ runs recorded, the [fx] rates kept. How a collection merges into the change-only
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter
@@ -18,12 +19,13 @@ import pyarrow as pa
 
 from collectors.base import InterruptionBand, MarketDepth, PriceRecord
 from collectors.common import PayloadShapeError, StoreError
-from storage.connection import connect, scalar, transaction
+from storage.connection import StoreDamaged, connect, scalar, transaction
 from storage.fx import FxRate, GpuFact, replace_gpu_facts, replace_rates
 from storage.merge import merge
 from storage.migrations import migrate
 from storage.writes.bands import replace_bands
 from storage.writes.market import record_market
+from storage.writes.space import refused_write
 from storage.writes.unknown_types import record_unknown
 from storage.writes.validate import PriceLimits, Screened, screen
 
@@ -102,10 +104,13 @@ class Store:
         self.limits = (limits or PriceLimits()).with_rates(newest)
 
     def migrate(self) -> list[int]:
-        with connect(
-            self.path, read_only=False, wait_s=self.lock_wait_s, wait_setting=WAIT_SETTING
-        ) as con:
+        with _writing(""), self._open() as con:
             return migrate(con)
+
+    def _open(self) -> AbstractContextManager[Any]:
+        return connect(
+            self.path, read_only=False, wait_s=self.lock_wait_s, wait_setting=WAIT_SETTING
+        )
 
     def write_run(
         self,
@@ -149,9 +154,7 @@ class Store:
         records = screened.records
         batch = to_arrow(records)
         params = {"provider": provider, "observed": observed_at}
-        with connect(
-            self.path, read_only=False, wait_s=self.lock_wait_s, wait_setting=WAIT_SETTING
-        ) as con:
+        with _writing(f"{provider}: could not store the collection: "), self._open() as con:
             migrate(con)
             try:
                 with transaction(con):
@@ -183,7 +186,11 @@ class Store:
                         ],
                     )
                     _record_skips(con, run_id, screened)
-            except (duckdb.Error, StoreError) as exc:
+            except duckdb.Error as exc:
+                if refused_write(exc) is not None:
+                    raise  # said by _writing, in one line
+                raise StoreError(f"{provider}: could not store the collection: {exc}") from exc
+            except StoreError as exc:
                 raise StoreError(f"{provider}: could not store the collection: {exc}") from exc
         return RunResult(run_id, len(records), changed, screened.skipped)
 
@@ -193,9 +200,10 @@ class Store:
             return 0
         # Read-write like every other connection of this process: DuckDB refuses two
         # configurations of one file in one process.
-        with connect(
-            self.path, read_only=False, wait_s=self.lock_wait_s, wait_setting=WAIT_SETTING
-        ) as con:
+        with (
+            _writing(f"{provider}: could not read its open offers: ", lost=""),
+            self._open() as con,
+        ):
             migrate(con)
             return int(
                 scalar(
@@ -217,9 +225,7 @@ class Store:
         interval_seconds: int | None = None,
     ) -> int:
         """Record a failed or skipped run (nothing of its prices is stored)."""
-        with connect(
-            self.path, read_only=False, wait_s=self.lock_wait_s, wait_setting=WAIT_SETTING
-        ) as con:
+        with _writing("", lost=""), self._open() as con:
             migrate(con)
             run_id = int(scalar(con, "SELECT nextval('run_ids')"))
             con.execute(
@@ -227,6 +233,24 @@ class Store:
                 [run_id, provider, started_at, status, records, error, interval_seconds],
             )
         return run_id
+
+
+@contextmanager
+def _writing(prefix: str, lost: str = "; nothing of it was stored") -> Iterator[None]:
+    """A write the disk refused (full, over quota) as one StoreError line: `prefix`, the cause
+    and the file. DuckDB has rolled the transaction back and the connection is closed, so
+    nothing of the write is in the store (docs/daemon.md, "Full disks")."""
+    try:
+        yield
+    except StoreDamaged:
+        raise
+    except (duckdb.Error, StoreError, OSError) as exc:
+        line = refused_write(exc)
+        if line is None:
+            if isinstance(exc, StoreError):
+                raise
+            raise StoreError(f"{prefix}{exc}") from exc
+        raise StoreError(f"{prefix}{line}{lost}") from exc
 
 
 def _record_skips(con: Any, run_id: int, screened: Screened) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -154,3 +155,27 @@ def one_retry(monkeypatch: pytest.MonkeyPatch) -> None:
         return dataclasses.replace(got, max_retries=1), missing
 
     monkeypatch.setattr(ProviderConfig, "settings", once)
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Callable[[str, int], Path]]:
+    """Mount a tmpfs of `size_kib` at `tmp_path / name`, a small disk a test can fill
+    (`tiny_disk("disk", 4096)`); unmounted at the end. Skipped with the reason where it cannot
+    be mounted: mounting needs root (CI runs as root)."""
+    mounted: list[Path] = []
+
+    def mount(name: str, size_kib: int) -> Path:
+        if os.geteuid() != 0 or shutil.which("mount") is None:
+            pytest.skip("mounting a small tmpfs needs root and mount(8)")
+        where = tmp_path / name
+        where.mkdir()
+        command = ["mount", "-t", "tmpfs", "-o", f"size={size_kib}k", "tmpfs", str(where)]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+        mounted.append(where)
+        return where
+
+    yield mount
+    for where in reversed(mounted):
+        subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)

@@ -21,10 +21,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from collectors.common import ConfigError
+import duckdb
+
+from collectors.common import ConfigError, StoreError
 from storage.connection import LOCK_WAIT_S, connect, transaction
 from storage.export.partitions import LAYOUT, RUNS, Group, fingerprints, stage
 from storage.export.target import MANIFEST, Target
+from storage.writes.space import refused_write
 
 FORMAT = "gpu-tracker export"
 # The runs file is Parquet too, named so that `DIR/**/*.parquet` reads exactly `prices`.
@@ -56,6 +59,22 @@ def export(
 ) -> Report:
     """Export the store at `store` to `target`. `lock`: the daemon's store lock (its sessions
     open the store read-write, under the lock); without it the store is opened read-only."""
+    try:
+        return _export(store, target, lock, wait_s)
+    except (duckdb.Error, OSError) as exc:
+        # A full disk names its cause and file, never DuckDB's "transaction is aborted".
+        line = refused_write(exc)
+        if line is not None:
+            raise StoreError(f"{line}; no file was left half written") from exc
+        if isinstance(exc, duckdb.Error):
+            raise StoreError(str(exc).strip().splitlines()[0]) from exc
+        raise
+
+
+def _export(
+    store: Path | str, target: Target, lock: AbstractContextManager[Any] | None, wait_s: float
+) -> Report:
+    target.sweep()
     old = _groups(target.read_manifest())
     present = target.existing()
     _not_over_another(target, present)
@@ -63,7 +82,6 @@ def export(
     with ExitStack() as stack:
         reading = stack.enter_context(ExitStack())
         con = reading.enter_context(_open(store, lock, wait_s))  # first: no store, no folder
-        folder = stack.enter_context(target.staging())
         with transaction(con, commit=False):
             current = fingerprints(con)
             changed = sorted(
@@ -71,7 +89,9 @@ def export(
                 for group, (_, print_) in current.items()
                 if _stale(old.get(group.key), print_, present)
             )
-            staged = stage(con, changed, folder) if changed else {}
+            staged: dict[Group, list[Path]] = {}
+            if changed:  # an export with nothing to write writes nothing, not even a folder
+                staged = stage(con, changed, stack.enter_context(target.staging()))
         reading.close()  # the store is closed before anything is uploaded
         manifest = {key: entry for key, entry in old.items() if key in _keys(current)}
         # Closed intervals before open ones: while an export runs, a price closed since the

@@ -113,14 +113,15 @@ def _copy_prices(con: Any, groups: list[Group], directory: Path) -> None:
             }
         ),
     )
-    try:
-        con.execute(
-            f"COPY (SELECT * FROM ({source}) SEMI JOIN export_groups USING (provider, month, part))"
-            f" TO '{_path(directory)}' (FORMAT parquet, PARTITION_BY (provider, month, part), "
-            "FILENAME_PATTERN 'data_{i}', FILE_EXTENSION 'tmp')"
-        )
-    finally:
-        con.unregister("export_groups")
+    con.execute(
+        f"COPY (SELECT * FROM ({source}) SEMI JOIN export_groups USING (provider, month, part))"
+        f" TO '{_path(directory)}' (FORMAT parquet, PARTITION_BY (provider, month, part), "
+        "FILENAME_PATTERN 'data_{i}', FILE_EXTENSION 'tmp')"
+    )
+    # Only once the COPY worked: after a failed one (a full disk) the transaction is aborted,
+    # and DuckDB would answer this with "Current transaction is aborted", hiding the cause.
+    # The registration ends with the connection anyway.
+    con.unregister("export_groups")
 
 
 def _columns(con: Any, view: str) -> list[tuple[str, str]]:

@@ -13,20 +13,22 @@ whole) and the temporary object is deleted.
 from __future__ import annotations
 
 import json
-import shutil
 import tempfile
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 import pyarrow.fs as pafs
 
 from collectors.common import ConfigError
+from storage.export.staging import staging_folder, sweep
 
 MANIFEST = "_manifest.json"
 SCHEMES = ("s3", "gs", "az", "abfs", "abfss")
+# A local export's staging folders, inside its root: a dot folder readers skip.
+STAGING_PREFIX = ".export-"
 
 
 class Target:
@@ -51,20 +53,22 @@ class Target:
             if info.type == pafs.FileType.File
         }
 
-    @contextmanager
-    def staging(self) -> Iterator[Path]:
+    def sweep(self) -> None:
+        """Remove the staging folders of exports that died (kill -9, a power cut): the next
+        export's first step. Nothing is removed, and nothing fails, on a read-only target."""
+        sweep(*self._staging_place())
+
+    def staging(self) -> AbstractContextManager[Path]:
         """A local folder to write files in before they are put: inside a local root (so a
-        put is a rename on the same disk; a dot folder readers skip), else a temporary one."""
+        put is a rename on the same disk; a dot folder readers skip), else one in the system's
+        temporary directory. Either way owned while the export runs, and the folders of
+        exports that died are swept (`storage.export.staging`)."""
+        return staging_folder(*self._staging_place())
+
+    def _staging_place(self) -> tuple[Path, str]:
         if not self.local:
-            with tempfile.TemporaryDirectory(prefix="gpu-tracker-export-") as temporary:
-                yield Path(temporary)
-            return
-        staging = Path(self.root) / f".export-{uuid.uuid4().hex}"
-        staging.mkdir(parents=True)
-        try:
-            yield staging
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            return Path(tempfile.gettempdir()), "gpu-tracker-export-"
+        return Path(self.root), STAGING_PREFIX
 
     def put(self, local: Path, relative: str) -> None:
         """Put the staged file `local` at `relative`, whole or not at all."""
@@ -75,19 +79,21 @@ class Target:
             self.fs.move(local.as_posix(), final)
             return
         temporary = f"{folder}/.{name}.{uuid.uuid4().hex}.tmp"
-        with local.open("rb") as source, self.fs.open_output_stream(temporary) as sink:
-            while chunk := source.read(1 << 22):
-                sink.write(chunk)
-        self._move(temporary, final)
+        with self._removed_on_failure(temporary):
+            with local.open("rb") as source, self.fs.open_output_stream(temporary) as sink:
+                while chunk := source.read(1 << 22):
+                    sink.write(chunk)
+            self._move(temporary, final)
 
     def put_bytes(self, data: bytes, relative: str) -> None:
         final = self.path(relative)
         folder, _, name = final.rpartition("/")
         self.fs.create_dir(folder, recursive=True)
         temporary = f"{folder}/.{name}.{uuid.uuid4().hex}.tmp"
-        with self.fs.open_output_stream(temporary) as sink:
-            sink.write(data)
-        self._move(temporary, final)
+        with self._removed_on_failure(temporary):
+            with self.fs.open_output_stream(temporary) as sink:
+                sink.write(data)
+            self._move(temporary, final)
 
     def delete(self, relative: str) -> None:
         with suppress(FileNotFoundError):
@@ -103,6 +109,17 @@ class Target:
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         self.put_bytes(json.dumps(manifest, indent=1, sort_keys=True).encode(), MANIFEST)
+
+    @contextmanager
+    def _removed_on_failure(self, temporary: str) -> Iterator[None]:
+        """A write that failed half way (a full disk, a dropped connection) leaves no part
+        of the file behind, not even under its hidden name."""
+        try:
+            yield
+        except BaseException:
+            with suppress(OSError):
+                self.fs.delete_file(temporary)
+            raise
 
     def _move(self, source: str, destination: str) -> None:
         try:

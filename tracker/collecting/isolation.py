@@ -10,8 +10,9 @@ the DuckDB file still has one writer.
 The child is the daemon's to stop: it ignores SIGINT and SIGTERM (Ctrl-C reaches the whole
 terminal process group, `systemctl stop` the whole unit) and is killed by the daemon when a
 collection is abandoned at shutdown or outlasts its time limit, and by the kernel if the
-daemon dies (Linux). A plain subprocess rather than multiprocessing: a spawned
-multiprocessing child would import the daemon's own entry point (all of the CLI) again.
+daemon dies (Linux; armed before the child's Python starts: `start_child`). A plain subprocess
+rather than multiprocessing: a spawned multiprocessing child would import the daemon's own
+entry point (all of the CLI) again.
 """
 
 from __future__ import annotations
@@ -85,16 +86,12 @@ class Isolated:
         request = pickle.dumps(
             (name, settings, started_at, self.log_format, self.verbose, _RECORD_FIELDS)
         )
-        child = subprocess.Popen(
+        child = start_child(
             # -P: not the working directory on sys.path (a stray pickle.py or collectors/ in
             # the daemon's directory, say a container's data volume, must not be imported).
             [sys.executable, "-P", "-m", "tracker.collecting.isolation"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            # A session of its own: out of the terminal's process group (Ctrl-C is the
-            # daemon's to handle), and one group to kill with whatever it started.
-            start_new_session=True,
-            env=_CHILD_ENV,
         )
         try:
             _send(child, request)
@@ -138,6 +135,41 @@ class Isolated:
                 _kill_group(child)
                 reader.join(5)
         return b"".join(chunks)
+
+
+def start_child(argv: list[str], **pipes: Any) -> subprocess.Popen[bytes]:
+    """Start a collection's child process, dying with this one from its first instant (on
+    Linux): the kernel's parent-death signal is armed between fork and exec, before Python
+    starts in the child, so no child outlives a daemon killed while it was still starting.
+
+    The signal follows the thread that started the child: the caller waits for the child in
+    that same thread (`Isolated` does), so it never fires early."""
+    parent = os.getpid()
+    prctl = _prctl()  # looked up here: between fork and exec, only the call itself runs
+
+    def arm() -> None:
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the daemon died before the signal was armed
+            os._exit(1)
+
+    return subprocess.Popen(
+        argv,
+        # A session of its own: out of the terminal's process group (Ctrl-C is the daemon's
+        # to handle), and one group to kill with whatever it started.
+        start_new_session=True,
+        env=_CHILD_ENV,
+        preexec_fn=arm,
+        **pipes,
+    )
+
+
+def _prctl() -> Any:
+    """libc's prctl on Linux, else None."""
+    with contextlib.suppress(OSError, AttributeError):
+        if sys.platform.startswith("linux"):
+            return ctypes.CDLL(None, use_errno=True).prctl
+    return None
 
 
 def _send(child: subprocess.Popen[bytes], request: bytes) -> None:
@@ -243,21 +275,11 @@ def _collect(
     )
 
 
-def _die_with_parent() -> None:
-    """On Linux, have the kernel kill this child when the daemon dies (even by kill -9), so
-    no collection of a dead daemon goes on fetching."""
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
 def main() -> None:
     """The child: a pickled request on stdin, the pickled answer on stdout (both pipes from
     the daemon, which runs the same installed package)."""
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
-    _die_with_parent()
     request = sys.stdin.buffer.read()
     if not request:  # the daemon died before it could ask
         sys.exit(1)

@@ -273,9 +273,12 @@ def _record_unsuccessful(
             )
     except StoreDamaged:  # the whole command fails on it (exit 2), not this provider
         raise
-    except StoreError as exc:
+    except Exception as exc:  # a full disk, say: one line, and the other providers go on
         outcome.status = "failed"
-        outcome.error = redact(f"{outcome.error}; and the run could not be recorded: {exc}")
+        said = str(exc) if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"
+        # The same full disk that lost the prices: said once.
+        why = " either" if outcome.error and said in outcome.error else f": {said}"
+        outcome.error = flat(redact(f"{outcome.error}; and the run could not be recorded{why}"))
 
 
 def exit_code(outcomes: list[Outcome]) -> int:

@@ -2,7 +2,8 @@
 
 `<store>.daemon.lock` is held (flock) for the daemon's whole life, so a second daemon on the
 same store is refused instead of writing beside the first; the kernel drops the lock when
-the process dies, even by kill -9, so a crash never leaves a stale lock behind.
+the process dies, even by kill -9, so a crash never leaves a stale lock behind. Both files
+live beside the store's real file, whatever symlink the store was named through.
 
 `<store>.daemon.json` is the schedule as the daemon sees it (per provider: interval, backoff,
 next run), replaced atomically after every job. `gpu-tracker status` reads it without
@@ -46,11 +47,20 @@ class DaemonState:
 
 
 def lock_path(store: Path) -> Path:
-    return store.with_name(store.name + ".daemon.lock")
+    """Beside the store's real file: a second daemon given the store through a symlink (or a
+    path with `..` in it) finds the first one's lock."""
+    real = _real(store)
+    return real.with_name(real.name + ".daemon.lock")
 
 
 def state_path(store: Path) -> Path:
-    return store.with_name(store.name + ".daemon.json")
+    real = _real(store)
+    return real.with_name(real.name + ".daemon.json")
+
+
+def _real(store: Path) -> Path:
+    # Every symlink resolved, the store's own too, even where the file does not exist yet.
+    return Path(os.path.realpath(store))
 
 
 class DaemonLock:

@@ -1,6 +1,7 @@
 """How often a connection retries a locked store: a reader looks again within a twentieth of a
 second, so it gets in at the short gaps between a busy daemon's writes; a writer backs off to
-a tenth of a second. The store's lock error is DuckDB's own; the clock is a fake, so nothing sleeps."""
+a tenth of a second. The store's lock error is DuckDB's own; the clock is a fake, so nothing
+sleeps."""
 
 from __future__ import annotations
 

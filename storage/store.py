@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from storage.writes.bands import replace_bands
 from storage.writes.market import record_market
 from storage.writes.space import refused_write
 from storage.writes.unknown_types import record_unknown
+from storage.writes.unrecorded import Backlog, Unrecorded
 from storage.writes.validate import PriceLimits, Screened, screen
 
 DEFAULT_PATH = Path("prices.duckdb")
@@ -102,6 +103,8 @@ class Store:
         # of a currency they name.
         newest = {r.currency: r.usd_per_unit for r in sorted(fx_rates or (), key=_as_of)}
         self.limits = (limits or PriceLimits()).with_rates(newest)
+        # Failed runs the store could not take when they ended, written with the next write.
+        self.backlog = Backlog()
 
     def migrate(self) -> list[int]:
         with _writing(""), self._open() as con:
@@ -186,12 +189,14 @@ class Store:
                         ],
                     )
                     _record_skips(con, run_id, screened)
+                    kept = self.backlog.write(con)
             except duckdb.Error as exc:
                 if refused_write(exc) is not None:
                     raise  # said by _writing, in one line
                 raise StoreError(f"{provider}: could not store the collection: {exc}") from exc
             except StoreError as exc:
                 raise StoreError(f"{provider}: could not store the collection: {exc}") from exc
+        self.backlog.written(kept)
         return RunResult(run_id, len(records), changed, screened.skipped)
 
     def open_offers(self, provider: str, regions: Sequence[str] | None) -> int:
@@ -224,14 +229,27 @@ class Store:
         records: int = 0,
         interval_seconds: int | None = None,
     ) -> int:
-        """Record a failed or skipped run (nothing of its prices is stored)."""
-        with _writing("", lost=""), self._open() as con:
-            migrate(con)
-            run_id = int(scalar(con, "SELECT nextval('run_ids')"))
-            con.execute(
-                "INSERT INTO runs VALUES (?, ?, ?, now(), ?, ?, 0, ?, ?, NULL)",
-                [run_id, provider, started_at, status, records, error, interval_seconds],
-            )
+        """Record a failed or skipped run (nothing of its prices is stored). When the store
+        cannot take it now, the run is kept for this Store's next write (StoreError still)."""
+        run = Unrecorded(
+            provider, status, started_at, datetime.now(UTC), records, error, interval_seconds
+        )
+        try:
+            with _writing("", lost=""), self._open() as con:
+                migrate(con)
+                with transaction(con):
+                    kept = self.backlog.write(con)
+                    run_id = int(scalar(con, "SELECT nextval('run_ids')"))
+                    con.execute(
+                        "INSERT INTO runs VALUES (?, ?, ?, now(), ?, ?, 0, ?, ?, NULL)",
+                        [run_id, provider, started_at, status, records, error, interval_seconds],
+                    )
+        except StoreDamaged:
+            raise
+        except StoreError:
+            self.backlog.keep(run)
+            raise
+        self.backlog.written(kept)
         return run_id
 
 

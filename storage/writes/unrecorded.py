@@ -1,0 +1,64 @@
+"""Runs that ended when the store could not take their record (held past the write's wait by
+another process, a full disk): kept in memory and written by the process's next write that
+gets in, so a failure the daemon met is never lost from `collection_runs`."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from storage.connection import scalar
+
+_INSERT = "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, NULL)"
+
+
+@dataclass(frozen=True)
+class Unrecorded:
+    provider: str
+    status: str
+    started_at: datetime
+    finished_at: datetime
+    records: int
+    error: str | None
+    interval_seconds: int | None
+
+
+@dataclass
+class Backlog:
+    """The runs a Store could not record yet, oldest first."""
+
+    runs: list[Unrecorded] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def keep(self, run: Unrecorded) -> None:
+        with self.lock:
+            self.runs.append(run)
+
+    def write(self, con: Any) -> int:
+        """Insert the kept runs on `con` (in the caller's transaction, which commits them or
+        rolls them back with its own write); how many. Kept until `written` says it held."""
+        with self.lock:
+            pending = list(self.runs)
+        for run in pending:
+            run_id = int(scalar(con, "SELECT nextval('run_ids')"))
+            con.execute(
+                _INSERT,
+                [
+                    run_id,
+                    run.provider,
+                    run.started_at,
+                    run.finished_at,
+                    run.status,
+                    run.records,
+                    run.error,
+                    run.interval_seconds,
+                ],
+            )
+        return len(pending)
+
+    def written(self, count: int) -> None:
+        """The first `count` kept runs are in the store now."""
+        with self.lock:
+            del self.runs[:count]

@@ -33,7 +33,7 @@ from typing import Any
 import pyarrow as pa
 
 from collectors.gpus import GPU_MODELS, INSTANCE_GPUS
-from storage.connection import connect, transaction
+from storage.connection import connect, scalar, transaction
 from storage.fx import FxRate, GpuFact, replace_gpu_facts, replace_rates
 from storage.migrations import migrate
 from storage.views import derive
@@ -125,6 +125,9 @@ def build(path: Path | str, rows: int = DEFAULT_ROWS, seed: int = 7) -> Path:
             con.execute(_INTERVALS, params)
             derive(con)  # what the writes stored
             con.execute(_RUNS, {"observed": observed, "interval": RUN_INTERVAL_S})
+            # The run sequence goes on after the runs written here, as a real store's does, so a
+            # benchmark can store collections of its own on top.
+            scalar(con, "SELECT max(nextval('run_ids')) FROM range((SELECT max(run_id) FROM runs))")
             con.unregister("offers")
         con.execute("CREATE TABLE flat_prices AS SELECT * FROM prices")
         con.execute("CHECKPOINT")

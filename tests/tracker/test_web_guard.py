@@ -204,7 +204,8 @@ def test_resets_are_one_line_each(server: Running, caplog: pytest.LogCaptureFixt
         except ConnectionResetError:
             pool.handle_error(None, ("192.0.2.1", 1))
     web = [r for r in caplog.records if r.name == "tracker.web"]
-    assert not [r for r in web if r.exc_info or r.levelno >= logging.ERROR]
+    assert not [r for r in web if r.levelno >= logging.ERROR]
+    assert "Traceback" not in caplog.text
     closed = [r.getMessage() for r in web if "connection closed by the client" in r.getMessage()]
     assert 1 <= len(closed) <= 11
     assert "web: 192.0.2.1: connection closed by the client (Connection reset by peer)" in closed
@@ -236,3 +237,17 @@ def test_the_access_log_escapes_the_request_line(
         wait_until(lambda: any("red" in r.getMessage() for r in caplog.records), "the log line")
     line = next(r.getMessage() for r in caplog.records if "red" in r.getMessage())
     assert "\x1b" not in line and "\\x1b[31mred" in line
+
+
+def test_a_failure_repeated_shows_its_traceback_once(
+    server: Running, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="tracker.web"):
+        for _ in range(3):
+            try:
+                raise RuntimeError("a bug in a page")
+            except RuntimeError:
+                server.server.handle_error(None, ("192.0.2.2", 1))
+    failed = [r for r in caplog.records if "a bug in a page" in r.getMessage()]
+    assert len(failed) == 3
+    assert caplog.text.count("Traceback") == 1, caplog.text

@@ -37,6 +37,7 @@ class PooledServer(socketserver.TCPServer):
         self.waiting: queue.Queue[Waiting | None] = queue.Queue()
         self.stopping = threading.Event()  # past the grace: what still waits is dropped
         self._serving: dict[int, socket.socket] = {}
+        self._failures: set[str] = set()
         super().__init__(address, handler)
         self.intake = Intake(self._enqueue)
         self.workers = [
@@ -58,8 +59,12 @@ class PooledServer(socketserver.TCPServer):
             log.info("web: %s: connection closed by the client (%s)", who, _why(exc))
         elif self.stopping.is_set():
             log.info("web: %s: request stopped with the server", who)
-        else:
-            log.error("web: %s: request failed", who, exc_info=exc)
+        else:  # the traceback once per kind of failure: a busy server repeats them
+            kind = f"{type(exc).__name__}: {str(exc)[:200]}"
+            first = kind not in self._failures and len(self._failures) < 100
+            if first:
+                self._failures.add(kind)
+            log.error("web: %s: request failed: %s", who, kind, exc_info=exc if first else None)
 
     def stop(self, grace_s: float = GRACE_S) -> None:
         """After `shutdown()`: no new connection; requests in flight get `grace_s`, then their

@@ -251,3 +251,15 @@ def test_a_failure_repeated_shows_its_traceback_once(
     failed = [r for r in caplog.records if "a bug in a page" in r.getMessage()]
     assert len(failed) == 3
     assert caplog.text.count("Traceback") == 1, caplog.text
+
+
+def test_the_daemons_web_table_takes_allowed_hosts() -> None:
+    from collectors.common import ConfigError
+    from tracker.config.web import parse_web
+
+    got = parse_web({"listen": "127.0.0.1:8080", "allowed_hosts": ["dash.example.com"]})
+    assert got.allowed_hosts == ("dash.example.com",) and not got.allow_remote
+    with pytest.raises(ConfigError, match=r"web\.allowed_hosts: 'dash/x' is not a host name"):
+        parse_web({"allowed_hosts": ["dash/x"]})
+    with pytest.raises(ConfigError, match=r"web\.allowed_hosts: expected a list of host names"):
+        parse_web({"allowed_hosts": "dash.example.com"})

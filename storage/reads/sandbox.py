@@ -14,6 +14,7 @@ hold.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
@@ -33,6 +34,9 @@ _READ_KINDS = {"SELECT", "EXPLAIN", "MULTI", "PRAGMA", "CALL"}
 # After the time limit, the interrupt is repeated until the query gives up: one sent in the
 # moment before the query started would otherwise be lost.
 _REPEAT_S = 0.05
+# The connections inside `time_limit` now, for `interrupt_all`.
+_LIVE: set[Any] = set()
+_LIVE_LOCK = threading.Lock()
 
 
 class QueryRefused(StoreError):
@@ -88,6 +92,8 @@ def time_limit(con: Any, timeout_s: float | None) -> Iterator[None]:
     started = time.monotonic()
     if timeout_s is not None:
         watchdog.start()
+    with _LIVE_LOCK:
+        _LIVE.add(con)
     try:
         yield
     except (duckdb.InterruptException, StoreError) as exc:
@@ -95,6 +101,8 @@ def time_limit(con: Any, timeout_s: float | None) -> Iterator[None]:
             raise QueryStopped(timeout_s or 0) from exc
         raise
     finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(con)
         finished.set()
         if watchdog.is_alive():
             watchdog.join()
@@ -103,6 +111,18 @@ def time_limit(con: Any, timeout_s: float | None) -> Iterator[None]:
     # whatever the timing, and a reader past it has already kept a writer waiting long enough.
     if timeout_s is not None and (fired.is_set() or time.monotonic() - started >= timeout_s):
         raise QueryStopped(timeout_s)
+
+
+def interrupt_all() -> int:
+    """Interrupt every time-limited read of this process now (a server stopping: its requests
+    must not hold the exit); how many were running. Call it again until they are gone: an
+    interrupt sent between two statements is dropped."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for con in live:
+        with contextlib.suppress(duckdb.Error):  # closed since: nothing left to stop
+            con.interrupt()
+    return len(live)
 
 
 @contextmanager

@@ -1,5 +1,5 @@
 """A stop signal while the daemon command starts: from the moment it takes the store's lock
-(its PID file tells a service manager the daemon is there) a SIGTERM or SIGINT is caught and
+(its PID file tells a service manager the daemon is there) a SIGTERM, SIGINT or SIGHUP is caught and
 remembered, and the daemon, once built, stops before it starts, exit 0. The handlers are
 recorded, not installed, so the test run keeps its own."""
 
@@ -37,10 +37,10 @@ def handlers(monkeypatch: pytest.MonkeyPatch) -> dict[int, Handler]:
 
 def test_signals_before_the_daemon_is_built_are_remembered(handlers: dict[int, Handler]) -> None:
     caught = catch_stop_signals()
-    assert set(handlers) == {signal.SIGTERM, signal.SIGINT}
-    handlers[signal.SIGTERM](signal.SIGTERM, None)
-    handlers[signal.SIGINT](signal.SIGINT, None)
-    assert caught == [signal.SIGTERM, signal.SIGINT]
+    assert set(handlers) == {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        handlers[signum](signum, None)
+    assert caught == [signal.SIGTERM, signal.SIGINT, signal.SIGHUP]
 
 
 def test_a_signal_caught_early_stops_the_daemon_before_it_starts(

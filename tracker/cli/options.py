@@ -75,6 +75,10 @@ def add_global_options(command: click.Command, *, below: bool = True) -> None:
 def setup_logging(*, verbose: bool) -> None:
     """Warnings only, unless -v. urllib3 warns of every retry of a connection it cannot make:
     without -v the run summary says how each provider ended, in one line."""
-    logging.basicConfig(format=LOG_FORMAT)  # a no-op where handlers exist (a test's capture)
+    from tracker.collecting.logs import SafeText  # control characters escaped in every line
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(SafeText(LOG_FORMAT))
+    logging.basicConfig(handlers=[handler])  # a no-op where handlers exist (a test's capture)
     logging.getLogger().setLevel(logging.INFO if verbose else logging.WARNING)
     logging.getLogger("urllib3").setLevel(logging.NOTSET if verbose else logging.ERROR)

@@ -12,8 +12,6 @@ import logging
 import sys
 from typing import Literal
 
-from pythonjsonlogger.json import JsonFormatter
-
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # APScheduler says "Running job ..." for every run, and warns "skipped: maximum number of
 # running instances reached" each interval a long collection is still going; the collectors
@@ -28,7 +26,9 @@ _CHATTY = ("botocore", "boto3", "urllib3", "google", "grpc", "tencentcloud", "al
 def setup(log_format: Literal["text", "json"], *, verbose: bool = False) -> None:
     """Route every log record to stderr in the chosen format (replacing earlier handlers)."""
     handler = logging.StreamHandler(sys.stderr)
-    if log_format == "json":
+    if log_format == "json":  # json escapes what it writes; imported only when chosen
+        from pythonjsonlogger.json import JsonFormatter
+
         handler.setFormatter(
             JsonFormatter(
                 "%(asctime)s %(levelname)s %(name)s %(message)s",
@@ -37,7 +37,7 @@ def setup(log_format: Literal["text", "json"], *, verbose: bool = False) -> None
             )
         )
     else:
-        handler.setFormatter(logging.Formatter(TEXT_FORMAT))
+        handler.setFormatter(SafeText(TEXT_FORMAT))
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
@@ -47,6 +47,26 @@ def setup(log_format: Literal["text", "json"], *, verbose: bool = False) -> None
         logging.getLogger(name).setLevel(logging.INFO if verbose else level)
     for name in _CHATTY:
         logging.getLogger(name).setLevel(logging.INFO)
+
+
+# C0 controls but the newline, DEL and C1: a terminal acts on them (ESC starts a sequence that
+# can rewrite what the operator sees), and a log shipper may cut a record at a carriage return.
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0)) if c != 0x0A}
+_ALL_CONTROLS = {**_CONTROLS, 0x0A: "\\n"}
+
+
+def escape(text: str, *, newlines: bool = False) -> str:
+    """`text` with its control characters as `\\xNN` escapes; `newlines`: those too (a value
+    a client sent, which must stay on its own log line)."""
+    return text.translate(_ALL_CONTROLS if newlines else _CONTROLS)
+
+
+class SafeText(logging.Formatter):
+    """The text log's formatter: no record writes a control character raw (a request line or
+    a provider's error can carry any), whatever logged it. Newlines stay: a traceback's lines."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return escape(super().format(record))
 
 
 class LogStream(io.TextIOBase):

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from collectors.common import ConfigError
-from tracker.config.keys import BOOLEAN, Key, Kind, Table
+from tracker.config.keys import BOOLEAN, Key, Kind, Table, names
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
 _LISTEN = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[^:\s\[\]]+)):(?P<port>\d{1,5})$")
+_HOST = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9.])?)$")
 NO_LOGIN = (
     "the dashboard has no login: anyone who can reach {address} reads every price and run "
     "in the store; put it behind the reverse proxy you already trust (with its login)"
@@ -30,6 +31,7 @@ class WebSettings:
     host: str | None = None
     port: int = 8080
     allow_remote: bool = False
+    allowed_hosts: tuple[str, ...] = ()  # Host names answered beside the loopback ones
 
     @property
     def enabled(self) -> bool:
@@ -70,6 +72,12 @@ WEB = Table(
             "where the dashboard is served (default: no page)",
         ),
         Key("allow_remote", BOOLEAN, False, "serve to other machines too (no login)"),
+        Key(
+            "allowed_hosts",
+            names("host names"),
+            [],
+            "Host names the page answers to besides loopback ones (a reverse proxy's)",
+        ),
     ),
 )
 
@@ -77,12 +85,24 @@ WEB = Table(
 def parse_web(raw: Mapping[str, Any]) -> WebSettings:
     """The `[web]` table: no `listen`, no page."""
     got = WEB.read(raw)
+    extra = tuple(got["allowed_hosts"])
+    for name in extra:
+        host_name(name, "web.allowed_hosts")
     if got["listen"] is None:
-        return WebSettings(allow_remote=got["allow_remote"])
+        return WebSettings(allow_remote=got["allow_remote"], allowed_hosts=extra)
     host, port = got["listen"]
     return checked(
-        WebSettings(host, port, got["allow_remote"]), "web.listen", "web.allow_remote = true"
+        WebSettings(host, port, got["allow_remote"], extra),
+        "web.listen",
+        "web.allow_remote = true",
     )
+
+
+def host_name(value: str, key: str) -> str:
+    """A name or address a `Host` header may carry (`dash.example.com`, `[::1]`), no port."""
+    if not _HOST.match(value):
+        raise ConfigError(f"{key}: {value!r} is not a host name like dash.example.com")
+    return value
 
 
 def checked(settings: WebSettings, key: str, how: str) -> WebSettings:

@@ -15,9 +15,13 @@ from tracker.config import Config
 from tracker.daemon.service import Daemon
 from tracker.running.state import DaemonLock
 
+# Every signal that stops the daemon: SIGHUP too (a closed terminal, or a service manager's
+# reload it does not have), which otherwise killed it with collections in flight.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
 
 def catch_stop_signals() -> list[int]:
-    """From now on SIGTERM and SIGINT are remembered in the returned list, not fatal. The
+    """From now on SIGTERM, SIGINT and SIGHUP are remembered in the returned list, not fatal. The
     daemon command calls this before it takes the store's lock, whose PID file tells a service
     manager (or a test) that the daemon is there to stop; `Daemon.run(early=...)` then acts on
     what came. Without it a signal while the ports were bound killed the process outright."""
@@ -26,8 +30,8 @@ def catch_stop_signals() -> list[int]:
     def remember(signum: int, _frame: FrameType | None) -> None:
         caught.append(signum)
 
-    signal.signal(signal.SIGTERM, remember)
-    signal.signal(signal.SIGINT, remember)
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, remember)
     return caught
 
 

@@ -7,7 +7,7 @@ between. At start every provider is tried at once unless its newest run was a re
 a provider that keeps failing is asked less often (`schedule.backoff_interval`) and raises one
 stale-data alert; a success brings its normal interval back.
 
-Stopping (SIGTERM, SIGINT): no new job starts; jobs in flight get `daemon.shutdown_grace` to
+Stopping (SIGTERM, SIGINT, SIGHUP): no new job starts; jobs in flight get `daemon.shutdown_grace` to
 finish; collections still fetching then are abandoned (their child processes killed: they
 never hold the store). Anything else still busy a moment later is left only once the store
 lock is ours, so a run is stored whole or not at all. Exit status 0.
@@ -263,8 +263,8 @@ class Daemon:
         job.catch_up(datetime.now(UTC), REVIEW_CATCH_UP)
 
     def _install_signals(self) -> None:
-        signal.signal(signal.SIGTERM, self.request_stop)
-        signal.signal(signal.SIGINT, self.request_stop)
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):  # SIGHUP: a stop too
+            signal.signal(signum, self.request_stop)
 
     def _warn_short_intervals(self) -> None:
         for provider in self.providers:

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from storage.reads.sandbox import interrupt_all
+
 MAX_AGE_S = 60.0
 WAIT_S = 0.1  # a request's wait for a running rebuild, within the page-load budget
 POLL_S = 0.25  # a stat of two files, four times a second
@@ -98,10 +100,19 @@ class PageCache:
             self._watcher = threading.Thread(target=self._watch, name="web-cache", daemon=True)
             self._watcher.start()
 
-    def close(self) -> None:
+    def close(self, grace_s: float = 5.0) -> None:
+        """Stop watching; a rebuild still running gets `grace_s`, then its read is interrupted
+        (the process may be about to exit: no thread may be left inside DuckDB)."""
         self._stop.set()
         if self._watcher is not None:
-            self._watcher.join(timeout=5)
+            self._watcher.join()
+        with self._lock:
+            running = list(self._building.values())
+        deadline = time.monotonic() + grace_s
+        for done in running:
+            done.wait(max(0.0, deadline - time.monotonic()))
+            while not done.wait(0.05):
+                interrupt_all()
 
     def _current(self, entry: _Entry) -> bool:
         fresh = self.clock() - entry.built_at < self.max_age_s
@@ -121,6 +132,10 @@ class PageCache:
             running = self._building.get(name)
             if running is not None:
                 return running
+            if self._stop.is_set():  # closing: no new read starts
+                stopped = threading.Event()
+                stopped.set()
+                return stopped
             done = self._building[name] = threading.Event()
             build = self._builders[name]
         threading.Thread(
@@ -134,7 +149,10 @@ class PageCache:
         except Exception:
             # The last completed page stays served (it says when it read the store); the next
             # change or request tries again.
-            log.exception("web: rebuilding %s failed", name)
+            if self._stop.is_set():
+                log.info("web: rebuilding %s stopped with the server", name)
+            else:
+                log.exception("web: rebuilding %s failed", name)
         finally:
             with self._lock:
                 del self._building[name]

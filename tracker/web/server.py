@@ -1,22 +1,28 @@
-"""The dashboard's HTTP server: the standard library's threading server, a handful of routes,
-GET only, and bounds on everything a caller controls (the request line, the threads, the time
-and rows of a query).
+"""The dashboard's HTTP server: a handful of routes, GET only, and bounds on everything a
+caller controls (the time to send a request, the connections, the request line, the `Host`,
+the time and rows of a query).
 
-The store is opened for each request and closed after it (`storage.reads.dashboard`), so a
-page left open never keeps the daemon from writing; a failed or slow read answers that
-request with an error and leaves the server serving.
+Connections are read by `tracker.web.intake` on one thread; only whole requests reach the
+`MAX_WORKERS` threads that read the store, so slow or idle clients never take their turn. The
+store is opened for each request and closed after it (`storage.reads.dashboard`), so a page left
+open never keeps the daemon from writing; a failed or slow read answers that request with an
+error and leaves the server serving. `close()` stops accepting, lets the requests in flight
+finish (their reads interrupted after a grace) and joins every thread, so the process never
+exits with a thread inside DuckDB.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -26,16 +32,18 @@ from collectors.common import ConfigError, StoreError
 from storage.query import QueryStopped
 from storage.reads import dashboard
 from storage.runs import LastRun
+from tracker.collecting.logs import escape
 from tracker.config import Config
 from tracker.config.web import WebSettings
-from tracker.web import api, pages, panels
+from tracker.web import api, hosts, pages, panels
 from tracker.web.cache import PageCache
+from tracker.web.pool import GRACE_S, PooledServer
 
 log = logging.getLogger("tracker.web")
 
 MAX_URL = 4096  # a dashboard's query string is a few options
-MAX_THREADS = 8  # requests answered at once; more wait for a free one
-SOCKET_TIMEOUT_S = 30  # a client that stops sending mid-request
+SOCKET_TIMEOUT_S = 30  # the longest an answer's sending may take
+_MISDIRECTED = b"this dashboard answers only to its own host names (see its docs, Security)\n"
 ASSETS = ("app.js", "style.css")
 # Only the tracker's own script and styles; the SVG charts carry inline styles.
 _POLICY = (
@@ -56,41 +64,40 @@ class Site:
     status: Callable[[dict[str, LastRun]], Any]
 
 
-class WebServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, address: tuple[str, int], site: Site) -> None:
+class WebServer(PooledServer):
+    def __init__(self, address: tuple[str, int], site: Site, admitted: hosts.Hosts) -> None:
         self.site = site
-        self.slots = threading.BoundedSemaphore(MAX_THREADS)
+        self.hosts = admitted
         self.assets = {name: _asset(name) for name in ASSETS}
         self.pages = PageCache(site.store)
         self.address_family = _family(address[0])
+        self._refused: set[str] = set()
         super().__init__(address, Handler)
         self.pages.start()
 
-    def server_close(self) -> None:
+    def refused_host(self, header: str, who: str) -> None:
+        """A request for a host name not admitted: said once per name (a rebinding page asks
+        again and again), then only with -v."""
+        name = escape(header, newlines=True)[:200]
+        first = name not in self._refused and len(self._refused) < 1000
+        if first:
+            self._refused.add(name)
+        log.log(
+            logging.WARNING if first else logging.DEBUG,
+            "web: %s: refused a request for host '%s' (not one of this dashboard's names; "
+            "admit it with --allow-remote NAME or [web] allowed_hosts)",
+            who,
+            name,
+        )
+
+    def stop(self, grace_s: float = GRACE_S) -> None:
+        super().stop(grace_s)
         self.pages.close()
-        super().server_close()
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        self.slots.acquire()
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self.slots.release()
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.slots.release()
 
 
 @dataclass
 class Running:
-    """A server answering on its own thread; `close()` stops it and frees the port."""
+    """A server answering on its own threads; `close()` stops it and frees the port."""
 
     server: WebServer
     thread: threading.Thread
@@ -102,10 +109,10 @@ class Running:
         shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{port}/"
 
-    def close(self) -> None:
+    def close(self, grace_s: float = GRACE_S) -> None:
         self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
+        self.thread.join()
+        self.server.stop(grace_s)
 
 
 def start_for(config: Config, settings: WebSettings, key: str) -> Running:
@@ -124,9 +131,12 @@ def start_for(config: Config, settings: WebSettings, key: str) -> Running:
 
 
 def start(settings: WebSettings, site: Site) -> Running:
-    """Listen on `settings` (port 0: any free one) and answer on a thread of its own."""
-    server = WebServer((str(settings.host), settings.port), site)
-    thread = threading.Thread(target=server.serve_forever, name="web", daemon=True)
+    """Listen on `settings` (port 0: any free one) and answer on threads of its own."""
+    admitted = hosts.allowed(
+        settings.host, allow_remote=settings.allow_remote, extra=settings.allowed_hosts
+    )
+    server = WebServer((str(settings.host), settings.port), site, admitted)
+    thread = threading.Thread(target=server.serve_forever, name="web")
     thread.start()
     return Running(server, thread)
 
@@ -136,6 +146,23 @@ class Handler(BaseHTTPRequestHandler):
     timeout = SOCKET_TIMEOUT_S
     server_version = "gpu-tracker"
     sys_version = ""
+
+    def setup(self) -> None:
+        # The intake read the head already: the request is parsed from it, answered on the socket.
+        self.request, head = self.request
+        super().setup()
+        self.rfile = io.BytesIO(head)
+
+    def parse_request(self) -> bool:
+        if not super().parse_request():
+            return False
+        header = self.headers.get("Host")
+        if self.server.hosts.admits(header):
+            return True
+        self.server.refused_host(str(header), self.client_address[0])
+        self.close_connection = True
+        self._send(HTTPStatus.MISDIRECTED_REQUEST, "text/plain", _MISDIRECTED)
+        return False
 
     def do_GET(self) -> None:
         if len(self.path) > MAX_URL:
@@ -232,7 +259,9 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def log_message(self, format: str, *args: Any) -> None:
-        log.info("web: %s " + format, self.address_string(), *args)
+        # What the client sent (the request line) is escaped whole, newlines too.
+        line = escape(format % args, newlines=True)
+        log.info("web: %s %s", self.address_string(), line)
 
 
 def _asset(name: str) -> bytes:
@@ -240,8 +269,6 @@ def _asset(name: str) -> bytes:
 
 
 def _family(host: str) -> int:
-    import socket
-
     return socket.AF_INET6 if ":" in host else socket.AF_INET
 
 

@@ -100,6 +100,9 @@ def turn(path: Path, kind: Kind, deadline: float) -> Iterator[None]:
         if gate.owners.get(me) and gate.kind == kind:
             # The same thread again (a read inside a read): joining never waits for itself.
             reentered = True
+        elif gate.owners.get(me):
+            # A write inside this thread's own read would wait for itself until its deadline.
+            raise RuntimeError(f"a {kind} of {gate.path} inside this thread's {gate.kind}")
         else:
             reentered = False
             gate.waiting[kind] += 1

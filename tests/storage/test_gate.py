@@ -167,3 +167,14 @@ def test_a_stream_of_reads_from_another_process_never_keeps_a_writer_out(
     assert int(reads) > 0
     assert query(store.path, "SELECT count(*) FROM collection_runs").rows == [(WRITES + 1,)]
     assert gate.intent_path(store.path).exists()
+
+
+def test_a_write_inside_the_same_threads_read_is_refused_at_once(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    with (
+        connect(store.path, read_only=True),
+        pytest.raises(RuntimeError, match="inside this thread's read"),
+        connect(store.path, read_only=False),
+    ):
+        pass
+    _write(store, 1)  # and the gate is free again

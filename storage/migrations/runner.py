@@ -42,8 +42,13 @@ def migrate(con: Any) -> list[int]:
         # Nothing to keep apart on an empty file: one commit (one checkpoint) instead of one
         # per migration, a large share of creating a store. An old store keeps its steps.
         with transaction(con):
-            for version, name, statements in _pending(con):
-                _apply(con, version, name, statements)
+            con.execute(_BOOKKEEPING)
+            # One script: DuckDB parses and runs it in one call, not one per statement.
+            con.execute(";\n".join(s for _, _, statements in MIGRATIONS for s in statements))
+            con.executemany(
+                "INSERT INTO schema_migrations VALUES (?, ?, now())",
+                [[version, name] for version, name, _ in MIGRATIONS],
+            )
             views.create_views(con, rederived=False)
         return list(_VERSIONS)
     applied = []

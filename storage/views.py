@@ -275,12 +275,14 @@ def stored_digest(con: Any) -> str | None:
     return str(rows[0][0]) if rows else None
 
 
-def create_views(con: Any) -> None:
-    """(Re)create every view and record their digest, inside the caller's transaction."""
+def create_views(con: Any, *, rederived: bool = True) -> None:
+    """(Re)create every view and record their digest, inside the caller's transaction
+    (`rederived=False`: a store with no interval yet, nothing to compute again)."""
     for name, select in VIEWS:
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {select}")
-    # The stored columns were computed by the definitions the store had: compute them again.
-    rederive(con, "true")
+    if rederived:
+        # The stored columns were computed by the definitions the store had: compute them again.
+        rederive(con, "true")
     con.execute(_BOOKKEEPING)
     con.execute("DELETE FROM schema_views")
     con.execute("INSERT INTO schema_views VALUES (?, now())", [DIGEST])

@@ -124,24 +124,49 @@ def replay() -> Iterator[object]:
 @pytest.fixture(scope="session")
 def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store built by the real pipeline from the demo's recordings (the export tests), once
-    per test process: a test that changes it works on a copy."""
+    per run: a test that changes it works on a copy."""
     from tests.storage.export_support import build_demo_store
 
-    return build_demo_store(tmp_path_factory.mktemp("demo") / "prices.duckdb")
+    return built_once(tmp_path_factory, "demo", "prices.duckdb", build_demo_store)
 
 
 @pytest.fixture(scope="session")
 def demo_kept(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The store `gpu-tracker demo --keep` leaves (through the real CLI), built once per test
-    process: the modules that read it (tco, the README's taste) each take a copy."""
+    """The store `gpu-tracker demo --keep` leaves (through the real CLI), built once per run:
+    the modules that read it (tco, the README's taste) each take a copy."""
     from click.testing import CliRunner
 
     from tracker.cli import cli
 
-    path = tmp_path_factory.mktemp("demo-kept") / "demo.duckdb"
-    result = CliRunner().invoke(cli, ["demo", "--keep", str(path)])
-    assert result.exit_code == 0, result.output
-    return path
+    def build(path: Path) -> None:
+        result = CliRunner().invoke(cli, ["demo", "--keep", str(path)])
+        assert result.exit_code == 0, result.output
+
+    return built_once(tmp_path_factory, "demo-kept", "demo.duckdb", build)
+
+
+def built_once(
+    factory: pytest.TempPathFactory, name: str, file: str, build: Callable[[Path], object]
+) -> Path:
+    """`build(path)` run once per test run, not once per xdist worker: the first worker to
+    need it builds it in the run's shared folder under a file lock, and each worker takes a
+    copy of its own (a copy of a closed DuckDB file is the same store)."""
+    own = factory.mktemp(name) / file
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # one process: its own folder is the run's
+        build(own)
+        return own
+    import fcntl  # the workers' lock; POSIX, as the stores' /dev/shm
+
+    shared = factory.getbasetemp().parent / f"built-{name}"  # the run's, above the workers'
+    with open(f"{shared}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "done").exists():
+            shutil.rmtree(shared, ignore_errors=True)  # a build that failed half-way
+            shared.mkdir()
+            build(shared / file)
+            (shared / "done").touch()
+    shutil.copy(shared / file, own)
+    return own
 
 
 @pytest.fixture

@@ -34,9 +34,23 @@ _STATE = (
 
 def migrate(con: Any) -> list[int]:
     """Apply every migration not yet recorded, each in its own transaction, then bring the views
-    up to date in one more; return the versions applied. Call it outside a transaction."""
+    up to date in one more (a brand-new store takes them all in one); return the versions
+    applied. Call it outside a transaction."""
     if _up_to_date(con):
         return []
+    if _brand_new(con):
+        # Nothing to keep apart on an empty file: one commit (one checkpoint) instead of one
+        # per migration, a large share of creating a store. An old store keeps its steps.
+        with transaction(con):
+            con.execute(_BOOKKEEPING)
+            # One script: DuckDB parses and runs it in one call, not one per statement.
+            con.execute(";\n".join(s for _, _, statements in MIGRATIONS for s in statements))
+            con.executemany(
+                "INSERT INTO schema_migrations VALUES (?, ?, now())",
+                [[version, name] for version, name, _ in MIGRATIONS],
+            )
+            views.create_views(con, rederived=False)
+        return list(_VERSIONS)
     applied = []
     for version, name, statements in _pending(con):
         with transaction(con):
@@ -67,6 +81,16 @@ def _up_to_date(con: Any) -> bool:
     except duckdb.CatalogException:  # a new store, or one from before `schema_views`
         return False
     return bool(versions == _VERSIONS and digest == views.DIGEST)
+
+
+def _brand_new(con: Any) -> bool:
+    """Whether the store holds no table, view or sequence yet: a file just created."""
+    found = con.execute(
+        "SELECT (SELECT count(*) FROM duckdb_tables() WHERE NOT internal)"
+        " + (SELECT count(*) FROM duckdb_views() WHERE NOT internal)"
+        " + (SELECT count(*) FROM duckdb_sequences())"
+    ).fetchone()
+    return bool(found and found[0] == 0)
 
 
 def _pending(con: Any) -> list[tuple[int, str, list[str]]]:

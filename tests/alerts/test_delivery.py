@@ -4,6 +4,7 @@ giving up, grouping per channel, restarts. Slack is the real notifier behind `re
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 from datetime import timedelta
 from pathlib import Path
@@ -28,12 +29,18 @@ DEEP = {"name": "deep-spot", "kind": "spot_discount_above", "threshold": 60,
 SLACK = {"slack": {}}
 
 
-@pytest.fixture
-def bench(tmp_path: Path) -> Bench:
-    bench = Bench(tmp_path / "prices.duckdb")
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The store, written once per module: each test runs its alerts on a copy."""
+    bench = Bench(tmp_path_factory.mktemp("delivery") / "prices.duckdb")
     # p4d.24xlarge real prices: on-demand 21.957642, spot 8.0468 in use1-az1 (see test_evaluate)
     bench.collect([offer("21.957642"), offer("8.0468", kind="spot", zone="use1-az1")], T0)
-    return bench
+    return bench.path
+
+
+@pytest.fixture
+def bench(collected: Path, tmp_path: Path) -> Bench:
+    return Bench(Path(shutil.copy(collected, tmp_path / "prices.duckdb")))
 
 
 def slack() -> dict[str, Any]:

@@ -4,6 +4,7 @@ built by the real review over real DuckDB files."""
 
 from __future__ import annotations
 
+import copy
 import io
 from datetime import timedelta
 from pathlib import Path
@@ -31,16 +32,21 @@ def facts_of(bench: Bench) -> dict[str, Any]:
     return build(bench.path, T0, Since(6, "mo")).to_dict()
 
 
-@pytest.fixture
-def many_models(tmp_path: Path) -> dict[str, Any]:
+@pytest.fixture(scope="module")
+def reviewed_many(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """60 GPU models (invented names), one on-demand offer each at 1.00 + i / 100."""
-    bench = Bench(tmp_path / "prices.duckdb")
+    bench = Bench(tmp_path_factory.mktemp("many") / "prices.duckdb")
     records = [
         offer(f"{1 + i / 100:.2f}", itype=f"gpu-{i:02d}", gpu=(f"GPU{i:02d}", 1, 16))
         for i in range(60)
     ]
     bench.collect(records, T0, regions=None)
     return facts_of(bench)
+
+
+@pytest.fixture
+def many_models(reviewed_many: dict[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy(reviewed_many)  # reviewed once per module; a test may change its own
 
 
 def review_event(facts: dict[str, Any], channel: str = "slack") -> AlertEvent:

@@ -3,6 +3,7 @@ STARTTLS and implicit TLS with a throwaway self-signed certificate made here."""
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import ipaddress
 import ssl
@@ -66,10 +67,11 @@ def client_context(certificate: tuple[Path, Path]) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=str(certificate[0]))
 
 
-@pytest.fixture
-def events(tmp_path: Path) -> list[AlertEvent]:
-    """Two real alerts, as evaluation makes them (p4d.24xlarge real prices, see test_evaluate)."""
-    bench = Bench(tmp_path / "prices.duckdb")
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory: pytest.TempPathFactory) -> list[AlertEvent]:
+    """Two real alerts, as evaluation makes them (p4d.24xlarge real prices, see test_evaluate),
+    once per module."""
+    bench = Bench(tmp_path_factory.mktemp("email") / "prices.duckdb")
     spots = [
         offer("8.0468", kind="spot", zone="use1-az1"),
         offer("9.1506", kind="spot", zone="use1-az2"),
@@ -81,6 +83,11 @@ def events(tmp_path: Path) -> list[AlertEvent]:
         {"name": "deep-spot", "kind": "spot_discount_above", "threshold": 60},
     )  # fmt: skip
     return bench.check(rule_set, T0, dry_run=True).fired
+
+
+@pytest.fixture
+def events(evaluated: list[AlertEvent]) -> list[AlertEvent]:
+    return copy.deepcopy(evaluated)  # each test sends its own
 
 
 def notifier(port: int, security: str, **options: Any) -> EmailNotifier:

@@ -4,9 +4,9 @@ without them, a picture that cannot be drawn leaves the mail whole, and alerts c
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,12 +35,17 @@ def picture() -> bytes:
     return png()
 
 
-@pytest.fixture
-def facts(tmp_path: Path) -> dict[str, Any]:
-    bench = Bench(tmp_path / "prices.duckdb")
+@pytest.fixture(scope="module")
+def reviewed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    bench = Bench(tmp_path_factory.mktemp("images") / "prices.duckdb")
     bench.collect([offer("21.957642"), offer("8.0468", kind="spot", zone="use1-az1")], T0,
                   regions=None)  # fmt: skip
     return build(bench.path, T0, Since(6, "mo")).to_dict()
+
+
+@pytest.fixture
+def facts(reviewed: dict[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy(reviewed)  # a review's facts, once per module; each test its own
 
 
 def send(events: Sequence[AlertEvent], images: Any) -> Any:

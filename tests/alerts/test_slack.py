@@ -3,11 +3,11 @@ the webhook's answers, a closed loopback port for a channel that is down."""
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import socket
 import threading
-from pathlib import Path
 from traceback import format_exception
 
 import pytest
@@ -23,10 +23,11 @@ URL = "https://hooks.slack.com/services/T0001SECRET/B0002SECRET/s3cr3tW3bh00kT0k
 SECRET = "s3cr3tW3bh00kT0k3n"
 
 
-@pytest.fixture
-def events(tmp_path: Path) -> list[AlertEvent]:
-    """A real alert, as evaluation makes it (p4d.24xlarge real spot prices, see test_evaluate)."""
-    bench = Bench(tmp_path / "prices.duckdb")
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory: pytest.TempPathFactory) -> list[AlertEvent]:
+    """A real alert, as evaluation makes it (p4d.24xlarge real spot prices, see test_evaluate),
+    once per module."""
+    bench = Bench(tmp_path_factory.mktemp("slack") / "prices.duckdb")
     spots = [
         offer("8.0468", kind="spot", zone="use1-az1"),
         offer("9.1506", kind="spot", zone="use1-az2"),
@@ -35,6 +36,11 @@ def events(tmp_path: Path) -> list[AlertEvent]:
     rule = rules({"name": "cheap-a100-spot", "kind": "spot_price_below", "threshold": 1.10,
                   "currency": "USD", "gpu_model": "A100"})  # fmt: skip
     return bench.check(rule, T0, dry_run=True).fired
+
+
+@pytest.fixture
+def events(evaluated: list[AlertEvent]) -> list[AlertEvent]:
+    return copy.deepcopy(evaluated)  # each test sends its own
 
 
 def fast() -> SlackNotifier:

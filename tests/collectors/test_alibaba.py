@@ -9,6 +9,7 @@ numbers in those files.
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import time
@@ -28,7 +29,7 @@ from storage.query import query
 from storage.store import Store
 from tests.collectors.support import demo_of, find, fixtures_of, recording, signed_settings
 from tracker.collecting.pipeline import collect
-from tracker.collecting.replay import ReplayServer
+from tracker.collecting.replay import Recording, ReplayServer
 from tracker.config import from_dict
 
 KEYS = {"access_key_id": "LTAI5tDemoKeyId", "access_key_secret": "demo-secret"}
@@ -92,6 +93,10 @@ def fixtures(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the recording with the test-only answers beside it (answered first: see
     tests/fixtures/alibaba/README.md) and the trap types on the second DescribeInstanceTypes
     page: gn8v.4xlarge (a GPUSpec no table spells) and gn7i-c16g1.8xlarge (not in the table)."""
+    return _fixture_folder(tmp_path_factory)
+
+
+def _fixture_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("alibaba")
     shutil.copytree(DEMO, folder, dirs_exist_ok=True)
     for extra in [*TEST_ONLY.glob("error-*.json"), *TEST_ONLY.glob("price-*.json")]:
@@ -114,9 +119,21 @@ def served(replay: Replay, fixtures: Path) -> tuple[ReplayServer, Payloads]:
     return server, payloads
 
 
+@pytest.fixture(scope="module")
+def fetched_once(tmp_path_factory: pytest.TempPathFactory) -> Payloads:
+    """One fetch of the fixtures for the tests that only parse it (each a second of CPU)."""
+    server = ReplayServer(Recording.load(_fixture_folder(tmp_path_factory))).start()
+    try:
+        payloads = make(server.url).fetch()
+        assert server.unmatched == []
+    finally:
+        server.stop()
+    return payloads
+
+
 @pytest.fixture
-def fetched(served: tuple[ReplayServer, Payloads]) -> Payloads:
-    return served[1]
+def fetched(fetched_once: Payloads) -> Payloads:
+    return copy.deepcopy(fetched_once)  # a test may change its payloads
 
 
 @pytest.fixture

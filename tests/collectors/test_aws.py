@@ -6,6 +6,7 @@ expected numbers below are worked out by hand from the API strings in those file
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -20,7 +21,7 @@ from collectors.aws.collector import GPU_REGIONS, AwsCollector
 from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from tests.collectors.support import demo_of, find, fixtures_of, recording, signed_settings
-from tracker.collecting.replay import ReplayServer
+from tracker.collecting.replay import Recording, ReplayServer
 
 KEYS = {"aws_access_key_id": "x", "aws_secret_access_key": "x"}
 TYPES = ["p4d.24xlarge", "g4dn.xlarge", "p5.48xlarge", "p3.2xlarge", "g5g.xlarge"]
@@ -105,12 +106,22 @@ def ec2_throttled(region: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def fetched(replay: Replay, tmp_path: Path) -> Payloads:
-    server = replay(*answers(tmp_path))
-    payloads = make(server.url).fetch()
-    assert server.unmatched == []
+@pytest.fixture(scope="module")
+def fetched_once(tmp_path_factory: pytest.TempPathFactory) -> Payloads:
+    """One fetch for the tests that only parse it (boto3's clients cost a second of CPU)."""
+    folders = answers(tmp_path_factory.mktemp("aws"))
+    server = ReplayServer(*(Recording.load(folder) for folder in folders)).start()
+    try:
+        payloads = make(server.url).fetch()
+        assert server.unmatched == []
+    finally:
+        server.stop()
     return payloads
+
+
+@pytest.fixture
+def fetched(fetched_once: Payloads) -> Payloads:
+    return copy.deepcopy(fetched_once)  # a test may change its payloads
 
 
 @pytest.fixture

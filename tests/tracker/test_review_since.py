@@ -5,6 +5,7 @@ the real CLI over a real DuckDB file."""
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,17 @@ LONGEST = ("10y", "120mo", "521w", "3652d")
 TOO_LONG = ("11y", "121mo", "522w", "3653d", "5000y", "99999999999d")
 
 
+@pytest.fixture(scope="module")
+def one_offer(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The store, written once per module: each test reviews a copy."""
+    store = tmp_path_factory.mktemp("since") / "prices.duckdb"
+    Bench(store).collect([offer("21.957642")], datetime.now(UTC))
+    return store
+
+
 @pytest.fixture
-def config(tmp_path: Path) -> Path:
-    Bench(tmp_path / "prices.duckdb").collect([offer("21.957642")], datetime.now(UTC))
+def config(one_offer: Path, tmp_path: Path) -> Path:
+    shutil.copy(one_offer, tmp_path / "prices.duckdb")
     path = tmp_path / "config.toml"
     path.write_text('[storage]\npath = "prices.duckdb"\n')
     return path

@@ -173,10 +173,18 @@ MAX_MIGRATION_USD = 1e12
 MAX_OVERHEAD_PCT = 100.0  # --spot-overhead: 100 runs every hour twice
 
 
+# The moments --since and --until accept (docs/commands.md): cloud prices start after 1970,
+# and a window's arithmetic (30 days before --until, a time zone's offset) stays inside the
+# years Python and DuckDB both count.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(9999, 1, 1, tzinfo=UTC)  # excluded
+MOMENT_RANGE = "from 1970-01-01 to 9998-12-31, UTC"
+
+
 class When(_WhenType):
     """A moment: a duration back from now (`30d`), an ISO date (00:00 UTC that day) or an ISO
-    timestamp (UTC unless it says otherwise). A duration stays a timedelta until the command
-    knows `now`, so --since and --until count back from the same moment."""
+    timestamp (UTC unless it says otherwise), from 1970 to 9998. A duration stays a timedelta
+    until the command knows `now`, so --since and --until count back from the same moment."""
 
     name = "when"
 
@@ -188,12 +196,11 @@ class When(_WhenType):
         option = param.opts[0] if param else "the moment"
         try:
             return timedelta(seconds=parse_duration(value, option))
-        except ConfigError:
-            pass
+        except ConfigError as exc:
+            if "out of range" in str(exc):  # a duration, too long: say so, not "neither"
+                self.fail(str(exc).split(": ", 1)[-1], param, ctx)
         try:
-            if len(value) == 10:
-                return datetime.combine(date.fromisoformat(value), datetime.min.time(), UTC)
-            moment = datetime.fromisoformat(value)
+            moment = _moment(value)
         except ValueError:
             self.fail(
                 f"{value!r} is neither a duration back from now (30d, 12h), an ISO date "
@@ -201,7 +208,21 @@ class When(_WhenType):
                 param,
                 ctx,
             )
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        try:
+            inside = EARLIEST <= moment < LATEST
+        except OverflowError:  # an offset taking it past year 1 or 9999
+            inside = False
+        if not inside:
+            self.fail(f"{value!r} is out of range ({MOMENT_RANGE})", param, ctx)
+        return moment
+
+
+def _moment(value: str) -> datetime:
+    """An ISO date (00:00 UTC) or timestamp (UTC unless it says otherwise); ValueError else."""
+    if len(value) == 10:
+        return datetime.combine(date.fromisoformat(value), datetime.min.time(), UTC)
+    moment = datetime.fromisoformat(value)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 WHEN = When()

@@ -144,6 +144,7 @@ print(len(counts), len(failures), failures[:1], flush=True)
 """
 
 
+@pytest.mark.daemon  # a busy reader process for seconds: in the run of real processes
 def test_a_stream_of_reads_from_another_process_never_keeps_a_writer_out(
     tmp_path: Path,
 ) -> None:

@@ -204,3 +204,15 @@ def tiny_disk(tmp_path: Path) -> Iterator[Callable[[str, int], Path]]:
     yield mount
     for where in reversed(mounted):
         subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)
+
+
+@pytest.fixture
+def aws_test_keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Test keys for AWS, and no way for boto3 to find real ones (or ask the instance role)."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")

@@ -27,16 +27,7 @@ AZURE = RECORDINGS / "azure"
 AWS_FIXTURE_TYPES = ["p4d.24xlarge", "p5.48xlarge", "g4dn.xlarge", "p3.2xlarge"]
 
 
-@pytest.fixture(autouse=True)
-def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Test keys for AWS, and no way for boto3 to find real ones (or ask the instance role)."""
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
-    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+pytestmark = pytest.mark.usefixtures("aws_test_keys")
 
 
 def write_config(tmp_path: Path, aws: str | None, azure: str | None) -> Path:

@@ -24,16 +24,7 @@ AWS_TYPES = ["p4d.24xlarge", "p5.48xlarge", "g4dn.xlarge", "p3.2xlarge"]
 FULL = "no space left on device writing "
 
 
-@pytest.fixture(autouse=True)
-def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Test keys for AWS, and no way for boto3 to find real ones."""
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
-    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+pytestmark = pytest.mark.usefixtures("aws_test_keys")
 
 
 def config_for(tmp_path: Path, store: Path, aws: str, azure: str) -> Path:

@@ -12,9 +12,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from collectors import collector_class
-from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.base import Collector, ParseResult, Payloads, PriceRecord, ProviderSettings
 from tracker.cli import cli
 from tracker.collecting.demo import DEMO_DATA, demo_setup
+from tracker.collecting.replay import Recording, ReplayServer
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -144,3 +145,16 @@ def parse_demos(
                 unmatched = setup.servers[name].unmatched
                 assert unmatched == [], f"{name}: requests the demo cannot answer"
     return results
+
+
+def fetch_once(make: Any, *folders: Path) -> Payloads:
+    """One fetch of the recordings in `folders` through a loopback server (`make(url)` gives
+    the collector), for the tests that only parse it: every request matched."""
+    server = ReplayServer(*(Recording.load(folder) for folder in folders)).start()
+    try:
+        collector: Collector = make(server.url)
+        payloads = collector.fetch()
+        assert server.unmatched == []
+    finally:
+        server.stop()
+    return payloads

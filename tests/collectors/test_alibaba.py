@@ -27,9 +27,16 @@ from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import FetchError, PayloadShapeError
 from storage.query import query
 from storage.store import Store
-from tests.collectors.support import demo_of, find, fixtures_of, recording, signed_settings
+from tests.collectors.support import (
+    demo_of,
+    fetch_once,
+    find,
+    fixtures_of,
+    recording,
+    signed_settings,
+)
 from tracker.collecting.pipeline import collect
-from tracker.collecting.replay import Recording, ReplayServer
+from tracker.collecting.replay import ReplayServer
 from tracker.config import from_dict
 
 KEYS = {"access_key_id": "LTAI5tDemoKeyId", "access_key_secret": "demo-secret"}
@@ -122,13 +129,7 @@ def served(replay: Replay, fixtures: Path) -> tuple[ReplayServer, Payloads]:
 @pytest.fixture(scope="module")
 def fetched_once(tmp_path_factory: pytest.TempPathFactory) -> Payloads:
     """One fetch of the fixtures for the tests that only parse it (each a second of CPU)."""
-    server = ReplayServer(Recording.load(_fixture_folder(tmp_path_factory))).start()
-    try:
-        payloads = make(server.url).fetch()
-        assert server.unmatched == []
-    finally:
-        server.stop()
-    return payloads
+    return fetch_once(make, _fixture_folder(tmp_path_factory))
 
 
 @pytest.fixture

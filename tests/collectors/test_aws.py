@@ -20,8 +20,15 @@ from botocore.exceptions import ClientError
 from collectors.aws.collector import GPU_REGIONS, AwsCollector
 from collectors.base import ParseResult, Payloads, PriceRecord, ProviderSettings
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
-from tests.collectors.support import demo_of, find, fixtures_of, recording, signed_settings
-from tracker.collecting.replay import Recording, ReplayServer
+from tests.collectors.support import (
+    demo_of,
+    fetch_once,
+    find,
+    fixtures_of,
+    recording,
+    signed_settings,
+)
+from tracker.collecting.replay import ReplayServer
 
 KEYS = {"aws_access_key_id": "x", "aws_secret_access_key": "x"}
 TYPES = ["p4d.24xlarge", "g4dn.xlarge", "p5.48xlarge", "p3.2xlarge", "g5g.xlarge"]
@@ -109,14 +116,7 @@ def ec2_throttled(region: str, **extra: Any) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def fetched_once(tmp_path_factory: pytest.TempPathFactory) -> Payloads:
     """One fetch for the tests that only parse it (boto3's clients cost a second of CPU)."""
-    folders = answers(tmp_path_factory.mktemp("aws"))
-    server = ReplayServer(*(Recording.load(folder) for folder in folders)).start()
-    try:
-        payloads = make(server.url).fetch()
-        assert server.unmatched == []
-    finally:
-        server.stop()
-    return payloads
+    return fetch_once(make, *answers(tmp_path_factory.mktemp("aws")))
 
 
 @pytest.fixture

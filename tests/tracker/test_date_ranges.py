@@ -6,8 +6,6 @@ The ranges are listed in docs/commands.md."""
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
@@ -16,10 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from tests.storage.reads.series_support import build
-from tracker import config as config_mod
+from tests.tracker.web_support import get, serving
 from tracker.cli import cli
-from tracker.config.web import WebSettings
-from tracker.web.server import Running, start_for
+from tracker.web.server import Running
 
 # A moment is a duration back from now, or a date or timestamp from 1970-01-01 to 9998-12-31.
 MOMENTS = [
@@ -54,19 +51,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(store: Path) -> Iterator[Running]:
-    config = config_mod.from_dict({"storage": {"path": str(store)}}, source=None)
-    running = start_for(config, WebSettings("127.0.0.1", 0), "web.listen")
-    yield running
-    running.close()
-
-
-def get(server: Running, path: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(server.url.rstrip("/") + path, timeout=60) as answer:
-            return answer.status, answer.read().decode()
-    except urllib.error.HTTPError as exc:
-        with exc:
-            return exc.code, exc.read().decode()
+    with serving(store) as running:
+        yield running
 
 
 def refusal(store: Path, args: list[str], option: str, value: str) -> str:

@@ -25,11 +25,12 @@ from collectors.common import ConfigError
 from storage.reads import dashboard
 from storage.reads.sandbox import QueryStopped
 from tests.tracker.daemon_support import wait_until
+from tests.tracker.web_support import get, serving
 from tracker import config as config_mod
 from tracker.cli import cli
 from tracker.config.web import WebSettings, checked, parse_web
 from tracker.web.cache import PageCache
-from tracker.web.server import Running, start_for
+from tracker.web.server import Running
 
 # A window in the past of the demo's history (its earlier snapshot is six months before T0),
 # fixed, so the command and the API count the same hours.
@@ -44,19 +45,8 @@ def store(demo_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(store: Path) -> Iterator[Running]:
-    config = config_mod.from_dict({"storage": {"path": str(store)}}, source=None)
-    running = start_for(config, WebSettings("127.0.0.1", 0), "web.listen")
-    yield running
-    running.close()
-
-
-def get(server: Running, path: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(server.url.rstrip("/") + path, timeout=60) as answer:
-            return answer.status, answer.read().decode()
-    except urllib.error.HTTPError as exc:
-        with exc:
-            return exc.code, exc.read().decode()
+    with serving(store) as running:
+        yield running
 
 
 def command_json(store: Path, *args: str) -> Any:

@@ -37,14 +37,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """Four workers for the default run, on two cores: a test spends much of its time waiting
-    (on a subprocess, a loopback server, a file's sync), so two workers left the cores idle a
-    quarter of the time (175 s against 149 s with four, stealing work at the end); none, one
+    """One worker more than the cores this process may use (three on two cores): a test spends
+    part of its time waiting (on a subprocess, a loopback server, a file's sync), so one worker
+    a core left the cores idle (132 s on two cores), while two a core had DuckDB's threads of
+    four processes fight for two cores (130 s, 50 s more CPU); three took 105 s. None, one
     process as before, for the real-daemon tests (each starts its own processes and waits on
     them) and for a run that names its tests."""
     if config.option.markexpr or config.args_source == pytest.Config.ArgsSource.ARGS:
         return 0
-    return 4
+    return len(os.sched_getaffinity(0)) + 1
 
 
 @pytest.hookimpl(tryfirst=True)

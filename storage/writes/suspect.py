@@ -18,20 +18,27 @@ MIN_OPEN = 8
 
 # The open offers the answer looked for: the regions it covered (an offer of no region is
 # looked for by every answer) and its grain of spot prices (another source's are not), as
-# `storage.merge` scopes its withdrawals. `newest` is the answer's price for a continuing offer.
+# `storage.merge` scopes its withdrawals. `newest` is the answer's price for a continuing offer;
+# `moved`: the answer still prices its type, where a type sold out everywhere moves between an
+# offer of no region and offers per region (docs/sql.md): a successor, not a withdrawal.
 _SCOPE = """
 SELECT o.offer_key, o.valid_from, CAST(o.price_per_hour AS DOUBLE) AS price,
-       p.instance_type, n.newest
+       p.instance_type, n.newest,
+       coalesce(s.nowhere OR p.region IS NULL, false) AS moved
 FROM open_now o JOIN price_intervals p ON p.rowid = o.row
 LEFT JOIN (SELECT offer_key, CAST(arg_max(price_per_hour, ts) AS DOUBLE) AS newest
-           FROM incoming GROUP BY offer_key) n USING (offer_key)
+           FROM incoming GROUP BY offer_key) n ON n.offer_key = o.offer_key
+LEFT JOIN (SELECT instance_type, price_kind, bool_or(region IS NULL) AS nowhere
+           FROM batch GROUP BY ALL) s
+       ON s.instance_type = p.instance_type AND s.price_kind = p.price_kind
 WHERE ($all_regions OR p.region IS NULL OR list_contains($regions, p.region))
   AND NOT coalesce(p.price_kind = 'spot' AND (p.zone IS NOT NULL) <> $spot_zoned, false)
 """
 
 _COUNTS = f"""
 SELECT count(*),
-       count(*) FILTER (WHERE newest IS NULL AND NOT list_contains($keep_open, instance_type)),
+       count(*) FILTER (WHERE newest IS NULL AND NOT moved
+                              AND NOT list_contains($keep_open, instance_type)),
        count(newest),
        count(*) FILTER (WHERE newest / price > $factor OR newest / price < 1 / $factor)
 FROM ({_SCOPE})

@@ -37,7 +37,7 @@ from tracker.config.daemon import MetricsSettings
 
 log = logging.getLogger("tracker.daemon.metrics")
 
-RESULTS = ("ok", "failed", "skipped", "held")
+RESULTS = ("ok", "failed", "skipped")
 # Collections take from a second (Lambda) to many minutes (every AWS region with spot history).
 DURATION_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600)
 PRICE_LABELS = ("provider", "region", "gpu_model", "price_kind", "currency")

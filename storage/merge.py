@@ -16,7 +16,7 @@ sort that would otherwise cost most of a write.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -138,6 +138,10 @@ WHERE p.rowid IN (SELECT o.row FROM open_now o ANTI JOIN paths s USING (offer_ke
 _CLOSED_HERE = "p.rowid IN (SELECT row FROM open_now) AND p.valid_to IS NOT NULL"
 _TOUCHED_HERE = "p.rowid IN (SELECT row FROM open_now) OR p.run_id = $run_id"
 
+# A check of the staged answer against the open offers before anything changes
+# (`storage.writes.suspect`): True holds the answer, and the merge stops there.
+Judge = Callable[[Any, dict[str, Any]], bool]
+
 _STAGED = ("incoming", "open_now", "closed_end", "paths", "refacts", "changing", "sequence")
 
 
@@ -149,16 +153,18 @@ def merge(
     regions: Sequence[str] | None,
     keep_open: list[str],
     spot_zoned: bool | None = None,
-) -> int:
+    judge: Judge | None = None,
+) -> int | None:
     """Merge one provider's collection (in the store's Arrow schema) into its history, in the
     caller's transaction; the number of intervals opened plus offers withdrawn. `spot_zoned`
     (True: this collection prices spot per zone, False: per region) leaves the provider's spot
-    offers of the other grain open: another source's, not withdrawn."""
+    offers of the other grain open: another source's, not withdrawn. `judge` sees the answer
+    staged beside the open offers first; when it holds the answer, nothing changes (None)."""
     rows = pa.array(range(batch.num_rows), pa.int64())
     batch = batch.append_column("row", rows)
     con.register("batch", batch)
     # On an error the caller's rollback takes the staged tables and closes the connection.
-    changed = _merge(con, batch, params, run_id, regions, keep_open, spot_zoned)
+    changed = _merge(con, batch, params, run_id, regions, keep_open, spot_zoned, judge)
     # The intervals this write closed or opened store their computed columns (storage.views):
     # a closed one's rate is dated by its end, which may be before the day it was stored open.
     # (A write that changed nothing closed and opened nothing: most of a steady day's.)
@@ -179,7 +185,8 @@ def _merge(
     regions: Sequence[str] | None,
     keep_open: list[str],
     spot_zoned: bool | None,
-) -> int:
+    judge: Judge | None,
+) -> int | None:
     observed = {"observed": params["observed"]}
     provider = {"provider": params["provider"]}
     con.execute(_STAGE_INCOMING, observed)
@@ -190,17 +197,16 @@ def _merge(
         )
     con.execute(_STAGE_OPEN, provider)
     con.execute(_STAGE_PATHS)
-    withdrawn = scalar(
-        con,
-        _CLOSE_WITHDRAWN,
-        {
-            "observed": params["observed"],
-            "all_regions": regions is None,
-            "regions": list(regions or []),
-            "keep_open": keep_open,
-            "spot_zoned": spot_zoned,
-        },
-    )
+    scope = {
+        "observed": params["observed"],
+        "all_regions": regions is None,
+        "regions": list(regions or []),
+        "keep_open": keep_open,
+        "spot_zoned": spot_zoned,
+    }
+    if judge is not None and judge(con, scope):
+        return None
+    withdrawn = scalar(con, _CLOSE_WITHDRAWN, scope)
     if scalar(con, "SELECT count(*) FROM paths WHERE NOT is_open"):  # new or back: few if any
         _date_returns(con, provider)
     con.execute(_EXTEND_CONFIRMED, observed)

@@ -10,12 +10,10 @@ from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 from collectors.base import InterruptionBand, MarketDepth, PriceRecord
 from collectors.common import PayloadShapeError, StoreError
@@ -24,8 +22,10 @@ from storage.fx import FxRate, GpuFact, replace_gpu_facts, replace_rates
 from storage.merge import merge
 from storage.migrations import migrate
 from storage.writes.bands import replace_bands
+from storage.writes.batch import to_arrow as to_arrow
 from storage.writes.market import record_market
 from storage.writes.space import refused_write
+from storage.writes.suspect import Judge, Suspicion, record_held
 from storage.writes.unknown_types import record_unknown
 from storage.writes.unrecorded import Backlog, Unrecorded
 from storage.writes.validate import PriceLimits, Screened, screen
@@ -33,33 +33,6 @@ from storage.writes.validate import PriceLimits, Screened, screen
 DEFAULT_PATH = Path("prices.duckdb")
 # What gives a write its wait for the store, named when it waits and when the wait runs out.
 WAIT_SETTING = "[storage] write_wait"
-
-_MONEY = pa.decimal128(18, 6)
-_TS = pa.timestamp("us", tz="UTC")
-ARROW_SCHEMA = pa.schema(
-    [
-        ("provider", pa.string()),
-        ("region", pa.string()),
-        ("zone", pa.string()),
-        ("instance_type", pa.string()),
-        ("price_kind", pa.string()),
-        ("term_months", pa.int32()),
-        ("payment_option", pa.string()),
-        ("offering_class", pa.string()),
-        ("currency", pa.string()),
-        ("price_per_hour", _MONEY),
-        ("upfront_total", _MONEY),
-        ("gpu_model", pa.string()),
-        ("gpu_count", pa.float64()),
-        ("gpu_memory_gib", pa.float64()),
-        ("vcpus", pa.float64()),
-        ("memory_gib", pa.float64()),
-        ("effective_at", _TS),
-        ("available", pa.bool_()),
-    ]
-)
-_COLUMNS = [f.name for f in ARROW_SCHEMA]
-_FIELDS = attrgetter(*_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -69,14 +42,9 @@ class RunResult:
     changed: int  # intervals opened plus offers withdrawn
     # Prices the validation refused, by reason ("zero after rounding": 2); none of them stored.
     skipped: Counter[str] = field(default_factory=Counter)
-
-
-def to_arrow(records: Sequence[PriceRecord]) -> pa.Table:
-    """The records as an Arrow table in the store's column order and types."""
-    if not records:
-        return ARROW_SCHEMA.empty_table()
-    columns = zip(*map(_FIELDS, records), strict=True)
-    return pa.table(dict(zip(_COLUMNS, map(list, columns), strict=True)), schema=ARROW_SCHEMA)
+    # Held (nothing stored), or applied though suspect: why (storage.writes.suspect).
+    held: str | None = None
+    suspect: str | None = None
 
 
 class Store:
@@ -129,6 +97,7 @@ class Store:
         spot_zoned: bool | None = None,
         market: Sequence[MarketDepth] | None = None,
         unknown: Collection[str] = (),
+        suspicion: Suspicion | None = None,
     ) -> RunResult:
         """Merge one provider's collection into the history: all of it lands, or none does.
 
@@ -149,6 +118,9 @@ class Store:
         (`storage.writes.market`), in the same transaction. `unknown` (instance types the
         answer listed with no GPU count, none of their prices stored) are noted for
         `gpu-tracker gpus --unknown` (`storage.writes.unknown_types`), likewise.
+
+        With `suspicion`, an answer that would rewrite the history is held
+        (`storage.writes.suspect`): nothing of it is stored but its `held` run.
         """
         screened = screen(records, self.limits, observed_at=observed_at)
         if records and not screened.records:
@@ -163,30 +135,23 @@ class Store:
                 with transaction(con):
                     _refuse_out_of_order(con, provider, observed_at)
                     run_id = int(scalar(con, "SELECT nextval('run_ids')"))
+                    judge = Judge(provider, suspicion) if suspicion else None
                     changed = merge(
-                        con, batch, params, run_id, regions, sorted(keep_open), spot_zoned
+                        con, batch, params, run_id, regions, sorted(keep_open), spot_zoned, judge
                     )
-                    if self.fx_rates is not None:
-                        replace_rates(con, self.fx_rates)
-                    if self.gpu_facts is not None:
-                        replace_gpu_facts(con, self.gpu_facts)
-                    if interruption is not None:
-                        replace_bands(con, provider, interruption)
-                    if market is not None:
-                        record_market(con, provider, market, run_id, observed_at, regions)
-                    priced = batch.column("instance_type").unique().to_pylist()
-                    record_unknown(con, provider, unknown, priced, seen=observed_at, run_id=run_id)
+                    held = judge.held if judge else None
+                    if held is not None:  # nothing merged: only the run and what held it
+                        record_held(con, run_id, held)
+                    else:
+                        extras = (interruption, market, unknown)
+                        self._with_answer(
+                            con, provider, run_id, observed_at, regions, batch, extras
+                        )
+                    status, error = ("held", held.text) if held else ("ok", None)
+                    values = (status, len(records), changed or 0, error, interval_seconds)
                     con.execute(
-                        "INSERT INTO runs VALUES (?, ?, ?, now(), 'ok', ?, ?, NULL, ?, ?)",
-                        [
-                            run_id,
-                            provider,
-                            started_at,
-                            len(records),
-                            changed,
-                            interval_seconds,
-                            observed_at,
-                        ],
+                        "INSERT INTO runs VALUES (?, ?, ?, now(), ?, ?, ?, ?, ?, ?)",
+                        [run_id, provider, started_at, *values, observed_at],
                     )
                     _record_skips(con, run_id, screened)
                     kept = self.backlog.write(con)
@@ -197,7 +162,40 @@ class Store:
             except StoreError as exc:
                 raise StoreError(f"{provider}: could not store the collection: {exc}") from exc
         self.backlog.written(kept)
-        return RunResult(run_id, len(records), changed, screened.skipped)
+        suspect = (judge.agreed or judge.accepted) if judge else None
+        return RunResult(
+            run_id,
+            len(records),
+            changed or 0,
+            screened.skipped,
+            held.text if held else None,
+            suspect.text if suspect else None,
+        )
+
+    def _with_answer(
+        self,
+        con: Any,
+        provider: str,
+        run_id: int,
+        observed_at: datetime,
+        regions: Sequence[str] | None,
+        batch: Any,
+        extras: tuple[
+            Sequence[InterruptionBand] | None, Sequence[MarketDepth] | None, Collection[str]
+        ],
+    ) -> None:
+        """What a merged answer brings besides its prices, in the write's transaction."""
+        interruption, market, unknown = extras
+        if self.fx_rates is not None:
+            replace_rates(con, self.fx_rates)
+        if self.gpu_facts is not None:
+            replace_gpu_facts(con, self.gpu_facts)
+        if interruption is not None:
+            replace_bands(con, provider, interruption)
+        if market is not None:
+            record_market(con, provider, market, run_id, observed_at, regions)
+        priced = batch.column("instance_type").unique().to_pylist()
+        record_unknown(con, provider, unknown, priced, seen=observed_at, run_id=run_id)
 
     def open_offers(self, provider: str, regions: Sequence[str] | None) -> int:
         """How many offers of `provider` are current in `regions` (None: anywhere)."""

@@ -147,13 +147,13 @@ LEFT JOIN known o ON o.offer = l.low_offer
 # A provider is stale when its last successful collection completed longer ago than the window
 # (or it never had one and has been trying for longer than the window: a new provider failing
 # once at start is not yet news): a collection that took hours counts from its end. Providers
-# only ever skipped (no credentials) are not.
+# only ever skipped (no credentials) are not. A held answer (docs/trust.md) is no collection.
 _STALE_MEASURE = """
 WITH last_ok AS (
     SELECT provider,
            max(coalesce(finished_at, started_at)) FILTER (WHERE status = 'ok') AS last_ok,
            min(started_at) AS first_try
-    FROM collection_runs WHERE status IN ('ok', 'failed') AND {where} GROUP BY provider
+    FROM collection_runs WHERE status IN ('ok', 'failed', 'held') AND {where} GROUP BY provider
 )
 SELECT provider AS subject, CAST(NULL AS VARCHAR) AS offer, true AS known,
        round((epoch($now) - epoch(last_ok)) / 3600, 2) AS value,

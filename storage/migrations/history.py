@@ -173,4 +173,39 @@ STEPS: list[tuple[int, str, list[str]]] = [
             f"DELETE FROM price_intervals WHERE {_ATTACHED}",
         ],
     ),
+    (
+        13,
+        "held runs",
+        [
+            # docs/trust.md: an answer that would rewrite history is stored as a 'held' run.
+            # DuckDB cannot change a CHECK in place: the table is rebuilt, every row kept.
+            """
+            CREATE TABLE runs_held (
+                run_id BIGINT PRIMARY KEY,
+                provider VARCHAR NOT NULL,
+                started_at TIMESTAMPTZ NOT NULL,
+                finished_at TIMESTAMPTZ,
+                status VARCHAR NOT NULL CHECK (status IN ('ok', 'failed', 'skipped', 'held')),
+                records INTEGER NOT NULL DEFAULT 0,
+                changed INTEGER NOT NULL DEFAULT 0,
+                error VARCHAR,
+                interval_seconds INTEGER,
+                observed_at TIMESTAMPTZ
+            )
+            """,
+            "INSERT INTO runs_held SELECT * FROM runs",
+            "DROP TABLE runs",
+            "ALTER TABLE runs_held RENAME TO runs",
+            # What held a run (storage.writes.suspect): its rule, and the open offers it was
+            # compared with, so the next answer can be found to agree.
+            """
+            CREATE TABLE held_runs (
+                run_id BIGINT PRIMARY KEY,
+                rule VARCHAR NOT NULL,
+                open_offers INTEGER NOT NULL,
+                fingerprint VARCHAR NOT NULL
+            )
+            """,
+        ],
+    ),
 ]

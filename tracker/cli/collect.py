@@ -35,8 +35,13 @@ _DEMO_SQL = "SELECT provider, count(*) AS offers FROM latest_prices GROUP BY ALL
     help="Collect only this provider (repeatable; any case, aliases such as lambda accepted). "
     "Default: every enabled one.",
 )
+@click.option(
+    "--accept-suspect",
+    is_flag=True,
+    help="Apply an answer that would otherwise be held as suspect (docs/trust.md) at once.",
+)
 @click.pass_context
-def collect(ctx: click.Context, providers: tuple[str, ...]) -> None:
+def collect(ctx: click.Context, providers: tuple[str, ...], accept_suspect: bool) -> None:
     """Collect current prices from every enabled provider into the store, then check alerts."""
     from tracker.cli import alerts as cli_alerts
     from tracker.cli.screen.collecting import run_collection
@@ -50,7 +55,9 @@ def collect(ctx: click.Context, providers: tuple[str, ...]) -> None:
         # Before any fetch: a store that cannot be written would throw every answer away.
         check_store_path(config.store_path, config.store_key, config.source)
         probe(config.store_path)  # a damaged store file fails before any fetch, too (exit 2)
-        outcomes = run_collection(common.err(ctx), config, providers, env)
+        outcomes = run_collection(
+            common.err(ctx), config, providers, env, accept_suspect=accept_suspect
+        )
     except ConfigError as exc:
         fail(ctx, str(exc), EXIT_USAGE)
     except StoreError as exc:

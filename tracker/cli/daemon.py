@@ -21,7 +21,12 @@ from tracker.config.daemon import LOG_FORMATS
 if TYPE_CHECKING:  # the scheduler and the store's status queries load when a command runs
     from tracker.running import status
 
-_RESULT_STYLE = {"ok": "green", "failed": "bold red", "skipped": "yellow"}
+_RESULT_STYLE = {
+    "ok": "green",
+    "failed": "bold red",
+    "skipped": "yellow",
+    "held": "bold yellow",
+}
 
 
 @click.command()

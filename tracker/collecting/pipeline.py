@@ -38,7 +38,7 @@ class Outcome:
     """What happened to one provider in one collection (the run summary's row)."""
 
     provider: str
-    status: str = "ok"  # ok | failed | skipped
+    status: str = "ok"  # ok | failed | skipped | held (nothing stored: docs/trust.md)
     records: int = 0
     changed: int = 0
     pages: int = 0
@@ -82,12 +82,14 @@ def collect(
     write_lock: threading.Lock | None = None,
     fetcher: Fetcher | None = None,
     now: datetime | None = None,
+    accept_suspect: bool = False,
 ) -> list[Outcome]:
     """Collect every enabled provider (or the named ones) into the store. `write_lock` is held
     around every store session; the daemon passes the one all its jobs share, and a `fetcher`
     that fetches and parses in a child process (`tracker.collecting.isolation`); by default
     it happens here, with progress reported. `now` dates the collection (default: the clock);
-    the demo dates its earlier snapshots with it."""
+    the demo dates its earlier snapshots with it. `accept_suspect` applies an answer that
+    would be held (`collect --accept-suspect`; the daemon never does)."""
     providers = config.enabled(names)
     # Before anything is asked: an error text that echoes a credential is masked everywhere.
     hold(secrets_of(config, env))
@@ -107,6 +109,8 @@ def collect(
     state_dir = config.store_path.parent / f"{config.store_path.name}.state"
 
     def run(provider: ProviderConfig) -> Outcome:
+        if accept_suspect:
+            provider = replace(provider, suspicion=replace(provider.suspicion, accept=True))
         return _collect_one(provider, env, reporter, store, write_lock, fetcher, now, state_dir)
 
     if not providers:
@@ -152,7 +156,7 @@ def _collect_one(
     # An HTML error page or a colour escape in an answer: one plain line, wherever it goes.
     outcome.error = flat(redact(outcome.error)) if outcome.error else outcome.error
     outcome.detail = flat(redact(outcome.detail)) if outcome.detail else outcome.detail
-    if outcome.status != "ok":
+    if outcome.status not in ("ok", "held"):  # a held run is stored by its write
         _record_unsuccessful(store, write_lock, outcome, started_at, provider.interval_s)
     reporter.finished(outcome)
     return outcome
@@ -229,8 +233,16 @@ def _store(
             spot_zoned=parsed.spot_zoned,
             market=parsed.market,
             unknown=parsed.unknown_instance_types,
+            suspicion=provider.suspicion,
         )
     outcome.records, outcome.changed = result.records, result.changed
+    if result.held:
+        outcome.status = "held"
+        outcome.error = f"{result.held}; nothing stored, the next answer decides (docs/trust.md)"
+        log.warning("%s held: %s", provider.name, outcome.error)
+    elif result.suspect:
+        outcome.notes.append(f"applied though suspect: {result.suspect}")
+        log.warning("%s: %s", provider.name, outcome.notes[-1])
     outcome.invalid = dict(result.skipped)
     if result.skipped:
         log.warning("%s: %s", provider.name, outcome.invalid_summary())
@@ -283,5 +295,5 @@ def _record_unsuccessful(
 
 def exit_code(outcomes: list[Outcome]) -> int:
     """The exit code (docs/commands.md): 0 all asked work succeeded (skips included), 1 some
-    provider failed."""
-    return 1 if any(o.status == "failed" for o in outcomes) else 0
+    provider failed or was held."""
+    return 1 if any(o.status in ("failed", "held") for o in outcomes) else 0

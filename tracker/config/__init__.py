@@ -39,6 +39,7 @@ from tracker.config.store import (
     StoreSettings,
     parse_collect,
     parse_storage,
+    parse_suspicion,
 )
 from tracker.config.store import store_path as _store_path
 from tracker.config.web import WEB, WebSettings, parse_web
@@ -228,9 +229,11 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
 
         return {**bundled_models(), **(tables["gpus"].models if "gpus" in tables else {})}
 
+    collect_raw = _table(data, "collect")
+    suspicion = parse_suspicion(collect_raw)
     providers = {
         name: replace(
-            parse_provider(name, info, _table(providers_raw, name, prefix="providers.")),
+            parse_provider(name, info, _table(providers_raw, name, prefix="providers."), suspicion),
             gpus=tables.get("gpus") or None,
         )
         for name, info in REGISTRY.items()
@@ -253,7 +256,7 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
         export=parse_export(_table(data, "export")),
         web=parse_web(_table(data, "web")),
         store=store,
-        limits=parse_collect(_table(data, "collect")),
+        limits=parse_collect(collect_raw),
         **tables,
     )
 

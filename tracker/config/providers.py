@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from collectors import ProviderInfo
 from collectors.common import ConfigError, env_variable_name, shown, text
+from storage.writes.suspect import Suspicion
 from tracker.config.keys import BOOLEAN, Key, Kind, Table, duration, number
 
 if TYPE_CHECKING:  # the collectors' base is imported by the commands that collect
@@ -42,6 +43,8 @@ class ProviderConfig:
     credential_vars: dict[str, str] = field(default_factory=dict)  # name -> env variable
     optional_credential_vars: dict[str, str] = field(default_factory=dict)
     gpus: Overrides | None = None  # the config's [gpus] entries, for every collector
+    # When its answer is held ([collect] with this provider's own keys over it, docs/trust.md).
+    suspicion: Suspicion = field(default_factory=Suspicion)
 
     def settings(self, env: Mapping[str, str]) -> tuple[ProviderSettings, list[str]]:
         """Collector settings with credentials resolved from `env`, and the variables missing."""
@@ -71,6 +74,42 @@ def _endpoint(value: Any, key: str) -> str:
 
 def _names(value: Any, key: str) -> tuple[str, ...]:
     return tuple(_str_list(value, key))
+
+
+SHARE = number(0, 1, "a share from 0 to 1")
+FACTOR = number(1, 1e6, "a factor above 1", low_open=True)
+# A marketplace whose listings churn withdraws far more in a normal day (docs/trust.md).
+OWN_MAX_WITHDRAWN = {"vastai": 0.6}
+
+
+def suspicion_keys(given: Suspicion | None) -> tuple[Key, ...]:
+    """The keys of when an answer is held: [collect]'s with their defaults (`given` None),
+    else a provider's, none set by default (`given`, [collect]'s, holds)."""
+    own = given is not None
+    return (
+        Key(
+            "max_withdrawn",
+            SHARE,
+            None if own else Suspicion.max_withdrawn,
+            "over [collect]'s (vastai: 0.6)"
+            if own
+            else "the share of open offers an answer may withdraw before it is held",
+        ),
+        Key(
+            "max_jumped",
+            SHARE,
+            None if own else Suspicion.max_jumped,
+            "over [collect]'s"
+            if own
+            else "the share of continuing offers that may jump before an answer is held",
+        ),
+        Key(
+            "jump_factor",
+            FACTOR,
+            None if own else Suspicion.jump_factor,
+            "over [collect]'s" if own else "a price moved by more than this factor jumped",
+        ),
+    )
 
 
 ENV_NAME = Kind("the name of an environment variable", env_variable_name)
@@ -108,13 +147,17 @@ PROVIDER = Table(
             DEFAULT_DEADLINE,
             "the longest a whole collection runs",
         ),
+        *suspicion_keys(Suspicion()),
     ),
 )
 
 
-def parse_provider(name: str, info: ProviderInfo, raw: Mapping[str, Any]) -> ProviderConfig:
+def parse_provider(
+    name: str, info: ProviderInfo, raw: Mapping[str, Any], collect: Suspicion | None = None
+) -> ProviderConfig:
     """[providers.<name>]: the common keys, the registry's options for it, and a `<name>_env`
-    key per credential (optional ones too: gcp's `api_key_env`)."""
+    key per credential (optional ones too: gcp's `api_key_env`); `collect` is [collect]'s
+    suspicion, which its own keys override."""
     creds = {**info.credential_env, **info.optional_credential_env}
     extra = [
         *(Key(key, _option(key, kind), None, "") for key, kind in info.options.items()),
@@ -128,6 +171,11 @@ def parse_provider(name: str, info: ProviderInfo, raw: Mapping[str, Any]) -> Pro
         ),
     )
     got = table.read(raw, f"providers.{name}.", extra)
+    own = {"max_withdrawn": OWN_MAX_WITHDRAWN.get(name)} | {
+        key: got[key]
+        for key in ("max_withdrawn", "max_jumped", "jump_factor")
+        if got[key] is not None
+    }
     return ProviderConfig(
         name=name,
         enabled=got["enabled"],
@@ -139,6 +187,9 @@ def parse_provider(name: str, info: ProviderInfo, raw: Mapping[str, Any]) -> Pro
         options={key: got[key] for key in info.options if got[key] is not None},
         credential_vars={k: got[f"{k}_env"] for k in info.credential_env},
         optional_credential_vars={k: got[f"{k}_env"] for k in info.optional_credential_env},
+        suspicion=replace(
+            collect or Suspicion(), **{k: v for k, v in own.items() if v is not None}
+        ),
     )
 
 

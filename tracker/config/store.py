@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from collectors.common import ConfigError, parse_duration, shown, text
+from storage.writes.suspect import Suspicion
 from storage.writes.validate import DEFAULT_MAX_PER_GPU_HOUR_USD, PriceLimits, parse_limits
 from tracker.config.keys import Key, Kind, Table
-from tracker.config.providers import CONTROL
+from tracker.config.providers import CONTROL, suspicion_keys
 
 DEFAULT_STORE = "prices.duckdb"
 DEFAULT_QUERY_TIMEOUT = "60s"
@@ -52,6 +53,12 @@ def parse_storage(raw: Mapping[str, Any]) -> tuple[Path, StoreSettings]:
 def parse_collect(raw: Mapping[str, Any]) -> PriceLimits:
     """[collect]: what a storable price is (the bound is storage's to check)."""
     return PriceLimits(max_per_gpu_hour_usd=COLLECT.read(raw)["max_price_per_gpu_hour"])
+
+
+def parse_suspicion(raw: Mapping[str, Any]) -> Suspicion:
+    """[collect]: when an answer is held (docs/trust.md), for every provider without its own."""
+    got = COLLECT.read(raw)
+    return Suspicion(got["max_withdrawn"], got["max_jumped"], got["jump_factor"])
 
 
 def duration(value: Any, key: str) -> int:
@@ -109,5 +116,6 @@ COLLECT = Table(
             DEFAULT_MAX_PER_GPU_HOUR_USD,
             "the highest price per GPU-hour stored",
         ),
+        *suspicion_keys(None),
     ),
 )

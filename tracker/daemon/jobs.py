@@ -238,5 +238,5 @@ class ProviderJob:
         for extra in (backoff, alerts):
             if extra:
                 text += f"; {extra}"
-        level = logging.WARNING if outcome.status == "failed" else logging.INFO
+        level = logging.WARNING if outcome.status in ("failed", "held") else logging.INFO
         log.log(level, text, extra=fields)

@@ -79,6 +79,7 @@ class Metrics:
         for result in RESULTS:  # every result present from the start, so rate() sees 0 -> 1
             self.collections.labels(provider, result)
         self.collections.labels(provider, outcome.status).inc()
+        self.held.labels(provider).inc(outcome.status == "held")
         if outcome.status != "skipped":  # a skipped provider did not collect anything
             self.duration.labels(provider).observe(outcome.seconds)
         self.last_run.labels(provider).set(finished_at.timestamp())
@@ -149,8 +150,15 @@ class Metrics:
         )
         self.collections = Counter(
             "gpu_tracker_collections",
-            "Collections run, by result (ok, failed, skipped for lack of credentials)",
+            "Collections run, by result (ok, failed, held, skipped for lack of credentials)",
             ("provider", "result"),
+            registry=registry,
+        )
+        # docs/trust.md: an answer that would rewrite the history, nothing of it stored.
+        self.held = Counter(
+            "gpu_tracker_runs_held",
+            "Collections held as suspect (nothing stored), by provider",
+            ("provider",),
             registry=registry,
         )
         self.changes = Counter(

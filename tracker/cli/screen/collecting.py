@@ -38,19 +38,35 @@ class RichReporter(pipeline.Reporter):
 
 
 def run_collection(
-    console: Console, config: Config, names: tuple[str, ...], env: Mapping[str, str]
+    console: Console,
+    config: Config,
+    names: tuple[str, ...],
+    env: Mapping[str, str],
+    *,
+    accept_suspect: bool = False,
 ) -> list[pipeline.Outcome]:
     """Collect `names` (every enabled provider when empty), drawing progress on a terminal,
-    then print the summary and one line per skipped provider."""
+    then print the summary and one line per skipped or held provider."""
     if console.is_terminal:
         with _progress(console) as bar:
-            outcomes = pipeline.collect(config, names, env=env, reporter=RichReporter(bar))
+            outcomes = pipeline.collect(
+                config,
+                names,
+                env=env,
+                reporter=RichReporter(bar),
+                accept_suspect=accept_suspect,
+            )
     else:  # a log file or a pipe: no live display, the summary says it all
-        outcomes = pipeline.collect(config, names, env=env)
+        outcomes = pipeline.collect(config, names, env=env, accept_suspect=accept_suspect)
     console.print(render.summary(outcomes))
     for outcome in outcomes:
         if outcome.status == "skipped":
             console.print(f"[yellow]{outcome.provider} skipped:[/] {escape(outcome.error or '')}")
+        elif outcome.status == "held":  # one line, whole: the rule and its counts
+            line = f"{outcome.error}; `gpu-tracker collect --accept-suspect` applies it"
+            console.print(
+                f"[bold yellow]{outcome.provider} held:[/] {escape(line)}", soft_wrap=True
+            )
     return outcomes
 
 

@@ -21,7 +21,12 @@ if TYPE_CHECKING:  # the pipeline is imported by the commands that collect, when
     from tracker.collecting.pipeline import Outcome
 
 FORMATS = ("table", "csv", "json")
-_STATUS_STYLE = {"ok": "green", "failed": "bold red", "skipped": "yellow"}
+_STATUS_STYLE = {
+    "ok": "green",
+    "failed": "bold red",
+    "skipped": "yellow",
+    "held": "bold yellow",
+}
 
 
 def to_json(result: QueryResult) -> str:

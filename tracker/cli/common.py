@@ -11,6 +11,7 @@ import click
 from collectors.common import ConfigError
 from tracker import config as config_mod
 from tracker.cli.options import chosen
+from tracker.config.lazy import given
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -21,15 +22,20 @@ EXIT_FAILED, EXIT_USAGE = 1, 2
 def load_config(ctx: click.Context) -> config_mod.Config:
     """The config named by --config, its store replaced by --db or $GPU_TRACKER_DB (exit 2
     naming the key when it is wrong); its [gpus] entries installed for this process."""
-    from collectors import gpus
-
     try:
         config = config_mod.load(chosen(ctx, "config_path"), store=chosen(ctx, "db"))
     except ConfigError as exc:
         fail(ctx, str(exc), EXIT_USAGE)
     # The user's [gpus] entries count in every command, not only in a collector's parse: the
     # read commands and the dashboard name the user's GPU models and memory variants too.
-    gpus.install(config.gpus)
+    # Without any (nothing read the default yet), the bundled table stands, and `sql` need
+    # not import it to start.
+    if given(config, "gpus"):
+        from collectors import gpus
+
+        gpus.install(config.gpus)
+    elif "collectors.gpus" in sys.modules:  # another config's entries, earlier in this process
+        sys.modules["collectors.gpus"].install(None)
     return config
 
 

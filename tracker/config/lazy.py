@@ -58,6 +58,12 @@ def with_changes(obj: T, **changes: Any) -> T:
     return new
 
 
+def given(obj: object, name: str) -> bool:
+    """Whether the Lazy field `name` of `obj` holds a value: given to its constructor, or its
+    default once read. False: nothing has needed it yet."""
+    return f"_lazy_{name}" in vars(obj)
+
+
 def alerts() -> AlertSettings:
     from alerts.settings import AlertSettings
 

@@ -107,19 +107,25 @@ class Writer(threading.Thread):
             self.took.append((time.perf_counter() - began) * 1000)
 
 
-def load(port: int, clients: int, requests: int) -> tuple[list[float], list[str]]:
-    """`requests` requests of the mix spread over `clients` threads; latencies (ms), failures."""
+def load(
+    port: int, clients: int, requests: int, by_page: dict[str, list[float]] | None = None
+) -> tuple[list[float], list[str]]:
+    """`requests` requests of the mix spread over `clients` threads; latencies (ms), failures.
+    `by_page` gathers the latencies per page as well."""
     latencies: list[float] = []
     failures: list[str] = []
     lock = threading.Lock()
 
     def client(first: int) -> None:
         for n in range(first, requests, clients):
+            page = MIX[n % len(MIX)]
             began = time.perf_counter()
-            wrong = fetch(port, MIX[n % len(MIX)])
+            wrong = fetch(port, page)
             took = (time.perf_counter() - began) * 1000
             with lock:
                 latencies.append(took)
+                if by_page is not None:
+                    by_page.setdefault(page, []).append(took)
                 if wrong is not None:
                     failures.append(wrong)
 
@@ -144,8 +150,9 @@ def measure(store: Path, runs: int) -> None:
         load(port, 1, len(MIX))  # warm: the first requests import the pages' modules
         writer.start()
         figures = {}
+        pages: dict[int, dict[str, list[float]]] = {1: {}, CLIENTS: {}}
         for clients in (1, CLIENTS):
-            latencies, failures = load(port, clients, runs)
+            latencies, failures = load(port, clients, runs, pages[clients])
             figures[clients] = (_pct(latencies, 50), _pct(latencies, 99))
             print(
                 f"{clients} client(s), {len(latencies)} requests: p50 {figures[clients][0]:.0f} "
@@ -156,6 +163,13 @@ def measure(store: Path, runs: int) -> None:
         writer.stop.set()
         writer.join()
         running.close()
+    print("per page, 1 client / 8 clients: median and max (ms)")
+    for page in MIX:
+        one_page, many_page = pages[1][page], pages[CLIENTS][page]
+        print(
+            f"  {page}: {statistics.median(one_page):.0f} / {statistics.median(many_page):.0f}, "
+            f"max {max(one_page):.0f} / {max(many_page):.0f}"
+        )
     one, many = figures[1], figures[CLIENTS]
     print(f"{CLIENTS} clients against 1: p50 {many[0] / one[0]:.2f}x, p99 {many[1] / one[1]:.2f}x")
     took = writer.took

@@ -112,6 +112,10 @@ def turn(path: Path, kind: Kind, deadline: float) -> Iterator[None]:
                     if left <= 0:
                         raise GateTimeout(_holder_words(gate))
                     gate.cond.wait(left)
+            except GateTimeout:
+                # Newcomers held back for this one may join the turn in progress now.
+                gate.cond.notify_all()
+                raise
             finally:
                 gate.waiting[kind] -= 1
         gate.kind = kind
@@ -127,13 +131,13 @@ def turn(path: Path, kind: Kind, deadline: float) -> Iterator[None]:
             gate.owners[me] -= 1
             if not gate.owners[me]:
                 del gate.owners[me]
+            # Only the end of the turn admits anyone new: joining one in progress is never
+            # held back by a holder, only by a waiter.
             if gate.holders == 0:
                 gate.kind = None
                 if gate.intent is not None:
                     gate.intent.close()  # closing the file drops its flock
                     gate.intent = None
-                gate.cond.notify_all()
-            elif any(gate.waiting.values()):
                 gate.cond.notify_all()
 
 
@@ -157,17 +161,12 @@ def _flock_intent(store: Path, deadline: float) -> IO[bytes] | None:
         handle = intent_path(store).open("a+b")
     except OSError:
         return None
-    delay = _POLL_FIRST_S
-    while True:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return handle
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                handle.close()
-                raise GateTimeout("a writer in another process") from None
-            time.sleep(delay)
-            delay = min(delay * 2, _POLL_MAX_S)
+    try:
+        _flock(handle, fcntl.LOCK_EX, deadline)
+    except BaseException:
+        handle.close()
+        raise
+    return handle
 
 
 def _await_writers(store: Path, deadline: float) -> None:
@@ -177,16 +176,22 @@ def _await_writers(store: Path, deadline: float) -> None:
         handle = intent_path(store).open("rb")
     except OSError:
         return
-    with handle:
-        delay = _POLL_FIRST_S
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                return  # closing the handle drops the probe's shared lock
-            except OSError as exc:
-                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
-                    return
-                if time.monotonic() >= deadline:
-                    raise GateTimeout("a writer in another process") from None
-                time.sleep(delay)
-                delay = min(delay * 2, _POLL_MAX_S)
+    with handle:  # closing the handle drops the probe's shared lock
+        _flock(handle, fcntl.LOCK_SH, deadline)
+
+
+def _flock(handle: IO[bytes], operation: int, deadline: float) -> None:
+    """Take `operation`'s flock on `handle`, trying again while another process's writer holds
+    it (GateTimeout at `deadline`); a file system without flock counts as nobody holding it."""
+    delay = _POLL_FIRST_S
+    while True:
+        try:
+            fcntl.flock(handle, operation | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                return
+            if time.monotonic() >= deadline:
+                raise GateTimeout("a writer in another process") from None
+            time.sleep(delay)
+            delay = min(delay * 2, _POLL_MAX_S)

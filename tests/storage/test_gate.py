@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from collectors.common import StoreError
 from storage import gate
 from storage.connection import connect, scalar
 from storage.query import query
 from storage.store import Store
 from tests.storage.test_fx_availability import LAMBDA, T0
+from tests.tracker.daemon_support import wait_until
 
 WRITES = 6
 
@@ -106,11 +108,8 @@ def test_a_read_inside_a_read_goes_on_while_a_writer_waits(tmp_path: Path) -> No
     def reader() -> None:
         with connect(store.path, read_only=True):
             reading.set()
-            while True:  # until the writer is queued: a newcomer would now wait, this thread not
-                with turn.cond:
-                    if turn.waiting["write"] == 1:
-                        break
-                    turn.cond.wait(0.01)
+            # Until the writer is queued: a newcomer would now wait, this thread not.
+            wait_until(lambda: turn.waiting["write"] == 1, "the writer queued")
             with connect(store.path, read_only=True) as again:
                 assert scalar(again, "SELECT count(*) FROM collection_runs") == 1
             nested.set()
@@ -179,3 +178,34 @@ def test_a_write_inside_the_same_threads_read_is_refused_at_once(tmp_path: Path)
     ):
         pass
     _write(store, 1)  # and the gate is free again
+
+
+def test_a_writer_that_gives_up_lets_the_readers_behind_it_join(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    turn = gate._gate(store.path)
+    holding, release, joined = threading.Event(), threading.Event(), threading.Event()
+    gave_up = threading.Event()
+
+    def first() -> None:
+        with connect(store.path, read_only=True):
+            holding.set()
+            assert release.wait(60)
+
+    def writer() -> None:
+        assert holding.wait(60)
+        with (
+            pytest.raises(StoreError, match="held by this process's own readers"),
+            connect(store.path, read_only=False, wait_s=2),
+        ):
+            pass
+        gave_up.set()
+
+    def second() -> None:
+        # Queued behind the writer (or, on a machine too slow to see it wait, after it).
+        wait_until(lambda: turn.waiting["write"] == 1 or gave_up.is_set(), "the writer queued")
+        with connect(store.path, read_only=True, wait_s=60):
+            joined.set()  # in the first reader's turn, before it ends
+        release.set()
+
+    assert _in_threads(first, writer, second) == []
+    assert joined.is_set()

@@ -8,12 +8,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from collectors.common import ConfigError
+from tests.tracker.daemon_support import wait_until
 from tracker.running import state
 from tracker.running.state import DaemonLock, daemon_running, lock_path, state_path
 
@@ -52,10 +52,7 @@ def test_a_child_dies_with_its_parent_killed_right_after_starting_it() -> None:
     try:
         parent.kill()  # kill -9: nothing of the parent's own code runs
         parent.wait()
-        deadline = time.monotonic() + 30  # a failure bound only
-        while not _gone(child):
-            assert time.monotonic() < deadline, f"child {child} outlived its parent"
-            time.sleep(0.05)
+        wait_until(lambda: _gone(child), f"child {child} to die with its parent", timeout=30)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(child, signal.SIGKILL)

@@ -28,6 +28,7 @@ from storage.writes.space import refused_write
 from storage.writes.suspect import Judge, Suspicion, record_held
 from storage.writes.unknown_types import record_unknown
 from storage.writes.unrecorded import Backlog, Unrecorded
+from storage.writes.unrecorded import insert as insert_run
 from storage.writes.validate import PriceLimits, Screened, screen
 
 DEFAULT_PATH = Path("prices.duckdb")
@@ -237,11 +238,7 @@ class Store:
                 migrate(con)
                 with transaction(con):
                     kept = self.backlog.write(con)
-                    run_id = int(scalar(con, "SELECT nextval('run_ids')"))
-                    con.execute(
-                        "INSERT INTO runs VALUES (?, ?, ?, now(), ?, ?, 0, ?, ?, NULL)",
-                        [run_id, provider, started_at, status, records, error, interval_seconds],
-                    )
+                    run_id = insert_run(con, run)
         except StoreDamaged:
             raise
         except StoreError:

@@ -25,6 +25,25 @@ class Unrecorded:
     interval_seconds: int | None
 
 
+def insert(con: Any, run: Unrecorded) -> int:
+    """Insert `run` into `runs` on `con`; its run id."""
+    run_id = int(scalar(con, "SELECT nextval('run_ids')"))
+    con.execute(
+        _INSERT,
+        [
+            run_id,
+            run.provider,
+            run.started_at,
+            run.finished_at,
+            run.status,
+            run.records,
+            run.error,
+            run.interval_seconds,
+        ],
+    )
+    return run_id
+
+
 @dataclass
 class Backlog:
     """The runs a Store could not record yet, oldest first."""
@@ -42,20 +61,7 @@ class Backlog:
         with self.lock:
             pending = list(self.runs)
         for run in pending:
-            run_id = int(scalar(con, "SELECT nextval('run_ids')"))
-            con.execute(
-                _INSERT,
-                [
-                    run_id,
-                    run.provider,
-                    run.started_at,
-                    run.finished_at,
-                    run.status,
-                    run.records,
-                    run.error,
-                    run.interval_seconds,
-                ],
-            )
+            insert(con, run)
         return len(pending)
 
     def written(self, count: int) -> None:

@@ -21,13 +21,14 @@ from storage.connection import StoreDamaged, connect, scalar, transaction
 from storage.fx import FxRate, GpuFact, replace_gpu_facts, replace_rates
 from storage.merge import merge
 from storage.migrations import migrate
+from storage.raw import Kept, listing
 from storage.writes.bands import replace_bands
 from storage.writes.batch import to_arrow as to_arrow
 from storage.writes.market import record_market
 from storage.writes.space import refused_write
 from storage.writes.suspect import Judge, Suspicion, record_held
 from storage.writes.unknown_types import record_unknown
-from storage.writes.unrecorded import Backlog, Unrecorded
+from storage.writes.unrecorded import Backlog, Unrecorded, insert_written
 from storage.writes.unrecorded import insert as insert_run
 from storage.writes.validate import PriceLimits, Screened, screen
 
@@ -99,6 +100,7 @@ class Store:
         market: Sequence[MarketDepth] | None = None,
         unknown: Collection[str] = (),
         suspicion: Suspicion | None = None,
+        raw: Sequence[Kept] | None = None,
     ) -> RunResult:
         """Merge one provider's collection into the history: all of it lands, or none does.
 
@@ -122,6 +124,9 @@ class Store:
 
         With `suspicion`, an answer that would rewrite the history is held
         (`storage.writes.suspect`): nothing of it is stored but its `held` run.
+
+        `raw` lists the answers the collection received, as `storage.raw` kept them; the run
+        row keeps that list and the `regions` it covered, for `gpu-tracker reparse`.
         """
         screened = screen(records, self.limits, observed_at=observed_at)
         if records and not screened.records:
@@ -150,10 +155,8 @@ class Store:
                         )
                     status, error = ("held", held.text) if held else ("ok", None)
                     values = (status, len(records), changed or 0, error, interval_seconds)
-                    con.execute(
-                        "INSERT INTO runs VALUES (?, ?, ?, now(), ?, ?, ?, ?, ?, ?)",
-                        [run_id, provider, started_at, *values, observed_at],
-                    )
+                    answered = (observed_at, listing(raw), regions)
+                    insert_written(con, run_id, provider, started_at, values, answered)
                     _record_skips(con, run_id, screened)
                     kept = self.backlog.write(con)
             except duckdb.Error as exc:

@@ -204,7 +204,8 @@ SELECT run_id, provider, started_at, finished_at, status, records, changed, erro
        coalesce((SELECT CAST(sum(s.rows) AS INTEGER) FROM run_skips s
                  WHERE s.run_id = runs.run_id), 0) AS prices_skipped,
        (SELECT string_agg(s.rows || ' ' || s.reason, ', ' ORDER BY s.rows DESC, s.reason)
-        FROM run_skips s WHERE s.run_id = runs.run_id) AS skip_reasons
+        FROM run_skips s WHERE s.run_id = runs.run_id) AS skip_reasons,
+       raw
 FROM runs
 """
 

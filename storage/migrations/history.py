@@ -208,4 +208,15 @@ STEPS: list[tuple[int, str, list[str]]] = [
             """,
         ],
     ),
+    (
+        14,
+        "raw answers kept per run",
+        [
+            # docs/trust.md: the answers a run received, as kept in the raw folder (JSON list
+            # of name, sha256, bytes), and the regions it covered (JSON list; NULL: all of the
+            # provider's), which `gpu-tracker reparse` needs to judge withdrawals as it did.
+            "ALTER TABLE runs ADD COLUMN raw VARCHAR",
+            "ALTER TABLE runs ADD COLUMN covered VARCHAR",
+        ],
+    ),
 ]

@@ -4,14 +4,41 @@ gets in, so a failure the daemon met is never lost from `collection_runs`."""
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from storage.connection import scalar
 
-_INSERT = "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, NULL)"
+_INSERT = (
+    "INSERT INTO runs (run_id, provider, started_at, finished_at, status, records, changed,"
+    " error, interval_seconds) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)"
+)
+
+
+_INSERT_WRITTEN = (
+    "INSERT INTO runs (run_id, provider, started_at, finished_at, status, records, changed,"
+    " error, interval_seconds, observed_at, raw, covered)"
+    " VALUES (?, ?, ?, now(), ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def insert_written(
+    con: Any,
+    run_id: int,
+    provider: str,
+    started_at: datetime,
+    values: tuple[str, int, int, str | None, int | None],
+    answered: tuple[datetime, str | None, Sequence[str] | None],
+) -> None:
+    """The run row of a written (or held) answer: (status, records, changed, error, interval)
+    and (observed_at, its raw listing, the regions it covered; None: all)."""
+    observed_at, raw, regions = answered
+    covered = None if regions is None else json.dumps(list(regions))
+    con.execute(_INSERT_WRITTEN, [run_id, provider, started_at, *values, observed_at, raw, covered])
 
 
 @dataclass(frozen=True)

@@ -150,7 +150,8 @@ def test_a_store_from_before_migration_2_is_upgraded_in_place(tmp_path: Path) ->
             {"t": T0, "k": "lambdalabs|us-east-1||gpu_8x_h100_sxm5|on_demand||||USD"},
         )
         con.execute(
-            "INSERT INTO runs VALUES"
+            "INSERT INTO runs (run_id, provider, started_at, finished_at, status, records,"
+            " changed, error, interval_seconds, observed_at) VALUES"
             " (currval('run_ids'), 'lambdalabs', $t, $t, 'ok', 1, 1, NULL, 3600, $t)",
             {"t": T0},
         )

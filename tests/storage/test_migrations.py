@@ -54,7 +54,11 @@ def fill(con: Any) -> None:
                 "available": available,
             },
         )
-    runs = "INSERT INTO runs VALUES (nextval('run_ids'), ?, ?, ?, ?, 1, 1, ?, 3600, ?)"
+    runs = (
+        "INSERT INTO runs (run_id, provider, started_at, finished_at, status, records, changed,"
+        " error, interval_seconds, observed_at)"
+        " VALUES (nextval('run_ids'), ?, ?, ?, ?, 1, 1, ?, 3600, ?)"
+    )
     con.execute(runs, ["lambdalabs", NOW - H, NOW - H, "ok", None, NOW - H])
     con.execute(runs, ["tencent", NOW - H, NOW - H, "failed", "HTTP 503", None])
     con.execute("INSERT INTO fx_rates VALUES ('CNY', ?, 0.14, 'config')", [NOW.date()])
@@ -122,11 +126,13 @@ def test_a_store_of_the_last_release_keeps_its_view_columns_and_values(tmp_path:
         assert added[0] == [("gpu_tflops_fp16", "DOUBLE"), ("pflop_per_usd", "DOUBLE")]
         assert {round(pflop, 1) for _, pflop in added[1]} >= {965.9, 1130.7}
     # Columns added since: a run of the last release skipped no price.
-    assert after["collection_runs"][0][-2:] == [
+    assert after["collection_runs"][0][-3:] == [
         ("prices_skipped", "INTEGER", "YES", None, None, None),
         ("skip_reasons", "VARCHAR", "YES", None, None, None),
+        ("raw", "VARCHAR", "YES", None, None, None),
     ]
-    assert [row[-2:] for row in after["collection_runs"][1]] == [(0, None), (0, None)]
+    # ... nor kept its raw answers (none were, before this release).
+    assert [row[-3:] for row in after["collection_runs"][1]] == [(0, None, None), (0, None, None)]
     assert len(after["latest_prices"][1]) == 2 and len(after["prices"][1]) == 3
 
 
@@ -157,7 +163,7 @@ def test_a_changed_view_reaches_a_store_with_nothing_to_migrate(
     with connect(path, read_only=False) as con:
         migrations.migrate(con)
     changed = tuple(
-        (name, select.replace("skip_reasons\n", "skip_reasons, interval_seconds\n"))
+        (name, select.replace("       raw\n", "       raw, interval_seconds\n"))
         if name == "collection_runs"
         else (name, select)
         for name, select in views.VIEWS

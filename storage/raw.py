@@ -110,6 +110,13 @@ class RawStore:
             raise RawDamaged(f"raw answer {path}: its bytes no longer match its SHA-256")
         return data
 
+    def payloads(self, kept: Sequence[Kept]) -> dict[str, Any]:
+        """A run's answers as its collector's `parse` takes them: every kept answer is JSON
+        text, decoded here, under its name, in the order received. Every file is read and
+        verified before any is decoded (RawMissing, RawDamaged)."""
+        texts = [(k.name, self.get(k.sha256)) for k in kept]
+        return {name: json.loads(data) for name, data in texts}
+
     def has(self, sha256: str) -> bool:
         return self.path(sha256).exists()
 

@@ -106,7 +106,7 @@ def test_the_old_store_is_what_the_old_release_wrote(upgraded: dict[str, Any]) -
     before = upgraded["before"]
     providers = {key[0] for key in before}
     assert len(before) == 383 and len(providers) == 11
-    assert upgraded["versions"] == list(range(1, 14))
+    assert upgraded["versions"] == list(range(1, 15))
 
 
 def test_every_interval_keeps_its_offer_facts_and_price(upgraded: dict[str, Any]) -> None:

@@ -31,7 +31,7 @@ from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from collectors.common import ConfigError
-from storage.cheapest import Cheapest, cheapest_fresh
+from storage.reads.cheapest import Cheapest, cheapest_fresh
 from tracker.collecting.pipeline import Outcome
 from tracker.config.daemon import MetricsSettings
 

@@ -149,7 +149,8 @@ SELECT f.* REPLACE (
     NULL AS price_per_gpu_hour)  -- another price: its computed columns are derived below
 FROM first f JOIN chain c ON f.offer_key = c.offer_key AND f.valid_to IS NULL
 ORDER BY valid_from, offer_key;
-INSERT INTO runs
+INSERT INTO runs (run_id, provider, started_at, finished_at, status, records, changed, error,
+                  interval_seconds, observed_at)
 SELECT nextval('run_ids'), provider, $t0 + to_hours(k), $t0 + to_hours(k), 'ok', 0, 0, NULL,
        3600, $t0 + to_hours(k)
 FROM (SELECT DISTINCT provider FROM first), range(1, $n) r(k);

@@ -100,7 +100,8 @@ FROM timed
 """
 
 _RUNS = """
-INSERT INTO runs
+INSERT INTO runs (run_id, provider, started_at, finished_at, status, records, changed, error,
+                  interval_seconds, observed_at)
 SELECT run_id, provider, $observed, now(), 'ok', count(*) FILTER (WHERE open), 0, NULL,
        $interval, $observed
 FROM offers GROUP BY run_id, provider

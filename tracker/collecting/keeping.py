@@ -1,0 +1,77 @@
+"""Every answer a collection received, kept as received before it is parsed (docs/trust.md).
+
+A collector's `fetch` returns its answers as payloads ({name: the JSON document}); each entry is
+kept under its name in the raw folder (`storage.raw`), in the process that fetched: `collect`'s
+own, or the daemon's collection child. Where the entry is the very document an HTTP answer was
+decoded from (`collectors.http`), its bytes are kept as the server sent them; any other (an
+SDK's decoded answer, the AWS offer files' kept rows) as compact UTF-8 JSON. Either way
+`json.loads` of the kept bytes is the entry, so the kept answers parse as the fetched ones did.
+
+A run whose parse failed after the fetch answered keeps its answers too (a renamed field is the
+answer a bug report needs): they travel on the exception (`attach`, `attached`) to the failed
+run's record.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from collectors.base import Collector, ParseResult, Payloads
+from collectors.http import Heard, listening
+from storage.raw import Kept, RawStore
+
+log = logging.getLogger("tracker.pipeline")
+
+# The attribute an exception carries its run's kept answers in.
+_ON_ERROR = "kept_answers"
+
+
+def fetch_and_parse(
+    collector: Collector, observed_at: datetime, folder: Path | None
+) -> tuple[ParseResult, list[Kept] | None]:
+    """`collector`'s answers fetched, kept in `folder` (None: not kept) and parsed; the parse
+    and what was kept, in order. An error of the parse carries the kept answers (`attached`)."""
+    with listening() as heard:
+        payloads = collector.fetch()
+    kept = keep(folder, heard, payloads, collector.name) if folder is not None else None
+    try:
+        return collector.parse(payloads, observed_at=observed_at), kept
+    except BaseException as exc:
+        attach(exc, kept)
+        raise
+
+
+def keep(folder: Path, heard: Heard, payloads: Payloads, provider: str) -> list[Kept] | None:
+    """Each entry of `payloads` kept in `folder`, in order; None (and a warning) when they could
+    not be: keeping is the history's insurance, never the reason a collection fails."""
+    raw = RawStore(folder)
+    try:
+        return [raw.put(name, answer_bytes(heard, value)) for name, value in payloads.items()]
+    except (OSError, TypeError, ValueError) as exc:  # a full disk; a value JSON cannot hold
+        log.warning("%s: the raw answers could not be kept: %s", provider, exc)
+        return None
+
+
+def answer_bytes(heard: Heard, value: Any) -> bytes:
+    """The bytes kept for a payload entry: the HTTP answer's own, else its JSON text."""
+    exact = heard.bytes_of(value)
+    if exact is not None:
+        return exact
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def attach(exc: BaseException, kept: Sequence[Kept] | None) -> None:
+    """Let `exc` carry the answers its run kept (nothing when none were)."""
+    if kept is not None:
+        setattr(exc, _ON_ERROR, list(kept))
+
+
+def attached(exc: BaseException) -> list[Kept] | None:
+    """The answers a failed run kept, carried by its error (None: none)."""
+    kept = getattr(exc, _ON_ERROR, None)
+    return kept if isinstance(kept, list) else None

@@ -49,6 +49,10 @@ class Heard:
         seen = self._bytes.get(id(document))
         return seen[1] if seen is not None and seen[0] is document else None
 
+    def contents(self) -> list[bytes]:
+        """The bytes of every answer read, in the order received."""
+        return [content for _, content in self._bytes.values()]
+
 
 # Per thread of control: the CLI collects providers in threads of their own, and a deadline may
 # run a collection in yet another; a collection listens in the thread that fetches.

@@ -8,8 +8,9 @@ SDK's decoded answer, the AWS offer files' kept rows) as compact UTF-8 JSON. Eit
 `json.loads` of the kept bytes is the entry, so the kept answers parse as the fetched ones did.
 
 A run whose parse failed after the fetch answered keeps its answers too (a renamed field is the
-answer a bug report needs): they travel on the exception (`attach`, `attached`) to the failed
-run's record.
+answer a bug report needs), and so does a fetch that failed midway (the HTTP answers it had,
+named `answer-1`, `answer-2`, ... in the order received): they travel on the exception
+(`attach`, `attached`) to the failed run's record.
 """
 
 from __future__ import annotations
@@ -37,7 +38,12 @@ def fetch_and_parse(
     """`collector`'s answers fetched, kept in `folder` (None: not kept) and parsed; the parse
     and what was kept, in order. An error of the parse carries the kept answers (`attached`)."""
     with listening() as heard:
-        payloads = collector.fetch()
+        try:
+            payloads = collector.fetch()
+        except BaseException as exc:
+            if folder is not None and heard.contents():
+                attach(exc, _keep_heard(folder, heard, collector.name))
+            raise
     kept = keep(folder, heard, payloads, collector.name) if folder is not None else None
     try:
         return collector.parse(payloads, observed_at=observed_at), kept
@@ -53,6 +59,16 @@ def keep(folder: Path, heard: Heard, payloads: Payloads, provider: str) -> list[
     try:
         return [raw.put(name, answer_bytes(heard, value)) for name, value in payloads.items()]
     except (OSError, TypeError, ValueError) as exc:  # a full disk; a value JSON cannot hold
+        log.warning("%s: the raw answers could not be kept: %s", provider, exc)
+        return None
+
+
+def _keep_heard(folder: Path, heard: Heard, provider: str) -> list[Kept] | None:
+    """What a fetch that failed midway had read, in order, as `answer-<n>`."""
+    raw = RawStore(folder)
+    try:
+        return [raw.put(f"answer-{n}", data) for n, data in enumerate(heard.contents(), 1)]
+    except OSError as exc:
         log.warning("%s: the raw answers could not be kept: %s", provider, exc)
         return None
 

@@ -194,6 +194,7 @@ def _store(
     started_at: datetime,
 ) -> None:
     parsed, covered = fetched.parsed, fetched.covered
+    outcome.kept = fetched.kept  # listed on the run, whatever becomes of its write
     outcome.unknown_instance_types = parsed.unknown_instance_types
     outcome.skipped_rows = parsed.skipped_rows
     outcome.notes = list(parsed.notes)
@@ -224,7 +225,7 @@ def _store(
             suspicion=provider.suspicion,
             raw=fetched.kept,
         )
-    outcome.records, outcome.changed, outcome.kept = result.records, result.changed, fetched.kept
+    outcome.records, outcome.changed = result.records, result.changed
     if result.held:
         outcome.status = "held"
         outcome.error = f"{result.held}; nothing stored, the next answer decides (docs/trust.md)"

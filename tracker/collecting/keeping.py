@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -36,39 +38,53 @@ def fetch_and_parse(
     collector: Collector, observed_at: datetime, folder: Path | None
 ) -> tuple[ParseResult, list[Kept] | None]:
     """`collector`'s answers fetched, kept in `folder` (None: not kept) and parsed; the parse
-    and what was kept, in order. An error of the parse carries the kept answers (`attached`)."""
-    with listening() as heard:
-        try:
-            payloads = collector.fetch()
-        except BaseException as exc:
-            if folder is not None and heard.contents():
-                attach(exc, _keep_heard(folder, heard, collector.name))
-            raise
-    kept = keep(folder, heard, payloads, collector.name) if folder is not None else None
-    try:
-        return collector.parse(payloads, observed_at=observed_at), kept
-    except BaseException as exc:
-        attach(exc, kept)
-        raise
+    and what was kept, in order. An error of the parse carries the kept answers (`attached`).
 
-
-def keep(folder: Path, heard: Heard, payloads: Payloads, provider: str) -> list[Kept] | None:
-    """Each entry of `payloads` kept in `folder`, in order; None (and a warning) when they could
-    not be: keeping is the history's insurance, never the reason a collection fails."""
+    Each HTTP answer is compressed and written in a thread of its own as it arrives, while the
+    next one is awaited and then while the answers are parsed (zlib and hashlib let go of the
+    interpreter as they work), so keeping adds little to a collection's time
+    (docs/performance.md)."""
+    if folder is None:
+        return collector.parse(collector.fetch(), observed_at=observed_at), None
     raw = RawStore(folder)
+    with ThreadPoolExecutor(1, thread_name_prefix=f"keep-{collector.name}") as pool:
+        with listening(lambda data: pool.submit(raw.put, "", data)) as heard:
+            try:
+                payloads = collector.fetch()
+            except BaseException as exc:
+                begun = heard.all_begun()  # what a fetch that failed midway had read
+                named = [(f"answer-{n}", future) for n, future in enumerate(begun, 1)]
+                attach(exc, _kept(named, collector.name) if named else None)
+                raise
+            pending = [
+                (name, heard.begun(value) or pool.submit(_put_json, raw, value))
+                for name, value in payloads.items()
+            ]
+        try:
+            parsed = collector.parse(payloads, observed_at=observed_at)
+        except BaseException as exc:
+            attach(exc, _kept(pending, collector.name))
+            raise
+        return parsed, _kept(pending, collector.name)
+
+
+def _kept(pending: list[tuple[str, Future[Kept]]], provider: str) -> list[Kept] | None:
+    """The answers kept, named as the run received them; None (and a warning) when they could
+    not be: keeping is the history's insurance, never the reason a collection fails."""
     try:
-        return [raw.put(name, answer_bytes(heard, value)) for name, value in payloads.items()]
+        return [replace(future.result(), name=name) for name, future in pending]
     except (OSError, TypeError, ValueError) as exc:  # a full disk; a value JSON cannot hold
         log.warning("%s: the raw answers could not be kept: %s", provider, exc)
         return None
 
 
-def _keep_heard(folder: Path, heard: Heard, provider: str) -> list[Kept] | None:
-    """What a fetch that failed midway had read, in order, as `answer-<n>`."""
+def keep(folder: Path, heard: Heard, payloads: Payloads, provider: str) -> list[Kept] | None:
+    """Each entry of `payloads` kept in `folder` at once, in order (what a benchmark or a test
+    keeps of a fetch of its own); None when they could not be."""
     raw = RawStore(folder)
     try:
-        return [raw.put(f"answer-{n}", data) for n, data in enumerate(heard.contents(), 1)]
-    except OSError as exc:
+        return [raw.put(name, answer_bytes(heard, value)) for name, value in payloads.items()]
+    except (OSError, TypeError, ValueError) as exc:
         log.warning("%s: the raw answers could not be kept: %s", provider, exc)
         return None
 
@@ -76,8 +92,15 @@ def _keep_heard(folder: Path, heard: Heard, provider: str) -> list[Kept] | None:
 def answer_bytes(heard: Heard, value: Any) -> bytes:
     """The bytes kept for a payload entry: the HTTP answer's own, else its JSON text."""
     exact = heard.bytes_of(value)
-    if exact is not None:
-        return exact
+    return exact if exact is not None else _json(value)
+
+
+def _put_json(raw: RawStore, value: Any) -> Kept:
+    return raw.put("", _json(value))
+
+
+def _json(value: Any) -> bytes:
+    """A payload entry no HTTP answer here carried (an SDK's decoded answer) as JSON text."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 

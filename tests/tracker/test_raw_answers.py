@@ -19,7 +19,7 @@ from click.testing import CliRunner, Result
 from storage.query import query
 from storage.raw import RawStore, read_listing
 from storage.store import Store
-from tests.tracker.test_collect import RECORDINGS
+from tests.tracker.test_collect import RECORDINGS, broken_recording, write_config
 from tracker import config as config_mod
 from tracker.cli import cli
 from tracker.collecting import retention
@@ -189,3 +189,19 @@ def test_collect_drops_what_is_past_keep(tmp_path: Path, server: ReplayServer) -
     collect(config)
     (kept,) = read_listing(runs(tmp_path / "s.duckdb")[0][2])
     assert sorted(p.name for p in folder.iterdir()) == [f"{kept.sha256}.gz"]
+
+
+def test_a_fetch_failing_midway_keeps_the_answers_it_had(tmp_path: Path) -> None:
+    broken = broken_recording(tmp_path, "azure", "page2.json", status=404)  # never retried
+    replay = ReplayServer(Recording.load(broken)).start()
+    try:
+        config = write_config(tmp_path, None, replay.url + "/api/retail/prices")
+        result = run_cli(config, "collect", "--provider", "azure")
+        first = replay._body(replay.exchanges[0])
+    finally:
+        replay.stop()
+    assert result.exit_code == 1, result.output
+    ((run_id, status, listing),) = runs(tmp_path / "prices.duckdb")
+    assert status == "failed"
+    assert [k.name for k in read_listing(listing)] == ["answer-1"]
+    assert run_cli(config, "runs", "raw", str(run_id), "answer-1").stdout_bytes == first

@@ -2,10 +2,18 @@
 
 Retries belong to well-kept code: urllib3's `Retry` already honours `Retry-After` on 429/503 and
 backs off exponentially on 5xx, so collectors only build a session here and call `get`.
+
+While a collection's answers are being kept (`listening`), each JSON document read here is
+remembered with the bytes it was decoded from, so the answer is kept exactly as the server sent
+it (docs/trust.md, "Raw answers").
 """
 
 from __future__ import annotations
 
+import codecs
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from types import TracebackType
 from typing import Any, Self
 
@@ -24,6 +32,55 @@ AUTH_STATUSES = (401, 403)  # the key is wrong or lacks the rights: never retrie
 # will come back on its next interval, which beats blocking every other provider's write.
 MAX_RETRY_AFTER_S = 60.0
 USER_AGENT = "gpu-price-tracker/0.1 (+https://github.com/gpu-price-tracker)"
+
+
+class Heard:
+    """The JSON documents one collection read, each with the bytes it was decoded from, and
+    what the listener's `on_answer` made of those bytes as they came (its keeping begun)."""
+
+    def __init__(self, on_answer: Callable[[bytes], Any] | None = None) -> None:
+        # By identity: the document itself is held too, so its id is never reused meanwhile.
+        self._seen: dict[int, tuple[Any, bytes, Any]] = {}
+        self._on_answer = on_answer
+
+    def add(self, document: Any, content: bytes) -> None:
+        begun = self._on_answer(content) if self._on_answer is not None else None
+        self._seen[id(document)] = (document, content, begun)
+
+    def bytes_of(self, document: Any) -> bytes | None:
+        """The bytes `document` (that very object) was decoded from; None: not read here."""
+        seen = self._seen.get(id(document))
+        return seen[1] if seen is not None and seen[0] is document else None
+
+    def begun(self, document: Any) -> Any:
+        """What `on_answer` returned for the bytes of `document`; None: not read here."""
+        seen = self._seen.get(id(document))
+        return seen[2] if seen is not None and seen[0] is document else None
+
+    def contents(self) -> list[bytes]:
+        """The bytes of every answer read, in the order received."""
+        return [content for _, content, _ in self._seen.values()]
+
+    def all_begun(self) -> list[Any]:
+        """What `on_answer` returned for every answer read, in the order received."""
+        return [begun for _, _, begun in self._seen.values()]
+
+
+# Per thread of control: the CLI collects providers in threads of their own, and a deadline may
+# run a collection in yet another; a collection listens in the thread that fetches.
+_listener: ContextVar[Heard | None] = ContextVar("heard", default=None)
+
+
+@contextmanager
+def listening(on_answer: Callable[[bytes], Any] | None = None) -> Iterator[Heard]:
+    """What the JSON answers read in this block were decoded from, forgotten after it;
+    `on_answer` is called with each answer's bytes as it arrives."""
+    heard = Heard(on_answer)
+    token = _listener.set(heard)
+    try:
+        yield heard
+    finally:
+        _listener.reset(token)
 
 
 class _CappedRetry(Retry):
@@ -152,8 +209,31 @@ def _json_answer(
             provider, f"{what}: HTTP {response.status_code}{hint}: {response.text[:300].strip()}"
         )
     try:
-        return response.json()
+        document = response.json()
     except ValueError as exc:
         raise FetchError(provider, f"{what}: answer is not JSON: {response.text[:200]!r}") from exc
     except RecursionError as exc:  # a hostile or broken answer: arrays in arrays in arrays ...
         raise PayloadShapeError(provider, f"{what}: the answer is JSON nested too deeply") from exc
+    if _listener.get() is not None and _decoded_as_utf8(response):
+        received(document, response.content)
+    return document
+
+
+def received(document: Any, content: bytes) -> None:
+    """Tell the collection listening in this thread, if any, that `document` was decoded from
+    `content` (a JSON answer read otherwise than through this module, a benchmark's)."""
+    heard = _listener.get()
+    if heard is not None:
+        heard.add(document, content)
+
+
+def _decoded_as_utf8(response: requests.Response) -> bool:
+    """Whether `json.loads(response.content)` gives what `response.json()` gave: the bytes
+    were read as UTF-8 (or guessed, as `json.loads` guesses), or are ASCII whatever the charset
+    a server claimed (a UTF-8 answer labelled Latin-1 is decoded wrongly, and kept as read)."""
+    encoding = response.encoding
+    try:
+        utf8 = not encoding or codecs.lookup(encoding).name == "utf-8"
+    except LookupError:  # a charset Python does not know: requests decoded it leniently
+        utf8 = False
+    return utf8 or response.content.isascii()

@@ -1,5 +1,6 @@
 """What the store knows of each provider's collection runs: the history the daemon plans its
-start from, and the newest run `gpu-tracker status` shows.
+start from, the newest run `gpu-tracker status` shows, one run's raw answers (`gpu-tracker
+runs`) and which kept answers the recent runs still name (their retention).
 
 Read from the `runs` table (the rows behind the `collection_runs` view). Skipped runs (no
 credentials) neither count as failures nor clear them.
@@ -7,6 +8,7 @@ credentials) neither count as failures nor clear them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,6 +19,7 @@ import duckdb
 
 from collectors.common import StoreError
 from storage.connection import LOCK_WAIT_S
+from storage.raw import Kept, read_listing
 from storage.reads.sandbox import bounded
 from storage.session import session
 
@@ -49,6 +52,14 @@ SELECT provider,
        max(coalesce(finished_at, started_at)) FILTER (WHERE status = 'ok')
 FROM runs
 GROUP BY provider
+"""
+
+# Which of the answers $among (SHA-256s) a run started since $since lists.
+_NAMED = """
+SELECT DISTINCT sha256 FROM (
+    SELECT unnest(json_extract_string(raw, '$[*].sha256')) AS sha256
+    FROM runs WHERE raw IS NOT NULL AND started_at >= $since
+) WHERE list_contains($among, sha256)
 """
 
 
@@ -108,3 +119,44 @@ def latest_on(con: Any) -> dict[str, LastRun]:
     except duckdb.Error as exc:
         raise StoreError(f"cannot read collection_runs: {exc}") from exc
     return {str(row[0]): LastRun(*row[1:]) for row in rows}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run and the answers it kept, in the order received ([] when none were kept)."""
+
+    run_id: int
+    provider: str
+    status: str
+    started_at: datetime
+    answers: list[Kept]
+
+
+def run(
+    path: Path | str, run_id: int, *, wait_s: float = LOCK_WAIT_S, timeout_s: float | None = None
+) -> Run | None:
+    """The run `run_id`, read-only; None when the store has no such run (or no store)."""
+    if not Path(path).exists():
+        return None
+    with bounded(path, timeout_s, wait_s=wait_s) as con:
+        try:
+            row = con.execute(
+                "SELECT provider, status, started_at, raw FROM runs WHERE run_id = ?", [run_id]
+            ).fetchone()
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot read collection_runs: {exc}") from exc
+    if row is None:
+        return None
+    return Run(run_id, str(row[0]), str(row[1]), row[2], read_listing(row[3]))
+
+
+def named_since(con: Any, since: datetime, among: Sequence[str]) -> set[str]:
+    """Which of the kept answers `among` (SHA-256s) a run started at or after `since` lists,
+    on a connection the caller opened."""
+    if not among:
+        return set()
+    try:
+        rows = con.execute(_NAMED, {"since": since, "among": list(among)}).fetchall()
+    except duckdb.Error as exc:
+        raise StoreError(f"cannot read collection_runs: {exc}") from exc
+    return {str(sha256) for (sha256,) in rows}

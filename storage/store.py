@@ -230,12 +230,13 @@ class Store:
         error: str | None = None,
         records: int = 0,
         interval_seconds: int | None = None,
+        raw: Sequence[Kept] | None = None,
     ) -> int:
-        """Record a failed or skipped run (nothing of its prices is stored). When the store
-        cannot take it now, the run is kept for this Store's next write (StoreError still)."""
-        run = Unrecorded(
-            provider, status, started_at, datetime.now(UTC), records, error, interval_seconds
-        )
+        """Record a failed or skipped run (nothing of its prices is stored; `raw`: the answers
+        a failed parse kept). When the store cannot take it now, the run is kept for this
+        Store's next write (StoreError still)."""
+        at, listed = datetime.now(UTC), listing(raw)  # at: when it ended
+        run = Unrecorded(provider, status, started_at, at, records, error, interval_seconds, listed)
         try:
             with _writing("", lost=""), self._open() as con:
                 migrate(con)

@@ -15,7 +15,7 @@ from storage.connection import scalar
 
 _INSERT = (
     "INSERT INTO runs (run_id, provider, started_at, finished_at, status, records, changed,"
-    " error, interval_seconds) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)"
+    " error, interval_seconds, raw) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)"
 )
 
 
@@ -50,6 +50,7 @@ class Unrecorded:
     records: int
     error: str | None
     interval_seconds: int | None
+    raw: str | None = None  # the answers a failed parse kept, as `collection_runs.raw` lists them
 
 
 def insert(con: Any, run: Unrecorded) -> int:
@@ -66,6 +67,7 @@ def insert(con: Any, run: Unrecorded) -> int:
             run.records,
             run.error,
             run.interval_seconds,
+            run.raw,
         ],
     )
     return run_id

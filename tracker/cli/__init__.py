@@ -65,6 +65,7 @@ class LazyCommands(MutableMapping[str, click.Command]):
 COMMANDS = {
     "collect": "tracker.cli.collect:collect",
     "sql": "tracker.cli.query:sql",
+    "runs": "tracker.cli.query:runs",
     "latest": "tracker.cli.history:latest",
     "demo": "tracker.cli.collect:demo",
     "alerts": "tracker.cli.alerts:alerts",

@@ -36,9 +36,11 @@ from typing import Any, Literal
 from collectors import collector_class
 from collectors.base import ParseResult, PriceRecord, ProviderSettings
 from collectors.common import CollectorError, MissingCredentials
+from storage.raw import Kept
 from tracker.collecting import logs
 from tracker.collecting.deadline import DeadlinePassed
 from tracker.collecting.failure import hold, redact
+from tracker.collecting.keeping import attach, attached, fetch_and_parse
 
 _POLL_S = 0.2
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -59,15 +61,18 @@ class Abandoned(Exception):
 
 @dataclass(frozen=True)
 class Fetched:
-    """What a collector found, and the regions it covered (None: all of the provider's)."""
+    """What a collector found, the regions it covered (None: all of the provider's) and the
+    answers it kept (None: none, docs/trust.md)."""
 
     parsed: ParseResult
     covered: tuple[str, ...] | None
+    kept: list[Kept] | None = None
 
 
 class Isolated:
     """Runs fetch + parse in a child process. `abandon` (set when stopping) kills it; so does
-    running longer than the provider's entry in `timeouts` (a failed run saying so)."""
+    running longer than the provider's entry in `timeouts` (a failed run saying so). The
+    child keeps the raw answers in `raw` (None: none)."""
 
     def __init__(
         self,
@@ -76,15 +81,16 @@ class Isolated:
         timeouts: Mapping[str, float],
         log_format: Literal["text", "json"] = "text",
         verbose: bool = False,
+        raw: Path | None = None,
     ) -> None:
-        self.abandon = abandon
+        self.abandon, self.raw = abandon, raw
         self.timeouts = timeouts
         self.log_format = log_format
         self.verbose = verbose
 
     def __call__(self, name: str, settings: ProviderSettings, started_at: datetime) -> Fetched:
         request = pickle.dumps(
-            (name, settings, started_at, self.log_format, self.verbose, _RECORD_FIELDS)
+            (name, settings, started_at, self.log_format, self.verbose, _RECORD_FIELDS, self.raw)
         )
         child = start_child(
             # -P: not the working directory on sys.path (a stray pickle.py or collectors/ in
@@ -196,27 +202,15 @@ def _answer(name: str, output: bytes, returncode: int) -> Fetched:
         reason = f"killed by signal {-returncode}" if returncode < 0 else f"exit code {returncode}"
         raise CollectorError(name, f"the collector process died ({reason})") from None
     if kind == "ok":
-        (
-            rows,
-            unknown,
-            skipped,
-            sold_out,
-            unreadable,
-            covered,
-            notes,
-            bands,
-            zoned,
-            market,
-            facts,
-        ) = rest
+        rows, unknown, skipped, sold_out, unreadable, covered, *more, kept = rest
         records = [PriceRecord(*row) for row in rows]
-        parsed = ParseResult(
-            records, unknown, skipped, sold_out, unreadable, notes, bands, zoned, market, facts
-        )
-        return Fetched(parsed, covered)
+        parsed = ParseResult(records, unknown, skipped, sold_out, unreadable, *more)
+        return Fetched(parsed, covered, kept)
     if kind == "skipped":
         raise _ChildSkipped(name, rest[0])
-    raise _ChildFailed(name, rest[0])
+    failed = _ChildFailed(name, rest[0])
+    attach(failed, rest[1] if len(rest) > 1 else None)  # kept before its parse failed
+    raise failed
 
 
 class _ChildSkipped(MissingCredentials):
@@ -236,7 +230,11 @@ class _ChildFailed(CollectorError):
 
 
 def _collect(
-    name: str, settings: ProviderSettings, started_at: datetime, wanted: tuple[str, ...]
+    name: str,
+    settings: ProviderSettings,
+    started_at: datetime,
+    wanted: tuple[str, ...],
+    raw: Path | None = None,
 ) -> tuple[Any, ...]:
     """Fetch and parse; what happened as plain data (records as tuples of the daemon's
     `wanted` fields, in its order: pickling dataclasses costs several times more, and a
@@ -247,32 +245,22 @@ def _collect(
     try:
         collector = collector_class(name)(settings, None)
         collector.check_credentials()
-        parsed = collector.parse(collector.fetch(), observed_at=started_at)
+        parsed, kept = fetch_and_parse(collector, started_at, raw)
     except MissingCredentials as exc:
         return ("skipped", redact(str(exc)))
     except CollectorError as exc:  # masked here too: the daemon stores and logs it
-        return ("failed", redact(str(exc)))
+        return ("failed", redact(str(exc)), attached(exc))
     except Exception as exc:  # a bug in one collector: reported like any failure
         logging.getLogger("tracker.pipeline").exception("%s: unexpected error", name)
-        return ("failed", redact(f"{name}: {type(exc).__name__}: {exc}"))
+        return ("failed", redact(f"{name}: {type(exc).__name__}: {exc}"), attached(exc))
     rows = [tuple(getattr(r, f) for f in wanted) for r in parsed.records]
     extra = (parsed.unknown_instance_types, parsed.skipped_rows, parsed.sold_out)
     bands = parsed.interruption  # a few hundred small frozen dataclasses at most
     covered = collector.regions or None
     zoned, market = parsed.spot_zoned, parsed.market  # market: a few hundred small dataclasses
     facts = parsed.facts
-    return (
-        "ok",
-        rows,
-        *extra,
-        parsed.unreadable,
-        covered,
-        parsed.notes,
-        bands,
-        zoned,
-        market,
-        facts,
-    )
+    more = (parsed.unreadable, covered, parsed.notes, bands, zoned, market, facts, kept)
+    return ("ok", rows, *extra, *more)
 
 
 def main() -> None:
@@ -286,11 +274,11 @@ def main() -> None:
     # The answer gets the real stdout; anything a library prints goes to the log instead.
     answer = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    name, settings, started_at, log_format, verbose, wanted = pickle.loads(request)
+    name, settings, started_at, log_format, verbose, wanted, raw = pickle.loads(request)
     hold(settings.credentials.values())  # before any log line: the child logs to the daemon's
     logs.setup(log_format, verbose=verbose)
     with contextlib.suppress(OSError):  # the daemon is gone: nobody to tell
-        answer.write(pickle.dumps(_collect(name, settings, started_at, tuple(wanted))))
+        answer.write(pickle.dumps(_collect(name, settings, started_at, tuple(wanted), raw)))
         answer.close()
 
 

@@ -12,64 +12,30 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from collectors import collector_class
-from collectors.base import GpuSummary, ParseResult, ProviderSettings
+from collectors.base import ParseResult, ProviderSettings
 from collectors.common import CollectorError, MissingCredentials, StoreError, flat
 from storage.connection import StoreDamaged
 from storage.store import Store
-from storage.writes.validate import summary
+from tracker.collecting import retention
 from tracker.collecting.deadline import within
 from tracker.collecting.failure import hold, one_line, redact, secrets_of
 from tracker.collecting.isolation import Abandoned, Fetched
+from tracker.collecting.keeping import attached, fetch_and_parse
+from tracker.collecting.outcome import Outcome, Reporter, exit_code
 from tracker.config import Config, ProviderConfig
+from tracker.config.raw import raw_dir, state_dir
+
+__all__ = ["Fetcher", "Outcome", "Reporter", "collect", "exit_code"]
 
 # Fetches and parses one provider: (name, settings with credentials, observed_at).
 Fetcher = Callable[[str, ProviderSettings, datetime], Fetched]
 
 log = logging.getLogger("tracker.pipeline")
-
-
-@dataclass
-class Outcome:
-    """What happened to one provider in one collection (the run summary's row)."""
-
-    provider: str
-    status: str = "ok"  # ok | failed | skipped | held (nothing stored: docs/trust.md)
-    records: int = 0
-    changed: int = 0
-    pages: int = 0
-    seconds: float = 0.0
-    error: str | None = None  # one readable line
-    detail: str | None = None  # the whole error, where the line shortens it (-v, the store)
-    unknown_instance_types: set[str] = field(default_factory=set)
-    skipped_rows: int = 0
-    # Prices the store's validation refused, by reason; none of them stored.
-    invalid: dict[str, int] = field(default_factory=dict)
-    # What the collector says of how it collected (AWS: which source answered).
-    notes: list[str] = field(default_factory=list)
-    # GPU types priced, how many from the API's own facts, which have none yet.
-    gpus: GpuSummary | None = None
-
-    def invalid_summary(self) -> str:
-        """'3 prices skipped: 2 zero after rounding, 1 above the ceiling'; '' when none."""
-        return summary(self.invalid)
-
-
-class Reporter:
-    """Receives progress; the CLI draws it, the daemon logs it. Does nothing by default."""
-
-    def started(self, provider: str) -> None:
-        pass
-
-    def progress(self, provider: str, pages: int, items: int) -> None:
-        pass
-
-    def finished(self, outcome: Outcome) -> None:
-        pass
 
 
 def collect(
@@ -89,7 +55,8 @@ def collect(
     that fetches and parses in a child process (`tracker.collecting.isolation`); by default
     it happens here, with progress reported. `now` dates the collection (default: the clock);
     the demo dates its earlier snapshots with it. `accept_suspect` applies an answer that
-    would be held (`collect --accept-suspect`; the daemon never does)."""
+    would be held (`collect --accept-suspect`; the daemon never does). The answers are kept
+    (`[raw]`), and those no run within `[raw] keep` names dropped after (docs/trust.md)."""
     providers = config.enabled(names)
     # Before anything is asked: an error text that echoes a credential is masked everywhere.
     hold(secrets_of(config, env))
@@ -105,20 +72,25 @@ def collect(
     # One DuckDB session at a time, even within this process.
     write_lock = write_lock or threading.Lock()
 
-    # Where a collector keeps what it saw between runs (AWS: the offer files' GPU rows).
-    state_dir = config.store_path.parent / f"{config.store_path.name}.state"
+    # Where a collector keeps what it saw between runs (AWS: the offer files' GPU rows), and
+    # where the answers are kept (None: `[raw] keep = "0"`).
+    folders = (state_dir(config.store_path), raw_dir(config.raw, config.store_path))
 
     def run(provider: ProviderConfig) -> Outcome:
         if accept_suspect:
             provider = replace(provider, suspicion=replace(provider.suspicion, accept=True))
-        return _collect_one(provider, env, reporter, store, write_lock, fetcher, now, state_dir)
+        return _collect_one(provider, env, reporter, store, write_lock, fetcher, now, folders)
 
     if not providers:
         return []
     if len(providers) == 1:  # the daemon's case: its job's own thread will do
-        return [run(providers[0])]
-    with ThreadPoolExecutor(max_workers=len(providers), thread_name_prefix="collect") as pool:
-        return list(pool.map(run, providers))
+        outcomes = [run(providers[0])]
+    else:
+        with ThreadPoolExecutor(len(providers), thread_name_prefix="collect") as pool:
+            outcomes = list(pool.map(run, providers))
+    if folders[1] is not None:
+        retention.drop_old(folders[1], config, write_lock)
+    return outcomes
 
 
 def _collect_one(
@@ -129,14 +101,14 @@ def _collect_one(
     write_lock: threading.Lock,
     fetcher: Fetcher | None,
     now: datetime | None = None,
-    state_dir: Path | None = None,
+    folders: tuple[Path | None, Path | None] = (None, None),
 ) -> Outcome:
     outcome = Outcome(provider.name)
     started_at = now or datetime.now(UTC)
     clock = time.monotonic()
     reporter.started(provider.name)
     try:
-        fetched = _fetch(provider, env, reporter, outcome, started_at, fetcher, state_dir)
+        fetched = _fetch(provider, env, reporter, outcome, started_at, fetcher, folders)
         _store(provider, fetched, store, write_lock, outcome, started_at)
     except (Abandoned, StoreDamaged):  # the daemon is stopping; or the store file is unusable
         raise  # (StoreDamaged: not a provider's failure, and no run can be recorded in it)
@@ -169,32 +141,48 @@ def _fetch(
     outcome: Outcome,
     started_at: datetime,
     fetcher: Fetcher | None,
-    state_dir: Path | None = None,
+    folders: tuple[Path | None, Path | None],
 ) -> Fetched:
     settings, missing = provider.settings(env)
     if missing:
         raise MissingCredentials(provider.name, " and ".join(missing))
-    settings = replace(settings, state_dir=state_dir)
-    if fetcher is not None:
-        return fetcher(provider.name, settings, started_at)
+    settings = replace(settings, state_dir=folders[0])
+    try:
+        if fetcher is not None:  # the daemon's child keeps the answers in its own folder
+            return fetcher(provider.name, settings, started_at)
+        return _fetch_here(provider.name, settings, reporter, outcome, started_at, folders[1])
+    except Exception as exc:  # a failed parse's answers are kept, for its record
+        outcome.kept = attached(exc)
+        raise
+
+
+def _fetch_here(
+    name: str,
+    settings: ProviderSettings,
+    reporter: Reporter,
+    outcome: Outcome,
+    started_at: datetime,
+    raw: Path | None,
+) -> Fetched:
+    """Fetch, keep (in `raw`; None: not kept) and parse in this process, within the deadline."""
 
     def progress(pages: int, items: int) -> None:
         outcome.pages = pages
-        reporter.progress(provider.name, pages, items)
+        reporter.progress(name, pages, items)
 
     # Imported before the clock starts: the deadline is for the API, not for a busy machine
     # loading an SDK.
-    kind = collector_class(provider.name)
+    kind = collector_class(name)
 
     def work() -> Fetched:
         collector = kind(settings, progress)
         collector.check_credentials()
-        parsed = collector.parse(collector.fetch(), observed_at=started_at)
+        parsed, kept = fetch_and_parse(collector, started_at, raw)
         # The configured regions, else the provider's own.
-        return Fetched(parsed, collector.regions or None)
+        return Fetched(parsed, collector.regions or None, kept)
 
     # The child process of the daemon's fetcher is killed at the deadline; here, given up.
-    return within(provider.name, settings.deadline_s, work)
+    return within(name, settings.deadline_s, work)
 
 
 def _store(
@@ -206,6 +194,7 @@ def _store(
     started_at: datetime,
 ) -> None:
     parsed, covered = fetched.parsed, fetched.covered
+    outcome.kept = fetched.kept  # listed on the run, whatever becomes of its write
     outcome.unknown_instance_types = parsed.unknown_instance_types
     outcome.skipped_rows = parsed.skipped_rows
     outcome.notes = list(parsed.notes)
@@ -234,6 +223,7 @@ def _store(
             market=parsed.market,
             unknown=parsed.unknown_instance_types,
             suspicion=provider.suspicion,
+            raw=fetched.kept,
         )
     outcome.records, outcome.changed = result.records, result.changed
     if result.held:
@@ -282,6 +272,7 @@ def _record_unsuccessful(
                 started_at=started_at,
                 error=outcome.detail or outcome.error,
                 interval_seconds=interval,
+                raw=outcome.kept,
             )
     except StoreDamaged:  # the whole command fails on it (exit 2), not this provider
         raise
@@ -291,9 +282,3 @@ def _record_unsuccessful(
         # The same full disk that lost the prices: said once.
         why = " either" if outcome.error and said in outcome.error else f": {said}"
         outcome.error = flat(redact(f"{outcome.error}; and the run could not be recorded{why}"))
-
-
-def exit_code(outcomes: list[Outcome]) -> int:
-    """The exit code (docs/commands.md): 0 all asked work succeeded (skips included), 1 some
-    provider failed or was held."""
-    return 1 if any(o.status in ("failed", "held") for o in outcomes) else 0

@@ -32,6 +32,7 @@ from tracker.config.export import EXPORT, ExportSettings, parse_export
 from tracker.config.fx import RATE, parse_fx
 from tracker.config.keys import Table
 from tracker.config.providers import CONTROL, PROVIDER, ProviderConfig, parse_provider
+from tracker.config.raw import RAW, RawSettings, parse_raw
 from tracker.config.store import (
     COLLECT,
     DEFAULT_STORE,
@@ -82,12 +83,14 @@ _TOP_KEYS = {
     "export",
     "web",
     "gpus",
+    "raw",
 }
 _MESSAGE_MAX = 1000
 # Every declared table, in the order of docs/configuration.md's key reference.
 DECLARED: tuple[Table, ...] = (
     STORAGE,
     COLLECT,
+    RAW,
     PROVIDER,
     RATE,
     DAEMON,
@@ -113,6 +116,7 @@ class Config:
     export: ExportSettings = field(default_factory=ExportSettings)
     web: WebSettings = field(default_factory=WebSettings)  # [web]: the daemon's dashboard
     store: StoreSettings = field(default_factory=StoreSettings)
+    raw: RawSettings = field(default_factory=RawSettings)  # [raw]: the answers kept
     limits: PriceLimits = field(default_factory=PriceLimits)  # [collect]: what a storable price is
     # What chose the store, for messages about it: `storage.path`, `--db` or the variable.
     store_key: str = "storage.path"
@@ -256,6 +260,7 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
         export=parse_export(_table(data, "export")),
         web=parse_web(_table(data, "web")),
         store=store,
+        raw=parse_raw(_table(data, "raw"), source),
         limits=parse_collect(collect_raw),
         **tables,
     )

@@ -36,6 +36,7 @@ from storage import runs
 from storage.store import Store
 from tracker.collecting.isolation import Isolated
 from tracker.config import Config
+from tracker.config.raw import raw_dir
 from tracker.daemon import memory, schedule
 from tracker.daemon.export import JOB_ID as EXPORT_JOB
 from tracker.daemon.export import ExportJob
@@ -87,6 +88,7 @@ class Daemon:
                 timeouts={p.name: config.daemon.timeout_for(p.interval_s) for p in self.providers},
                 log_format=log_format,
                 verbose=verbose,
+                raw=raw_dir(config.raw, config.store_path),  # kept by the child that fetched
             ),
             abandon=abandon,
         )

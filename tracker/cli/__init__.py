@@ -76,6 +76,7 @@ COMMANDS = {
     "tco": "tracker.cli.tco:tco",
     "serve": "tracker.cli.serve:serve",
     "gpus": "tracker.cli.gpus:gpus",
+    "reparse": "tracker.cli.collect:reparse",
 }
 
 

@@ -1,0 +1,142 @@
+"""`gpu-tracker reparse`: a provider's history rebuilt from its kept answers with today's
+parsers, equal row for row when the parsers have not changed (docs/trust.md, "Reparse")."""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import replace
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from collectors.base import PriceRecord
+from tests.storage.reparse_support import (
+    PROVIDER,
+    T0,
+    H,
+    History,
+    RecordsCollector,
+    answer_of,
+    records_collector,
+)
+from tracker.cli import cli
+from tracker.collecting.reparse import reparse
+
+__all__ = ["records_collector"]  # the fixture, used by name
+
+OFFER = PriceRecord(
+    provider=PROVIDER,
+    region="us-east",
+    zone=None,
+    instance_type="gpu_1x_a100",
+    price_kind="on_demand",
+    term_months=None,
+    payment_option=None,
+    offering_class=None,
+    currency="USD",
+    price_per_hour=Decimal("1.290000"),
+    upfront_total=None,
+    gpu_model="A100",
+    gpu_count=1,
+    gpu_memory_gib=80,
+    available=True,
+)
+
+
+def offers(*prices: str, model: str = "A100") -> list[PriceRecord]:
+    return [
+        replace(OFFER, instance_type=f"gpu_{n}", price_per_hour=Decimal(p), gpu_model=model)
+        for n, p in enumerate(prices)
+        if p
+    ]
+
+
+def run_cli(history: History, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(
+        cli, ["--config", str(history.tmp / "config.toml"), "reparse", *args]
+    )
+    return result.exit_code, result.output
+
+
+@pytest.mark.usefixtures("records_collector")
+def test_unchanged_parsers_rebuild_the_same_history(tmp_path: Path) -> None:
+    history = History(tmp_path)
+    for hour, prices in enumerate([("1", "2"), ("1", "2"), ("1.5", ""), ("1.5", "2"), ("1", "2")]):
+        history.write(T0 + hour * H, answer_of(offers(*prices)))
+    before, runs = history.prices(), history.runs()
+    code, output = run_cli(history)
+    assert code == 0, output
+    assert "replayed 5 of 5 runs" in output
+    assert "0 added, 0 removed, 0 repriced, 0 redated" in output
+    assert history.prices() == before
+    assert history.runs() == runs
+
+
+@pytest.mark.usefixtures("records_collector")
+def test_a_parser_fix_reaches_history_from_the_first_kept_run(tmp_path: Path) -> None:
+    history = History(tmp_path)
+    for hour in range(2):  # answers not kept: their history stays as it is
+        history.write(T0 + hour * H, answer_of(offers("1", "2", model="A10")), keep=False)
+    for hour in range(2, 5):
+        history.write(T0 + hour * H, answer_of(offers("1.5", "2", model="A10")))
+    RecordsCollector.MAP = {"A10": "A100"}
+    done = reparse(history.config)
+    assert [r.first_run for r in done.rebuilt] == [3]
+    rows = history.table(
+        "SELECT instance_type, gpu_model, valid_from, valid_to, last_seen FROM prices"
+        " ORDER BY instance_type, valid_from"
+    )
+    assert rows == [
+        ("gpu_0", "A10", T0, T0 + 2 * H, T0 + H),  # closed before the replay: as it was
+        ("gpu_0", "A100", T0 + 2 * H, None, T0 + 4 * H),
+        # Open across the first replayed run: its facts corrected in place, as a collection
+        # corrects them (docs/gpus.md), its price history unbroken.
+        ("gpu_1", "A100", T0, None, T0 + 4 * H),
+    ]
+
+
+@pytest.mark.usefixtures("records_collector")
+def test_a_tampered_raw_file_is_refused_and_nothing_written(tmp_path: Path) -> None:
+    history = History(tmp_path)
+    for hour in range(3):
+        history.write(T0 + hour * H, answer_of(offers(str(1 + hour))))
+    RecordsCollector.MAP = {"A100": "H100"}  # would change every interval
+    files = sorted(history.raw.files())
+    files[1].write_bytes(gzip.compress(b'{"records": []}'))
+    store_bytes = history.store.path.read_bytes()
+    code, output = run_cli(history)
+    assert code == 2
+    assert files[1].name.removesuffix(".gz") in output
+    assert history.store.path.read_bytes() == store_bytes
+
+
+@pytest.mark.usefixtures("records_collector")
+def test_dry_run_says_what_would_change_and_writes_nothing(tmp_path: Path) -> None:
+    history = History(tmp_path)
+    for hour in range(3):
+        history.write(T0 + hour * H, answer_of(offers("1", "2")))
+    RecordsCollector.MAP = {"A100": "H100"}
+    store_bytes = history.store.path.read_bytes()
+    before = history.prices()
+    code, output = run_cli(history, "--dry-run")
+    assert code == 0, output
+    assert "would replay 3 of 3 runs" in output
+    assert "dry run: nothing was written" in output
+    assert history.prices() == before
+    assert history.store.path.read_bytes() == store_bytes
+
+
+@pytest.mark.usefixtures("records_collector")
+def test_a_provider_with_no_kept_answers_is_left_alone(tmp_path: Path) -> None:
+    history = History(tmp_path)
+    for hour in range(2):
+        history.write(T0 + hour * H, answer_of(offers("1")), keep=False)
+    history.write(T0 + 2 * H, answer_of(offers("2")))
+    history.write(T0 + 3 * H, answer_of(offers("3")), keep=False)  # the newest not kept
+    before = history.prices()
+    code, output = run_cli(history, "--provider", PROVIDER)
+    assert code == 0, output
+    assert f"{PROVIDER}: no run has all its raw answers kept (4 applied or held" in output
+    assert history.prices() == before

@@ -38,10 +38,12 @@ _TIME_FIELDS = ("effective_at",)
 
 class RecordsCollector(Collector):
     """An answer `{"records": [...], "market": [...], "unknown": [...], "unreadable": [...]}`,
-    parsed back into exactly what it lists. `MAP` maps GPU models (a parser change)."""
+    parsed back into exactly what it lists. `MAP` maps GPU models and `DROP` drops instance
+    types (parser changes)."""
 
     name = PROVIDER
     MAP: ClassVar[dict[str, str]] = {}
+    DROP: ClassVar[set[str]] = set()
 
     def check_credentials(self) -> None:
         pass
@@ -54,6 +56,8 @@ class RecordsCollector(Collector):
         result = ParseResult()
         for raw in body["records"]:
             record = _record(raw)
+            if record.instance_type in self.DROP:
+                continue
             if record.gpu_model in self.MAP:
                 record = replace(record, gpu_model=self.MAP[record.gpu_model])
             result.records.append(record)
@@ -111,6 +115,7 @@ def records_collector(monkeypatch: pytest.MonkeyPatch) -> type[RecordsCollector]
     info = replace(collectors.REGISTRY[PROVIDER], target=f"{__name__}:RecordsCollector")
     monkeypatch.setitem(collectors.REGISTRY, PROVIDER, info)
     monkeypatch.setattr(RecordsCollector, "MAP", {})
+    monkeypatch.setattr(RecordsCollector, "DROP", set())
     return RecordsCollector
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 from dataclasses import replace
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from tracker.cli import cli
 from tracker.collecting.reparse import reparse
 
 __all__ = ["records_collector"]  # the fixture, used by name
+M = timedelta(minutes=1)
 
 OFFER = PriceRecord(
     provider=PROVIDER,
@@ -140,3 +142,60 @@ def test_a_provider_with_no_kept_answers_is_left_alone(tmp_path: Path) -> None:
     assert code == 0, output
     assert f"{PROVIDER}: no run has all its raw answers kept (4 applied or held" in output
     assert history.prices() == before
+
+
+@pytest.mark.usefixtures("records_collector")
+def test_an_offer_the_fixed_parser_drops_closes_at_the_first_replayed_run(tmp_path: Path) -> None:
+    history = History(tmp_path)
+    history.write(T0, answer_of(offers("1", "2")), keep=False)
+    history.write(T0 + H, answer_of(offers("1", "2")), keep=False)
+    for hour in range(2, 4):  # R0 at hour 2: the older answers were pruned
+        history.write(T0 + hour * H, answer_of(offers("1", "2")))
+    RecordsCollector.DROP = {"gpu_1"}
+    code, output = run_cli(history)
+    assert code == 0, output
+    assert "intervals 0 added, 0 removed, 0 repriced, 1 redated" in output
+    rows = history.table(
+        "SELECT instance_type, valid_from, valid_to, last_seen FROM prices ORDER BY ALL"
+    )
+    assert rows == [
+        ("gpu_0", T0, None, T0 + 3 * H),
+        # Withdrawn by the first replayed run; last seen by the last collection before it.
+        ("gpu_1", T0, T0 + 2 * H, T0 + H),
+    ]
+
+
+@pytest.mark.usefixtures("records_collector")
+def test_a_spot_change_dated_before_the_first_replayed_run_is_replayed(tmp_path: Path) -> None:
+    history = History(tmp_path)
+
+    def spot(price: str, minutes_ago: int, at: datetime) -> list[PriceRecord]:
+        point = replace(
+            OFFER,
+            zone="us-east-1a",
+            price_kind="spot",
+            price_per_hour=Decimal(price),
+            effective_at=at - timedelta(minutes=minutes_ago),
+        )
+        return [*offers("1"), point]
+
+    history.write(T0, answer_of(spot("0.5", 30, T0)), keep=False)
+    history.write(T0 + H, answer_of(spot("0.5", 90, T0 + H)), keep=False)
+    # The first kept run: the price changed 20 minutes before it, and again 10 minutes before.
+    history.write(
+        T0 + 2 * H, answer_of([*spot("0.6", 20, T0 + 2 * H), *spot("0.7", 10, T0 + 2 * H)[1:]])
+    )
+    history.write(T0 + 3 * H, answer_of(spot("0.7", 70, T0 + 3 * H)))
+    before = history.prices()
+    code, output = run_cli(history)
+    assert code == 0, output
+    assert history.prices() == before
+    # A parser that no longer reads the spot points: the interval the first kept run closed
+    # 20 minutes before its time is open again, and withdrawn by that run.
+    RecordsCollector.DROP = {OFFER.instance_type}
+    assert run_cli(history)[0] == 0
+    rows = history.table(
+        "SELECT price_per_hour, valid_from, valid_to, last_seen FROM prices"
+        " WHERE price_kind = 'spot' ORDER BY valid_from"
+    )
+    assert rows == [(0.5, T0 - 30 * M, T0 + 2 * H, T0 + H)]

@@ -38,12 +38,13 @@ _TIME_FIELDS = ("effective_at",)
 
 class RecordsCollector(Collector):
     """An answer `{"records": [...], "market": [...], "unknown": [...], "unreadable": [...]}`,
-    parsed back into exactly what it lists. `MAP` maps GPU models and `DROP` drops instance
-    types (parser changes)."""
+    parsed back into exactly what it lists. Parser changes: `MAP` maps GPU models, `DROP`
+    drops instance types, `CENTS` reads an answer marked `"cents": true` in cents."""
 
     name = PROVIDER
     MAP: ClassVar[dict[str, str]] = {}
     DROP: ClassVar[set[str]] = set()
+    CENTS: ClassVar[bool] = False
 
     def check_credentials(self) -> None:
         pass
@@ -58,6 +59,8 @@ class RecordsCollector(Collector):
             record = _record(raw)
             if record.instance_type in self.DROP:
                 continue
+            if self.CENTS and body.get("cents"):
+                record = replace(record, price_per_hour=record.price_per_hour / 100)
             if record.gpu_model in self.MAP:
                 record = replace(record, gpu_model=self.MAP[record.gpu_model])
             result.records.append(record)
@@ -116,6 +119,7 @@ def records_collector(monkeypatch: pytest.MonkeyPatch) -> type[RecordsCollector]
     monkeypatch.setitem(collectors.REGISTRY, PROVIDER, info)
     monkeypatch.setattr(RecordsCollector, "MAP", {})
     monkeypatch.setattr(RecordsCollector, "DROP", set())
+    monkeypatch.setattr(RecordsCollector, "CENTS", False)
     return RecordsCollector
 
 

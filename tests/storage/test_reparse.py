@@ -4,6 +4,7 @@ parsers, equal row for row when the parsers have not changed (docs/trust.md, "Re
 from __future__ import annotations
 
 import gzip
+import json
 from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -199,3 +200,26 @@ def test_a_spot_change_dated_before_the_first_replayed_run_is_replayed(tmp_path:
         " WHERE price_kind = 'spot' ORDER BY valid_from"
     )
     assert rows == [(0.5, T0 - 30 * M, T0 + 2 * H, T0 + H)]
+
+
+@pytest.mark.usefixtures("records_collector")
+def test_a_held_run_is_held_again_and_a_parser_fix_releases_it(tmp_path: Path) -> None:
+    history = History(tmp_path)
+    prices = [str(1 + n) for n in range(10)]
+    history.write(T0, answer_of(offers(*prices)))
+    in_cents = json.loads(answer_of(offers(*(str(100 * (1 + n)) for n in range(10)))))
+    assert history.write(T0 + H, json.dumps({**in_cents, "cents": True}).encode()).held
+    history.write(T0 + 2 * H, answer_of(offers(*prices)))
+    before, runs = history.prices(), history.runs()
+    assert run_cli(history)[0] == 0
+    assert (history.prices(), history.runs()) == (before, runs)  # held again, as it was
+    RecordsCollector.CENTS = True
+    code, output = run_cli(history)
+    assert code == 0, output
+    assert "1 held runs applied now" in output
+    assert history.table("SELECT status, error FROM collection_runs ORDER BY run_id") == [
+        ("ok", None),
+        ("ok", None),
+        ("ok", None),
+    ]
+    assert history.prices() == before  # the same prices, in cents read right

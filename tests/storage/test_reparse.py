@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from collectors.base import PriceRecord
+from collectors.common import PayloadShapeError
 from tests.storage.reparse_support import (
     PROVIDER,
     T0,
@@ -223,3 +224,30 @@ def test_a_held_run_is_held_again_and_a_parser_fix_releases_it(tmp_path: Path) -
         ("ok", None),
     ]
     assert history.prices() == before  # the same prices, in cents read right
+
+
+@pytest.mark.usefixtures("records_collector")
+def test_answers_the_parser_no_longer_reads_fail_with_nothing_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    history = History(tmp_path)
+    for hour in range(2):
+        history.write(T0 + hour * H, answer_of(offers("1", "2")))
+
+    def refuse(self: RecordsCollector, payloads: object, *, observed_at: datetime) -> None:
+        raise PayloadShapeError(PROVIDER, "no 'records' list")
+
+    monkeypatch.setattr(RecordsCollector, "parse", refuse)
+    store_bytes = history.store.path.read_bytes()
+    code, output = run_cli(history)
+    assert code == 1
+    assert f"{PROVIDER}: run 1: its kept answers no longer parse: no 'records' list" in output
+    assert history.store.path.read_bytes() == store_bytes
+
+
+def test_no_store_is_a_usage_error(tmp_path: Path) -> None:
+    history = History(tmp_path)
+    code, output = run_cli(history)
+    assert code == 2
+    assert "nothing to reparse" in output
+    assert not history.store.path.exists()

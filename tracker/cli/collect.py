@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from collectors.common import ConfigError, StoreError
+from collectors.common import CollectorError, ConfigError, StoreError
 from storage.connection import probe
 from tracker import config as config_mod
 from tracker.cli import common
@@ -142,7 +142,7 @@ def reparse(ctx: click.Context, providers: tuple[str, ...], dry_run: bool) -> No
         done = rebuild(config, tuple(dict.fromkeys(providers)), dry_run=dry_run)
     except ConfigError as exc:
         fail(ctx, str(exc), EXIT_USAGE)
-    except StoreError as exc:
+    except (StoreError, CollectorError) as exc:  # nothing of the provider it names written
         from tracker.collecting.reparse import Refused
 
         fail(ctx, str(exc), EXIT_USAGE if isinstance(exc, Refused) else EXIT_FAILED)

@@ -17,7 +17,7 @@ from typing import Any
 
 from collectors import collector_class
 from collectors.base import ProviderSettings
-from collectors.common import StoreError
+from collectors.common import CollectorError, ConfigError, StoreError
 from storage.raw import RawDamaged, RawMissing, RawStore
 from storage.store import Store
 from storage.writes.answer import Answer, write_args
@@ -102,7 +102,14 @@ class _Parser:
         # The regions the run covered (None: the provider's all, as an empty setting says).
         settings = replace(self.settings, regions=run.covered or ())
         collector = self.kind(settings)
-        parsed = collector.parse(self._payloads(run), observed_at=run.observed_at)
+        payloads = self._payloads(run)
+        try:
+            parsed = collector.parse(payloads, observed_at=run.observed_at)
+        except Exception as exc:  # a parse that fails on an answer it once read: said, per run
+            said = str(exc).removeprefix(f"{collector.name}: ") or type(exc).__name__
+            raise CollectorError(
+                collector.name, f"run {run.run_id}: its kept answers no longer parse: {said}"
+            ) from exc
         return Answer(**write_args(parsed, collector.regions or None))
 
     def _payloads(self, run: StoredRun) -> dict[str, Any]:
@@ -119,6 +126,8 @@ class _Parser:
 
 def reparse(config: Config, names: tuple[str, ...] = (), *, dry_run: bool = False) -> Done:
     """Rebuild the named providers' histories (default: every provider with runs)."""
+    if not config.store_path.exists():
+        raise ConfigError(f"no store at {config.store_path}: nothing to reparse")
     store = Store(
         config.store_path,
         lock_wait_s=config.store.write_wait_s,

@@ -251,3 +251,20 @@ def test_no_store_is_a_usage_error(tmp_path: Path) -> None:
     assert code == 2
     assert "nothing to reparse" in output
     assert not history.store.path.exists()
+
+
+@pytest.mark.usefixtures("records_collector")
+def test_runs_whose_answers_were_pruned_stay_as_they_are(tmp_path: Path) -> None:
+    history = History(tmp_path)
+    kept = [history.write(T0 + n * H, answer_of(offers(str(1 + n)))) for n in range(4)]
+    for n in range(2):  # retention dropped the two oldest answers
+        (sha,) = history.table(f"SELECT raw->>'$[0].sha256' FROM runs WHERE run_id = {n + 1}")
+        history.raw.path(sha[0]).unlink()
+    before = history.prices()
+    RecordsCollector.MAP = {"A100": "H100"}
+    done = reparse(history.config)
+    (rebuilt,) = done.rebuilt
+    assert (rebuilt.first_run, rebuilt.runs) == (kept[2].run_id, 2)
+    after = history.prices()
+    assert after[:2] == before[:2]  # the intervals of the pruned runs, as they were
+    assert [row[12] for row in after] == ["A100", "A100", "H100", "H100"]

@@ -18,19 +18,16 @@ import duckdb
 from collectors.base import InterruptionBand, MarketDepth, PriceRecord
 from collectors.common import PayloadShapeError, StoreError
 from storage.connection import StoreDamaged, connect, scalar, transaction
-from storage.fx import FxRate, GpuFact, replace_gpu_facts, replace_rates
-from storage.merge import merge
+from storage.fx import FxRate, GpuFact
 from storage.migrations import migrate
 from storage.raw import Kept, listing
-from storage.writes.bands import replace_bands
+from storage.writes.answer import Answer, Synced, merge_answer
 from storage.writes.batch import to_arrow as to_arrow
-from storage.writes.market import record_market
 from storage.writes.space import refused_write
-from storage.writes.suspect import Judge, Suspicion, record_held
-from storage.writes.unknown_types import record_unknown
+from storage.writes.suspect import Judge, Suspicion
 from storage.writes.unrecorded import Backlog, Unrecorded, insert_written
 from storage.writes.unrecorded import insert as insert_run
-from storage.writes.validate import PriceLimits, Screened, screen
+from storage.writes.validate import PriceLimits, screen
 
 DEFAULT_PATH = Path("prices.duckdb")
 # What gives a write its wait for the store, named when it waits and when the wait runs out.
@@ -131,10 +128,8 @@ class Store:
         screened = screen(records, self.limits, observed_at=observed_at)
         if records and not screened.records:
             raise PayloadShapeError(provider, f"no valid price in the answer: {screened.summary()}")
-        keep_open = set(keep_open) | screened.unreadable
-        records = screened.records
-        batch = to_arrow(records)
-        params = {"provider": provider, "observed": observed_at}
+        answer = Answer(records, regions, keep_open, interruption, spot_zoned, market, unknown)
+        synced = Synced(self.fx_rates, self.gpu_facts)
         with _writing(f"{provider}: could not store the collection: "), self._open() as con:
             migrate(con)
             try:
@@ -142,22 +137,12 @@ class Store:
                     _refuse_out_of_order(con, provider, observed_at)
                     run_id = int(scalar(con, "SELECT nextval('run_ids')"))
                     judge = Judge(provider, suspicion) if suspicion else None
-                    changed = merge(
-                        con, batch, params, run_id, regions, sorted(keep_open), spot_zoned, judge
-                    )
-                    held = judge.held if judge else None
-                    if held is not None:  # nothing merged: only the run and what held it
-                        record_held(con, run_id, held)
-                    else:
-                        extras = (interruption, market, unknown)
-                        self._with_answer(
-                            con, provider, run_id, observed_at, regions, batch, extras
-                        )
+                    run = (provider, run_id, observed_at)
+                    changed, held = merge_answer(con, run, answer, screened, judge, synced)
                     status, error = ("held", held.text) if held else ("ok", None)
-                    values = (status, len(records), changed or 0, error, interval_seconds)
+                    values = (status, len(screened.records), changed, error, interval_seconds)
                     answered = (observed_at, listing(raw), regions)
                     insert_written(con, run_id, provider, started_at, values, answered)
-                    _record_skips(con, run_id, screened)
                     kept = self.backlog.write(con)
             except duckdb.Error as exc:
                 if refused_write(exc) is not None:
@@ -169,37 +154,12 @@ class Store:
         suspect = (judge.agreed or judge.accepted) if judge else None
         return RunResult(
             run_id,
-            len(records),
-            changed or 0,
+            len(screened.records),
+            changed,
             screened.skipped,
             held.text if held else None,
             suspect.text if suspect else None,
         )
-
-    def _with_answer(
-        self,
-        con: Any,
-        provider: str,
-        run_id: int,
-        observed_at: datetime,
-        regions: Sequence[str] | None,
-        batch: Any,
-        extras: tuple[
-            Sequence[InterruptionBand] | None, Sequence[MarketDepth] | None, Collection[str]
-        ],
-    ) -> None:
-        """What a merged answer brings besides its prices, in the write's transaction."""
-        interruption, market, unknown = extras
-        if self.fx_rates is not None:
-            replace_rates(con, self.fx_rates)
-        if self.gpu_facts is not None:
-            replace_gpu_facts(con, self.gpu_facts)
-        if interruption is not None:
-            replace_bands(con, provider, interruption)
-        if market is not None:
-            record_market(con, provider, market, run_id, observed_at, regions)
-        priced = batch.column("instance_type").unique().to_pylist()
-        record_unknown(con, provider, unknown, priced, seen=observed_at, run_id=run_id)
 
     def open_offers(self, provider: str, regions: Sequence[str] | None) -> int:
         """How many offers of `provider` are current in `regions` (None: anywhere)."""
@@ -268,14 +228,6 @@ def _writing(prefix: str, lost: str = "; nothing of it was stored") -> Iterator[
                 raise
             raise StoreError(f"{prefix}{exc}") from exc
         raise StoreError(f"{prefix}{line}{lost}") from exc
-
-
-def _record_skips(con: Any, run_id: int, screened: Screened) -> None:
-    if screened.skipped:
-        con.executemany(
-            "INSERT INTO run_skips VALUES (?, ?, ?)",
-            [[run_id, reason, rows] for reason, rows in sorted(screened.skipped.items())],
-        )
 
 
 def _as_of(rate: FxRate) -> Any:

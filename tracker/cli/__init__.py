@@ -77,6 +77,7 @@ COMMANDS = {
     "tco": "tracker.cli.tco:tco",
     "serve": "tracker.cli.serve:serve",
     "gpus": "tracker.cli.gpus:gpus",
+    "reparse": "tracker.cli.collect:reparse",
 }
 
 

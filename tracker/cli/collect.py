@@ -1,4 +1,5 @@
-"""`gpu-tracker collect` and `gpu-tracker demo`: the commands that write prices into a store.
+"""`gpu-tracker collect`, `gpu-tracker demo` and `gpu-tracker reparse`: the commands that write
+prices into a store (reparse: again, from the kept answers).
 
 The pipeline, the collectors' SDKs and the alerts are imported when one of them runs, never at
 the start-up of every command.
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from collectors.common import ConfigError, StoreError
+from collectors.common import CollectorError, ConfigError, StoreError
 from storage.connection import probe
 from tracker import config as config_mod
 from tracker.cli import common
@@ -118,3 +119,32 @@ def next_steps(kept: Path | None) -> list[str]:
         f"  gpu-tracker --db {db} sql {shlex.quote(_DEMO_SQL)}",
         f"  (or export GPU_TRACKER_DB={db} and leave out --db)",
     ]
+
+
+@click.command()
+@click.option(
+    "--provider",
+    "providers",
+    multiple=True,
+    type=PROVIDER,
+    metavar="NAME",
+    help="Rebuild only this provider's history (repeatable). Default: every provider with runs.",
+)
+@click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
+@click.pass_context
+def reparse(ctx: click.Context, providers: tuple[str, ...], dry_run: bool) -> None:
+    """Rebuild history from the kept raw answers with today's parsers (docs/trust.md)."""
+    from tracker.collecting.reparse import reparse as rebuild
+    from tracker.collecting.reparse import report
+
+    config = load_config(ctx)
+    try:
+        done = rebuild(config, tuple(dict.fromkeys(providers)), dry_run=dry_run)
+    except ConfigError as exc:
+        fail(ctx, str(exc), EXIT_USAGE)
+    except (StoreError, CollectorError) as exc:  # nothing of the provider it names written
+        from tracker.collecting.reparse import Refused
+
+        fail(ctx, str(exc), EXIT_USAGE if isinstance(exc, Refused) else EXIT_FAILED)
+    for line in report(done, dry_run=dry_run):
+        common.say(common.out(ctx), line)

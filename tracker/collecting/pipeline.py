@@ -21,6 +21,7 @@ from collectors.base import ParseResult, ProviderSettings
 from collectors.common import CollectorError, MissingCredentials, StoreError, flat
 from storage.connection import StoreDamaged
 from storage.store import Store
+from storage.writes.answer import write_args
 from tracker.collecting import retention
 from tracker.collecting.deadline import within
 from tracker.collecting.failure import hold, one_line, redact, secrets_of
@@ -212,18 +213,12 @@ def _store(
     with write_lock:
         result = store.write_run(
             provider.name,
-            parsed.records,
             started_at=started_at,
             observed_at=started_at,
-            regions=covered,
-            keep_open=parsed.unreadable,
             interval_seconds=provider.interval_s,
-            interruption=parsed.interruption,
-            spot_zoned=parsed.spot_zoned,
-            market=parsed.market,
-            unknown=parsed.unknown_instance_types,
             suspicion=provider.suspicion,
             raw=fetched.kept,
+            **write_args(parsed, covered),
         )
     outcome.records, outcome.changed = result.records, result.changed
     if result.held:

@@ -151,7 +151,7 @@ FROM first f JOIN chain c ON f.offer_key = c.offer_key AND f.valid_to IS NULL
 ORDER BY valid_from, offer_key;
 INSERT INTO runs
 SELECT nextval('run_ids'), provider, $t0 + to_hours(k), $t0 + to_hours(k), 'ok', 0, 0, NULL,
-       3600, $t0 + to_hours(k)
+       3600, $t0 + to_hours(k), NULL, NULL
 FROM (SELECT DISTINCT provider FROM first), range(1, $n) r(k);
 DROP TABLE first;
 DROP TABLE chain;

@@ -25,12 +25,13 @@ from storage.raw import Kept, listing
 from storage.writes.bands import replace_bands
 from storage.writes.batch import to_arrow as to_arrow
 from storage.writes.market import record_market
+from storage.writes.screened_batch import screen_batch
 from storage.writes.space import refused_write
 from storage.writes.suspect import Judge, Suspicion, record_held
 from storage.writes.unknown_types import record_unknown
 from storage.writes.unrecorded import Backlog, Unrecorded, insert_written
 from storage.writes.unrecorded import insert as insert_run
-from storage.writes.validate import PriceLimits, Screened, screen
+from storage.writes.validate import PriceLimits, Screened
 
 DEFAULT_PATH = Path("prices.duckdb")
 # What gives a write its wait for the store, named when it waits and when the wait runs out.
@@ -128,12 +129,11 @@ class Store:
         `raw` lists the answers the collection received, as `storage.raw` kept them; the run
         row keeps that list and the `regions` it covered, for `gpu-tracker reparse`.
         """
-        screened = screen(records, self.limits, observed_at=observed_at)
+        screened, batch = screen_batch(records, self.limits, observed_at=observed_at)
         if records and not screened.records:
             raise PayloadShapeError(provider, f"no valid price in the answer: {screened.summary()}")
         keep_open = set(keep_open) | screened.unreadable
         records = screened.records
-        batch = to_arrow(records)
         params = {"provider": provider, "observed": observed_at}
         with _writing(f"{provider}: could not store the collection: "), self._open() as con:
             migrate(con)

@@ -48,11 +48,12 @@ SELECT count(*) - count(DISTINCT (offer_key, ts)) FROM incoming
 
 # The provider's open intervals, read once. `row` is where each lies in price_intervals: the
 # updates below find their rows by it instead of matching offer keys over the whole history
-# (row ids hold within the transaction; nothing deletes from price_intervals).
+# (row ids hold within the transaction; nothing deletes from price_intervals). The offer's
+# region, zone, type and kind are what the held check scopes by (`storage.writes.suspect`).
 _STAGE_OPEN = f"""
 CREATE TEMP TABLE open_now AS
 SELECT rowid AS row, offer_key, price_per_hour, upfront_total, available, valid_from,
-       {FACTS} AS facts
+       {FACTS} AS facts, region, zone, instance_type, price_kind
 FROM price_intervals
 WHERE provider = $provider AND valid_to IS NULL
 """
@@ -100,7 +101,8 @@ SELECT i.offer_key, o.valid_from IS NOT NULL AS is_open,
                 arg_max({_SAME_STATE}, i.ts)) THEN 'same'
             WHEN o.valid_from IS NULL AND count(*) = 1 THEN 'new'
             ELSE 'sequence' END AS path,
-       arg_max(i.facts, i.ts) IS DISTINCT FROM o.facts AS refact, arg_max(i.row, i.ts) AS newest
+       arg_max(i.facts, i.ts) IS DISTINCT FROM o.facts AS refact, arg_max(i.row, i.ts) AS newest,
+       arg_max(i.price_per_hour, i.ts) AS newest_price
 FROM incoming i LEFT JOIN open_now o USING (offer_key)
 GROUP BY i.offer_key, o.valid_from, o.facts
 """

@@ -12,7 +12,7 @@ one `screen` and `to_arrow` give (docs/performance.md).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from operator import attrgetter
 from typing import Any
@@ -60,17 +60,16 @@ def _all_fit(
         return None
     values = {f.name: list(map(attrgetter(f.name), records)) for f in ARROW_SCHEMA}
     try:
-        if not _texts_fit(values) or not _rest_fits(values, observed_at):
+        if not _texts_fit(values) or not _rest_fits(values):
             return None
-        ceilings = _ceilings(values, limits)
-        if ceilings is None:
+        if not _shapes_fit(values, limits):
             return None
         table = pa.table(
             [pa.array(values[f.name], f.type) for f in ARROW_SCHEMA], schema=ARROW_SCHEMA
         )
     except (pa.ArrowException, TypeError, ValueError, OverflowError, ArithmeticError):
         return None
-    return table if _money_fits(table, values, ceilings) else None
+    return table if _money_fits(table, limits, observed_at) else None
 
 
 def _texts_fit(values: dict[str, list[Any]]) -> bool:
@@ -87,36 +86,39 @@ def _texts_fit(values: dict[str, list[Any]]) -> bool:
     return True
 
 
-def _rest_fits(values: dict[str, list[Any]], observed_at: datetime) -> bool:
-    """Each provider timestamp readable and not in the future; availability a boolean."""
-    latest = observed_at + MAX_CLOCK_SKEW
-    for stamp in values["effective_at"]:
-        if stamp is not None and (
-            not isinstance(stamp, datetime) or stamp.tzinfo is None or stamp > latest
-        ):
-            return False
+def _rest_fits(values: dict[str, list[Any]]) -> bool:
+    """Each provider timestamp a datetime with its time zone (how far ahead it lies is judged
+    on the table); availability a boolean."""
+    stamps = values["effective_at"]
+    if not set(map(type, stamps)) <= {datetime, type(None)}:
+        return False
+    if None in set(map(attrgetter("tzinfo"), filter(None, stamps))):
+        return False
     return set(map(type, values["available"])) <= {bool, type(None)}
 
 
-def _ceilings(values: dict[str, list[Any]], limits: PriceLimits) -> pa.Array | None:
-    """Each record's highest price per hour (as a float), when every machine shape (currency,
-    GPU count, term, sizes) is sane; else None."""
+def _shapes_fit(values: dict[str, list[Any]], limits: PriceLimits) -> bool:
+    """Every machine shape (currency, GPU count, term, sizes) sane, its currency priced."""
     shapes = set(zip(*(values[name] for name in _SHAPE), strict=True))
-    per_currency: dict[str, float] = {}
-    for shape in shapes:
-        judged = judge_shape(limits, shape)
-        if isinstance(judged, str):
-            return None
-        per_currency[shape[0]] = float(limits.ceiling(shape[0]) or 0)
-    currencies = pa.array(values["currency"], pa.string()).dictionary_encode()
-    names = currencies.dictionary.to_pylist()
-    ceiling = pa.array([per_currency[c] for c in names], pa.float64()).take(currencies.indices)
-    return pc.multiply(ceiling, pa.array(values["gpu_count"], pa.float64()))
+    return not any(isinstance(judge_shape(limits, shape), str) for shape in shapes)
 
 
-def _money_fits(table: pa.Table, values: dict[str, list[Any]], ceilings: pa.Array) -> bool:
-    """Every price above zero and clearly under its ceiling; every upfront total zero, or
-    positive and clearly under the term's hours at the ceiling."""
+def _per_value(column: pa.ChunkedArray, of: Callable[[Any], float | None]) -> pa.Array:
+    """`of` each value of the column, computed once per distinct value."""
+    coded = column.combine_chunks().dictionary_encode()
+    mapped = [of(value) for value in coded.dictionary.to_pylist()]
+    return pa.array(mapped, pa.float64()).take(coded.indices)
+
+
+def _money_fits(table: pa.Table, limits: PriceLimits, observed_at: datetime) -> bool:
+    """Every price above zero and clearly under its ceiling (the ceiling per GPU-hour in its
+    currency x its GPUs); every upfront total zero, or positive and clearly under the term's
+    hours at that ceiling; no provider timestamp in the future."""
+    latest = pc.max(table.column("effective_at")).as_py()
+    if latest is not None and latest > observed_at + MAX_CLOCK_SKEW:
+        return False
+    per_gpu = _per_value(table.column("currency"), lambda c: float(limits.ceiling(c) or 0))
+    ceilings = pc.multiply(per_gpu, table.column("gpu_count").combine_chunks())
     price = pc.cast(table.column("price_per_hour"), pa.float64())
     if not pc.all(pc.greater(price, 0)).as_py():
         return False
@@ -125,8 +127,7 @@ def _money_fits(table: pa.Table, values: dict[str, list[Any]], ceilings: pa.Arra
     upfront = pc.cast(table.column("upfront_total"), pa.float64())
     if upfront.null_count == len(upfront):
         return True
-    terms = values["term_months"]
-    hours = pa.array([hours_in_term(t) if t else None for t in terms], pa.float64())
+    hours = _per_value(table.column("term_months"), lambda t: hours_in_term(t) if t else None)
     most = pc.multiply(pc.multiply(ceilings, hours), _MARGIN)
     sane = pc.or_kleene(
         pc.equal(upfront, 0), pc.and_kleene(pc.greater(upfront, 0), pc.less_equal(upfront, most))

@@ -137,7 +137,12 @@ WHERE p.rowid IN (SELECT o.row FROM open_now o ANTI JOIN paths s USING (offer_ke
   AND NOT coalesce(p.price_kind = 'spot' AND (p.zone IS NOT NULL) <> $spot_zoned, false)
 """
 
-_CLOSED_HERE = "p.rowid IN (SELECT row FROM open_now) AND p.valid_to IS NOT NULL"
+# A closed interval's rate is dated by its end; a US-dollar one has no rate, so its stored
+# columns stand as they were (rewriting them cost every write with changes a rewrite of those
+# columns across the history's row groups when the store checkpoints).
+_CLOSED_HERE = (
+    "p.rowid IN (SELECT row FROM open_now) AND p.valid_to IS NOT NULL AND p.currency <> 'USD'"
+)
 _TOUCHED_HERE = "p.rowid IN (SELECT row FROM open_now) OR p.run_id = $run_id"
 
 # A check of the staged answer against the open offers before anything changes

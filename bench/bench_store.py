@@ -15,7 +15,8 @@ wall-clock time and in CPU time (steadier on a shared machine):
 - the floor: a bare DuckDB bulk insert of the same records into a fresh file, a table of the
   same columns: the Arrow table built from the records, one INSERT ... SELECT, close. Built
   three ways (row tuples transposed, as the store once did; column by column; money passed as
-  text and cast by DuckDB), each timed at the start; the fastest is the floor of every pairing.
+  text and cast by DuckDB), all three measured just before each store write; the fastest of
+  them is that write's floor.
   Target: each store write, held check included, within 1.5x of it.
 
     python bench/bench_store.py [--runs 5] [--history 1000] [--quick]
@@ -130,11 +131,10 @@ BARE = {
     "columns": (_columns, "INSERT INTO bare SELECT * FROM batch"),
     "money as text": (_text_money, _CAST_MONEY),
 }
-FLOOR = ["columns"]  # the fastest, chosen at the start of the run
 
 
-def _bare_insert(path: Path, records: dict[str, list[PriceRecord]], way: str = "") -> None:
-    build, insert = BARE[way or FLOOR[0]]
+def _bare_insert(path: Path, records: dict[str, list[PriceRecord]], way: str) -> None:
+    build, insert = BARE[way]
     with duckdb.connect(str(path)) as con:
         con.execute(BARE_TABLE)
         for rows in records.values():
@@ -142,19 +142,18 @@ def _bare_insert(path: Path, records: dict[str, list[PriceRecord]], way: str = "
             con.execute(insert)
 
 
-def _choose_floor(folder: Path, records: dict[str, list[PriceRecord]], runs: int) -> None:
-    """Time each bare load; the fastest becomes the floor."""
-    times: dict[str, float] = {}
-    for way in BARE:
-        walls = []
-        for n in range(max(runs, 3)):
-            path = folder / f"floor-{len(times)}-{n}.duckdb"
-            walls.append(_timed(lambda: _bare_insert(path, records, way))[0])  # noqa: B023
-            path.unlink()
-        times[way] = statistics.median(walls)
-    FLOOR[0] = min(times, key=times.__getitem__)
-    print("bare loads: " + ", ".join(f"{way} {t:.3f} s" for way, t in times.items()))
-    print(f"floor: {FLOOR[0]}")
+# Each bare load's (wall-clock s, CPU s), every time it was measured.
+BARE_TIMES: dict[str, list[tuple[float, float]]] = {way: [] for way in BARE}
+
+
+def _floor(folder: Path, records: dict[str, list[PriceRecord]], n: int) -> tuple[float, float]:
+    """Every bare load once; the fastest (wall clock and CPU each)."""
+    for way, times in BARE_TIMES.items():
+        path = folder / f"bare-{n}-{len(times)}.duckdb"
+        times.append(_timed(lambda: _bare_insert(path, records, way)))  # noqa: B023
+        path.unlink()
+    latest = [times[-1] for times in BARE_TIMES.values()]
+    return min(t[0] for t in latest), min(t[1] for t in latest)
 
 
 # The held check of every collection's write (docs/trust.md), as `collect` runs it;
@@ -241,7 +240,7 @@ def _one_run(
     counter = iter(range(1_000))
 
     def paired(store: Store, rows: dict[str, list[PriceRecord]], at: datetime) -> Pair:
-        bare = _timed(lambda: _bare_insert(folder / f"bare-{next(counter)}.duckdb", records))
+        bare = _floor(folder, records, next(counter))
         return _timed(lambda: _write_all(store, rows, at)), bare
 
     store = Store(folder / "prices.duckdb")
@@ -282,7 +281,6 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-store-") as tmp:
         grown = {n: _grown_store(Path(tmp) / f"grown-{n}.duckdb", records, n) for n in args.history}
         sizes = {n: _history_rows(path) for n, path in grown.items()}
-        _choose_floor(Path(tmp), records, args.runs)
         for run in range(args.runs):
             folder = Path(tmp) / str(run)
             folder.mkdir()
@@ -293,6 +291,8 @@ def main() -> None:
     for name, (seconds, per) in per_10k.items():
         rows = "60,000 API rows" if name == "azure" else "the whole answer"
         print(f"parse {name}: {seconds:.3f} s for {rows}, {per:.3f} s per 10,000 records")
+    for way, times in BARE_TIMES.items():
+        print(f"bare load, {way}: {statistics.median(t[0] for t in times):.3f} s (median)")
     bare = statistics.median(b[0] for pairs in figures.values() for _, b in pairs)
     print(f"floor, the fastest bare load: {bare:.3f} s (median of every pairing)")
     print("store write: median wall-clock s; median ratio to its floor (min-max); CPU ratio")

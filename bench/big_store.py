@@ -102,7 +102,7 @@ FROM timed
 _RUNS = """
 INSERT INTO runs
 SELECT run_id, provider, $observed, now(), 'ok', count(*) FILTER (WHERE open), 0, NULL,
-       $interval, $observed
+       $interval, $observed, NULL, NULL
 FROM offers GROUP BY run_id, provider
 """
 

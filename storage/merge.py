@@ -17,6 +17,7 @@ sort that would otherwise cost most of a write.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import pyarrow as pa
@@ -42,17 +43,23 @@ FROM batch
 """
 
 # Two prices for one offer at one moment would be a collector bug: refuse rather than guess.
+# Counted first on a hash of the pair (cheaper than the pair); only when that finds a repeat,
+# which may be a collision, is it counted exactly.
+_REPEATS_HASHED = """
+SELECT count(*) - count(DISTINCT hash(offer_key, ts)) FROM incoming
+"""
 _DUPLICATE_POINTS = """
 SELECT count(*) - count(DISTINCT (offer_key, ts)) FROM incoming
 """
 
 # The provider's open intervals, read once. `row` is where each lies in price_intervals: the
 # updates below find their rows by it instead of matching offer keys over the whole history
-# (row ids hold within the transaction; nothing deletes from price_intervals).
+# (row ids hold within the transaction; nothing deletes from price_intervals). The offer's
+# region, zone, type and kind are what the held check scopes by (`storage.writes.suspect`).
 _STAGE_OPEN = f"""
 CREATE TEMP TABLE open_now AS
 SELECT rowid AS row, offer_key, price_per_hour, upfront_total, available, valid_from,
-       {FACTS} AS facts
+       {FACTS} AS facts, region, zone, instance_type, price_kind
 FROM price_intervals
 WHERE provider = $provider AND valid_to IS NULL
 """
@@ -100,9 +107,19 @@ SELECT i.offer_key, o.valid_from IS NOT NULL AS is_open,
                 arg_max({_SAME_STATE}, i.ts)) THEN 'same'
             WHEN o.valid_from IS NULL AND count(*) = 1 THEN 'new'
             ELSE 'sequence' END AS path,
-       arg_max(i.facts, i.ts) IS DISTINCT FROM o.facts AS refact, arg_max(i.row, i.ts) AS newest
+       arg_max(i.facts, i.ts) IS DISTINCT FROM o.facts AS refact, arg_max(i.row, i.ts) AS newest,
+       arg_max(i.price_per_hour, i.ts) AS newest_price
 FROM incoming i LEFT JOIN open_now o USING (offer_key)
 GROUP BY i.offer_key, o.valid_from, o.facts
+"""
+
+# How many offers take each way, so that a way no offer takes costs no statement: offers with
+# no open interval (new, or back after a withdrawal), new ones with one point, confirmed ones
+# whose facts differ, and the ones to put in sequence.
+_TALLY = """
+SELECT count(*) FILTER (WHERE NOT is_open), count(*) FILTER (WHERE path = 'new'),
+       count(*) FILTER (WHERE path = 'same' AND refact), count(*) FILTER (WHERE path = 'sequence')
+FROM paths
 """
 
 _EXTEND_CONFIRMED = """
@@ -135,7 +152,12 @@ WHERE p.rowid IN (SELECT o.row FROM open_now o ANTI JOIN paths s USING (offer_ke
   AND NOT coalesce(p.price_kind = 'spot' AND (p.zone IS NOT NULL) <> $spot_zoned, false)
 """
 
-_CLOSED_HERE = "p.rowid IN (SELECT row FROM open_now) AND p.valid_to IS NOT NULL"
+# A closed interval's rate is dated by its end; a US-dollar one has no rate, so its stored
+# columns stand as they were (rewriting them cost every write with changes a rewrite of those
+# columns across the history's row groups when the store checkpoints).
+_CLOSED_HERE = (
+    "p.rowid IN (SELECT row FROM open_now) AND p.valid_to IS NOT NULL AND p.currency <> 'USD'"
+)
 _TOUCHED_HERE = "p.rowid IN (SELECT row FROM open_now) OR p.run_id = $run_id"
 
 # A check of the staged answer against the open offers before anything changes
@@ -190,7 +212,7 @@ def _merge(
     observed = {"observed": params["observed"]}
     provider = {"provider": params["provider"]}
     con.execute(_STAGE_INCOMING, observed)
-    duplicates = scalar(con, _DUPLICATE_POINTS)
+    duplicates = scalar(con, _REPEATS_HASHED) and scalar(con, _DUPLICATE_POINTS)
     if duplicates:
         raise StoreError(
             f"{duplicates} records repeat an offer at the same moment with another price"
@@ -206,14 +228,20 @@ def _merge(
     }
     if judge is not None and judge(con, scope):
         return None
+    back, new, refacts, sequenced = con.execute(_TALLY).fetchall()[0]
     withdrawn = scalar(con, _CLOSE_WITHDRAWN, scope)
-    if scalar(con, "SELECT count(*) FROM paths WHERE NOT is_open"):  # new or back: few if any
+    if back:  # new or back: few if any
         _date_returns(con, provider)
     con.execute(_EXTEND_CONFIRMED, observed)
-    correct_facts(con, lambda rows_sql: _pick(con, batch, rows_sql))
-    _pick(con, batch, _NEW_ROWS)
-    opened = scalar(con, _OPEN_NEW, {**observed, "run_id": run_id})
-    opened += sequence_the_rest(con, observed, run_id, lambda rows_sql: _pick(con, batch, rows_sql))
+    pick = partial(_pick, con, batch)
+    if refacts:
+        correct_facts(con, pick)
+    opened = 0
+    if new:
+        pick(_NEW_ROWS)
+        opened += scalar(con, _OPEN_NEW, {**observed, "run_id": run_id})
+    if sequenced:
+        opened += sequence_the_rest(con, observed, run_id, pick)
     return int(opened) + int(withdrawn)
 
 

@@ -23,11 +23,12 @@ from storage.migrations import migrate
 from storage.raw import Kept, listing
 from storage.writes.answer import Answer, Synced, merge_answer
 from storage.writes.batch import to_arrow as to_arrow
+from storage.writes.screened_batch import screen_batch
 from storage.writes.space import refused_write
 from storage.writes.suspect import Judge, Suspicion
 from storage.writes.unrecorded import Backlog, Unrecorded, insert_written
 from storage.writes.unrecorded import insert as insert_run
-from storage.writes.validate import PriceLimits, screen
+from storage.writes.validate import PriceLimits
 
 DEFAULT_PATH = Path("prices.duckdb")
 # What gives a write its wait for the store, named when it waits and when the wait runs out.
@@ -125,7 +126,7 @@ class Store:
         `raw` lists the answers the collection received, as `storage.raw` kept them; the run
         row keeps that list and the `regions` it covered, for `gpu-tracker reparse`.
         """
-        screened = screen(records, self.limits, observed_at=observed_at)
+        screened, batch = screen_batch(records, self.limits, observed_at=observed_at)
         if records and not screened.records:
             raise PayloadShapeError(provider, f"no valid price in the answer: {screened.summary()}")
         answer = Answer(records, regions, keep_open, interruption, spot_zoned, market, unknown)
@@ -138,7 +139,7 @@ class Store:
                     run_id = int(scalar(con, "SELECT nextval('run_ids')"))
                     judge = Judge(provider, suspicion) if suspicion else None
                     run = (provider, run_id, observed_at)
-                    changed, held = merge_answer(con, run, answer, screened, judge, synced)
+                    changed, held = merge_answer(con, run, answer, screened, judge, synced, batch)
                     status, error = ("held", held.text) if held else ("ok", None)
                     values = (status, len(screened.records), changed, error, interval_seconds)
                     answered = (observed_at, listing(raw), regions)

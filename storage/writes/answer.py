@@ -66,12 +66,15 @@ def merge_answer(
     screened: Screened,
     judge: Judge | None,
     synced: Synced,
+    batch: Any = None,
 ) -> tuple[int, Verdict | None]:
-    """Merge `answer` (its records `screened`) for `run` = (provider, run_id, observed_at);
-    the intervals it changed, and what held it (then nothing but that is stored)."""
+    """Merge `answer` (its records `screened`, as the Arrow `batch` when the screening built
+    it) for `run` = (provider, run_id, observed_at); the intervals it changed, and what held
+    it (then nothing but that is stored)."""
     provider, run_id, observed_at = run
     keep_open = set(answer.keep_open) | screened.unreadable
-    batch = to_arrow(screened.records)
+    if batch is None:
+        batch = to_arrow(screened.records)
     params = {"provider": provider, "observed": observed_at}
     changed = merge(
         con, batch, params, run_id, answer.regions, sorted(keep_open), answer.spot_zoned, judge

@@ -19,9 +19,9 @@ from storage.connection import connect, transaction
 from storage.migrations import migrate
 from storage.raw import Kept, read_listing
 from storage.writes.answer import Answer, Synced, merge_answer
+from storage.writes.screened_batch import screen_batch
 from storage.writes.suspect import Judge, Suspicion
 from storage.writes.truncate import truncate
-from storage.writes.validate import screen
 
 if TYPE_CHECKING:
     from storage.store import Store
@@ -127,14 +127,15 @@ class Rebuild:
             truncate(con, provider, first.run_id, first.observed_at, [r.run_id for r in runs])
             for run in runs:
                 answer = parse(run)
-                screened = screen(answer.records, self.store.limits, observed_at=run.observed_at)
+                limits = self.store.limits
+                screened, batch = screen_batch(answer.records, limits, observed_at=run.observed_at)
                 if answer.records and not screened.records:
                     raise PayloadShapeError(
                         provider, f"run {run.run_id}: no valid price: {screened.summary()}"
                     )
                 judge = Judge(provider, suspicion) if run.status == "held" else None
                 at = (provider, run.run_id, run.observed_at)
-                changed, held = merge_answer(con, at, answer, screened, judge, synced)
+                changed, held = merge_answer(con, at, answer, screened, judge, synced, batch)
                 status, error = ("held", held.text) if held else ("ok", None)
                 released += run.status == "held" and held is None
                 held_after += held is not None

@@ -18,21 +18,22 @@ MIN_OPEN = 8
 
 # The open offers the answer looked for: the regions it covered (an offer of no region is
 # looked for by every answer) and its grain of spot prices (another source's are not), as
-# `storage.merge` scopes its withdrawals. `newest` is the answer's price for a continuing offer;
+# `storage.merge` scopes its withdrawals; read from what the merge staged (`open_now` carries
+# each open offer's scope, `paths` the answer's newest price per offer), so the check costs no
+# read of the history of its own. `newest` is the answer's price for a continuing offer;
 # `moved`: the answer still prices its type, where a type sold out everywhere moves between an
 # offer of no region and offers per region (docs/sql.md): a successor, not a withdrawal.
 _SCOPE = """
 SELECT o.offer_key, o.valid_from, CAST(o.price_per_hour AS DOUBLE) AS price,
-       p.instance_type, n.newest,
-       coalesce(s.nowhere OR p.region IS NULL, false) AS moved
-FROM open_now o JOIN price_intervals p ON p.rowid = o.row
-LEFT JOIN (SELECT offer_key, CAST(arg_max(price_per_hour, ts) AS DOUBLE) AS newest
-           FROM incoming GROUP BY offer_key) n ON n.offer_key = o.offer_key
+       o.instance_type, CAST(n.newest_price AS DOUBLE) AS newest,
+       coalesce(s.nowhere OR o.region IS NULL, false) AS moved
+FROM open_now o
+LEFT JOIN paths n ON n.offer_key = o.offer_key
 LEFT JOIN (SELECT instance_type, price_kind, bool_or(region IS NULL) AS nowhere
            FROM batch GROUP BY ALL) s
-       ON s.instance_type = p.instance_type AND s.price_kind = p.price_kind
-WHERE ($all_regions OR p.region IS NULL OR list_contains($regions, p.region))
-  AND NOT coalesce(p.price_kind = 'spot' AND (p.zone IS NOT NULL) <> $spot_zoned, false)
+       ON s.instance_type = o.instance_type AND s.price_kind = o.price_kind
+WHERE ($all_regions OR o.region IS NULL OR list_contains($regions, o.region))
+  AND NOT coalesce(o.price_kind = 'spot' AND (o.zone IS NOT NULL) <> $spot_zoned, false)
 """
 
 _COUNTS = f"""
@@ -109,6 +110,8 @@ class Judge:
 
     def _verdict(self, con: Any, scope: dict[str, Any]) -> Verdict | None:
         s = self.suspicion
+        if int(con.execute("SELECT count(*) FROM open_now").fetchall()[0][0]) < MIN_OPEN:
+            return None  # fewer in all than the share needs (a first answer: none)
         where = {k: scope[k] for k in ("all_regions", "regions", "spot_zoned")}
         counts = con.execute(
             _COUNTS, {**where, "keep_open": scope["keep_open"], "factor": s.jump_factor}

@@ -54,7 +54,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # Required first: a record without them names no offer. The others may be None.
 _REQUIRED = ("provider", "instance_type", "price_kind", "currency")
 _TEXTS = attrgetter(*_REQUIRED, "region", "zone", "payment_option", "offering_class", "gpu_model")
-_BLANK = "blank"
+BLANK = "blank"
 _SIZES = attrgetter("gpu_memory_gib", "vcpus", "memory_gib")
 
 
@@ -128,7 +128,7 @@ class _Checker:
     def __init__(self, limits: PriceLimits, observed_at: datetime) -> None:
         self.limits = limits
         self.latest = observed_at + MAX_CLOCK_SKEW
-        self.texts: dict[str, str] = {}  # a string -> its problem ("" none, _BLANK empty)
+        self.texts: dict[str, str] = {}  # a string -> its problem ("" none, BLANK empty)
         self.good: set[str | None] = {None}  # strings without a problem (None: optional)
         # (currency, GPU count, term, sizes) -> what is wrong, or the highest price per hour
         self.limits_seen: dict[tuple[Any, ...], str | Decimal] = {}
@@ -171,10 +171,10 @@ class _Checker:
                 return "text missing"
             problem = self.texts.get(value)
             if problem is None:
-                problem = self.texts[value] = _string_problem(value)
+                problem = self.texts[value] = string_problem(value)
                 if not problem:
                     self.good.add(value)
-            if problem == _BLANK:
+            if problem == BLANK:
                 if index < len(_REQUIRED):
                     return "text missing"
             elif problem:
@@ -194,16 +194,22 @@ class _Checker:
         return known
 
     def _judge(self, shape: tuple[Any, ...]) -> str | Decimal:
-        currency, gpu_count = shape[0], shape[1]
-        problem = _size_problem(shape[1:])
-        ceiling = self.limits.ceiling(currency)
-        if problem:
-            return problem
-        if not _CURRENCY.match(currency):
-            return "currency not an ISO code"
-        if ceiling is None:
-            return "currency without a rate"
-        return ceiling * Decimal(repr(gpu_count))
+        return judge_shape(self.limits, shape)
+
+
+def judge_shape(limits: PriceLimits, shape: tuple[Any, ...]) -> str | Decimal:
+    """What is wrong with a machine's (currency, GPU count, term, sizes), or its highest price
+    per hour: the ceiling per GPU-hour in its currency x its GPUs."""
+    currency, gpu_count = shape[0], shape[1]
+    problem = _size_problem(shape[1:])
+    ceiling = limits.ceiling(currency)
+    if problem:
+        return problem
+    if not _CURRENCY.match(currency):
+        return "currency not an ISO code"
+    if ceiling is None:
+        return "currency without a rate"
+    return ceiling * Decimal(repr(gpu_count))
 
 
 def _aware(stamp: object) -> bool:
@@ -240,9 +246,9 @@ def _sane_upfront(upfront: Decimal, term_months: int | None, hourly_ceiling: Dec
     return upfront <= hourly_ceiling * hours_in_term(term_months)
 
 
-def _string_problem(value: str) -> str:
+def string_problem(value: str) -> str:
     if not value.strip():
-        return _BLANK
+        return BLANK
     if len(value) > MAX_TEXT:
         return "text too long"
     if _CONTROL.search(value):

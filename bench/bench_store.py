@@ -211,7 +211,7 @@ ORDER BY valid_from, offer_key;
 INSERT INTO runs (run_id, provider, started_at, finished_at, status, records, changed, error,
                   interval_seconds, observed_at)
 SELECT nextval('run_ids'), provider, $t0 + to_hours(k), $t0 + to_hours(k), 'ok', 0, 0, NULL,
-       3600, $t0 + to_hours(k), NULL, NULL
+       3600, $t0 + to_hours(k)
 FROM (SELECT DISTINCT provider FROM first), range(1, $n) r(k);
 DROP TABLE first;
 DROP TABLE chain;

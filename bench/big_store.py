@@ -103,7 +103,7 @@ _RUNS = """
 INSERT INTO runs (run_id, provider, started_at, finished_at, status, records, changed, error,
                   interval_seconds, observed_at)
 SELECT run_id, provider, $observed, now(), 'ok', count(*) FILTER (WHERE open), 0, NULL,
-       $interval, $observed, NULL, NULL
+       $interval, $observed
 FROM offers GROUP BY run_id, provider
 """
 

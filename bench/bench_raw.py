@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from bench_collect import _timed
 from generate import AWS_REGIONS, aws_payloads, azure_items, write_azure_recording
 
 from collectors import REGISTRY, collector_class
@@ -53,15 +54,6 @@ from tracker.collecting.keeping import fetch_and_parse, keep
 from tracker.collecting.replay import Recording, ReplayServer
 
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
-
-
-def _timed(cmd: list[str]) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"{cmd[:3]} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return elapsed
 
 
 def _size(folder: Path) -> int:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import shlex
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -22,20 +24,26 @@ from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config
 from tracker.collecting.preflight import check_store_path
 from tracker.questions.types import PROVIDER
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 # What the demo suggests running on the store it kept.
 _DEMO_SQL = "SELECT provider, count(*) AS offers FROM latest_prices GROUP BY ALL ORDER BY 1"
 
 
+def _providers(what: str) -> Callable[[F], F]:
+    """`--provider NAME`, repeatable, for a command that does `what` to each one named."""
+    return click.option(
+        "--provider",
+        "providers",
+        multiple=True,
+        type=PROVIDER,
+        metavar="NAME",
+        help=f"{what} (repeatable; any case, aliases such as lambda accepted).",
+    )
+
+
 @click.command()
-@click.option(
-    "--provider",
-    "providers",
-    multiple=True,
-    type=PROVIDER,
-    metavar="NAME",
-    help="Collect only this provider (repeatable; any case, aliases such as lambda accepted). "
-    "Default: every enabled one.",
-)
+@_providers("Collect only this provider. Default: every enabled one")
 @click.option(
     "--accept-suspect",
     is_flag=True,
@@ -122,14 +130,7 @@ def next_steps(kept: Path | None) -> list[str]:
 
 
 @click.command()
-@click.option(
-    "--provider",
-    "providers",
-    multiple=True,
-    type=PROVIDER,
-    metavar="NAME",
-    help="Rebuild only this provider's history (repeatable). Default: every provider with runs.",
-)
+@_providers("Rebuild only this provider's history. Default: every provider with runs")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @click.pass_context
 def reparse(ctx: click.Context, providers: tuple[str, ...], dry_run: bool) -> None:

@@ -23,7 +23,7 @@ from storage.store import Store
 from storage.writes.answer import Answer, write_args
 from storage.writes.reparse import Rebuilt, StoredRun, rebuild
 from tracker.config import Config, ProviderConfig
-from tracker.config.raw import state_dir
+from tracker.config.raw import raw_home
 
 
 class Refused(StoreError):
@@ -50,8 +50,7 @@ class Done:
 def raw_folder(config: Config) -> Path:
     """Where the kept answers are: `[raw] dir` when the config sets one, else beside the
     store (`<store>.state/raw/`)."""
-    # Read even with `keep = "0"`: answers kept before it was set are still there.
-    return config.raw.dir or state_dir(config.store_path) / "raw"
+    return raw_home(config.raw, config.store_path)
 
 
 def replayable(runs: Sequence[StoredRun], raw: RawStore) -> list[StoredRun]:

@@ -49,6 +49,12 @@ def raw_dir(settings: RawSettings, store: Path) -> Path | None:
     """Where the raw answers of the store at `store` are kept; None when `keep = "0"`."""
     if not settings.keep_s:
         return None
+    return raw_home(settings, store)
+
+
+def raw_home(settings: RawSettings, store: Path) -> Path:
+    """Where the raw answers are, whether or not new ones are kept (`reparse` reads the ones
+    kept before `keep = "0"` was set)."""
     return settings.dir or state_dir(store) / "raw"
 
 

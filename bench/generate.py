@@ -296,3 +296,73 @@ def aws_payloads(spot_history: int = 8, zones: int = 4, seed: int = 11) -> dict[
                 "NextToken": "",
             }
     return payloads
+
+
+def _spot_xml(items: list[dict[str, Any]], token: str | None) -> str:
+    """One DescribeSpotPriceHistory page as EC2's query API sends it (XML)."""
+    rows = "".join(
+        "<item>"
+        f"<availabilityZone>{i['AvailabilityZone']}</availabilityZone>"
+        f"<availabilityZoneId>{i['AvailabilityZoneId']}</availabilityZoneId>"
+        f"<instanceType>{i['InstanceType']}</instanceType>"
+        f"<productDescription>{i['ProductDescription']}</productDescription>"
+        f"<spotPrice>{i['SpotPrice']}</spotPrice>"
+        f"<timestamp>{i['Timestamp'].replace('+00:00', '.000Z')}</timestamp>"
+        "</item>"
+        for i in items
+    )
+    after = f"<nextToken>{token}</nextToken>" if token else ""
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<DescribeSpotPriceHistoryResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">'
+        f"<requestId>{uuid.UUID(int=len(items))}</requestId>"
+        f"<spotPriceHistorySet>{rows}</spotPriceHistorySet>{after}"
+        "</DescribeSpotPriceHistoryResponse>"
+    )
+
+
+def write_aws_recording(folder: Path, per_page: int = 100) -> int:
+    """The answers of `aws_payloads` on the wire, with an exchanges.json for the replay server:
+    one GetProducts walk over every GPU product (JSON pages of `per_page`, chained by
+    NextToken, as the collector asks when no instance type is configured), an empty
+    DescribeInstanceTypes, and each region's DescribeSpotPriceHistory pages (XML). The number
+    of price list products and spot items."""
+    folder.mkdir(parents=True, exist_ok=True)
+    payloads = aws_payloads()
+    products = [p for k, v in payloads.items() if k.startswith("pricing/") for p in v["PriceList"]]
+    json_type = "application/x-amz-json-1.1"
+    target = {"X-Amz-Target": "AWSPriceListService.GetProducts"}
+    exchanges: list[dict[str, Any]] = []
+    pages = range(0, len(products), per_page)
+    for n, start in enumerate(pages, 1):
+        page: dict[str, Any] = {
+            "FormatVersion": "aws_v1",
+            "PriceList": products[start : start + per_page],
+        }
+        if n < len(pages):
+            page["NextToken"] = f"pricing-{n + 1}"
+        (folder / f"pricing-{n}.json").write_text(json.dumps(page))
+        match = {"json": {"NextToken": f"pricing-{n}" if n > 1 else None}, "headers": target}
+        exchanges.append({"match": {"method": "POST", "path": "/", **match},
+                          "content_type": json_type, "body_file": f"pricing-{n}.json"})  # fmt: skip
+    empty = '<DescribeInstanceTypesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">'
+    (folder / "types.xml").write_text(empty + "<instanceTypeSet/></DescribeInstanceTypesResponse>")
+    form = {"Action": "DescribeInstanceTypes"}
+    exchanges.append({"match": {"method": "POST", "path": "/", "form": form},
+                      "content_type": "text/xml", "body_file": "types.xml"})  # fmt: skip
+    spot = 0
+    for region in AWS_REGIONS:
+        keys = [k for k in payloads if k.startswith(f"spot/{region}/")]
+        for n, key in enumerate(keys, 1):
+            items = payloads[key]["SpotPriceHistory"]
+            spot += len(items)
+            token = f"{region}-{n + 1}" if n < len(keys) else None
+            name = f"spot-{region}-{n}.xml"
+            (folder / name).write_text(_spot_xml(items, token))
+            form = {"Action": "DescribeSpotPriceHistory",
+                    "NextToken": f"{region}-{n}" if n > 1 else None}  # fmt: skip
+            exchanges.append({"match": {"method": "POST", "path": "/", "form": form,
+                                        "region": region},
+                              "content_type": "text/xml", "body_file": name})  # fmt: skip
+    (folder / "exchanges.json").write_text(json.dumps({"exchanges": exchanges}, indent=1))
+    return len(products) + spot

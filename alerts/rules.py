@@ -29,6 +29,7 @@ Comparison = Literal["below", "above", "change", "low", "stale"]
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 _FILTERS = ("gpu_model", "provider", "region", "instance_type")
 _COMMON = {"name", "kind", "channels", "cooldown"}
+COMMON_KEYS = frozenset(_COMMON)  # every kind's (the config's JSON Schema reads them)
 DIRECTIONS = ("any", "down", "up")
 
 

@@ -30,6 +30,8 @@ _EMAIL_KEYS = {
     "to",
     "timeout",
 }
+# The channels' keys, for the config's JSON Schema (tracker.config.schema).
+CHANNEL_KEYS = {"slack": _SLACK_KEYS, "email": _EMAIL_KEYS}
 
 
 @dataclass(frozen=True)

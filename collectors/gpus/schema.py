@@ -121,6 +121,8 @@ _MODEL_KEYS = {"vendor", "fp16_tflops", "fp32_tflops", "source", "memory_gib", "
                "variants"}  # fmt: skip
 _VARIANT_KEYS = {"name", "fp16_tflops", "fp32_tflops", "source"}
 _TYPE_KEYS = {"provider", "gpu_model", "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib"}
+# What [gpus] entries may hold, for the config's JSON Schema (tracker.config.schema).
+OVERRIDE_KEYS = {"models": _MODEL_KEYS, "variants": _VARIANT_KEYS, "instance_types": _TYPE_KEYS}
 
 
 def _optional(raw: Mapping[str, Any], name: str, prefix: str, bounds: tuple[float, float],

@@ -17,6 +17,7 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
+from alerts.delivery import Delivery
 from collectors.base import PriceRecord
 from collectors.common import ConfigError
 from storage.fx import FxRate
@@ -212,6 +213,29 @@ def test_a_success_after_failures_resets_the_streak(
     assert runs[("azure", "failed")] == 2
 
 
+def test_alert_deliveries_are_counted_per_channel_and_result(
+    metrics: Metrics, served: MetricsServer
+) -> None:
+    metrics.delivered([Delivery("slack", 2), Delivery("email", 1, error="535 auth failed")])
+    metrics.delivered([Delivery("slack", 1)])
+    counts = named(scrape(served), "gpu_tracker_alert_deliveries_total", "channel", "result")
+    assert counts == {
+        ("slack", "ok"): 2,
+        ("slack", "failed"): 0,
+        ("email", "ok"): 0,
+        ("email", "failed"): 1,
+    }
+
+
+def test_the_configured_interval_is_exported_for_data_age_rules(
+    metrics: Metrics, served: MetricsServer
+) -> None:
+    metrics.seed("aws", last_run=T0, last_success=T0, consecutive_failures=0, interval_s=86400.0)
+    metrics.seed("azure", last_run=None, last_success=None, consecutive_failures=0)
+    intervals = named(scrape(served), "gpu_tracker_collection_interval_seconds")
+    assert intervals == {("aws",): 86400.0}
+
+
 EXPECTED_PRICES = {
     price_labels("aws", "us-east-1", "A100", "on_demand", "USD"): 2.744705,
     price_labels("aws", "us-east-1", "A100", "spot", "USD"): 1.00585,  # use1-az1, not az4
@@ -314,7 +338,7 @@ def test_two_instances_do_not_share_series() -> None:
 
 def test_every_metric_is_documented(metrics: Metrics) -> None:
     ours = {f.name for f in metrics.registry.collect() if not f.name.startswith("process_")}
-    assert len(ours) == 10
+    assert len(ours) == 12
     assert "`process_*`" in README
     for name in ours:
         # Counters are exposed with _total; the family name lacks it.

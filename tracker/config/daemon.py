@@ -35,6 +35,7 @@ DEFAULT_REVIEW_CRON = "0 9 1 1,7 *"  # 09:00 on 1 January and 1 July
 _TCO_GPUS_MAX = 100_000
 _TCO_MONTHS_MAX = 120
 _SINCE = re.compile(r"^\s*(\d+)\s*(mo|d|w|y)\s*$")
+SINCE = {"type": "string", "pattern": _SINCE.pattern}
 # A look-back of at most 10 years, in each unit (beyond it dates overflow and nothing is kept).
 _SINCE_MAX = {"y": 10, "mo": 120, "w": 521, "d": 3652}
 _LISTEN = re.compile(r"^(?:\[(?P<v6>[^\]\s]+)\]|(?P<host>[^:\[\]\s]+)):(?P<port>[0-9]{1,5})$")
@@ -187,7 +188,12 @@ REVIEW = Table(
             DEFAULT_REVIEW_CRON,
             "when it is sent",
         ),
-        Key("since", Kind("a look-back like `6mo`", parse_since), "6mo", "the period reviewed"),
+        Key(
+            "since",
+            Kind("a look-back like `6mo`", parse_since, SINCE),
+            "6mo",
+            "the period reviewed",
+        ),
         Key("channels", names("channel names"), [], "the channels sent to (default: all)"),
         Key("gpus", names("GPU model names"), [], "the GPU models followed (default: all)"),
         Key("tco_gpus", whole(1, _TCO_GPUS_MAX), 8, "GPUs of the 3-year comparison's need"),

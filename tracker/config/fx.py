@@ -85,13 +85,15 @@ def _amount(value: Any, key: str) -> Any:
     return value
 
 
-_AMOUNT = Kind("a finite number above 0", _amount)
+# TOML dates reach an editor's schema check as strings of the JSON Schema format "date".
+DATE = {"type": "string", "format": "date"}
+_AMOUNT = Kind("a finite number above 0", _amount, {"type": "number", "exclusiveMinimum": 0})
 RATE = Table(
     "fx.<currency>",
     (
         Key("units_per_usd", _AMOUNT, None, "units of the currency a dollar buys"),
         Key("usd_per_unit", _AMOUNT, None, "dollars one unit of the currency buys"),
-        Key("date", Kind("a date like 2026-01-08", _date), None, "the day the rate is from"),
+        Key("date", Kind("a date like 2026-01-08", _date, DATE), None, "the day the rate is from"),
         Key("source", TEXT, None, "where the rate comes from"),
     ),
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.common import (
@@ -26,12 +26,20 @@ from collectors.common import (
 Check = Callable[[Any, str], Any]
 
 
+# A JSON Schema fragment: what an editor checks and completes a key's value by
+# (`gpu-tracker config schema`). The check stays the authority; the schema says no more than it.
+Schema = Mapping[str, Any]
+DURATION_PATTERN = r"^\s*[0-9]+\s*[smhd]\s*$"
+STRING: Schema = {"type": "string", "minLength": 1}
+
+
 @dataclass(frozen=True)
 class Kind:
-    """What a key accepts, in the docs' words, and the check that reads it."""
+    """What a key accepts, in the docs' words, the check that reads it, and its JSON Schema."""
 
     accepts: str
     check: Check
+    schema: Schema = field(default_factory=lambda: STRING, compare=False)
 
 
 @dataclass(frozen=True)
@@ -89,7 +97,9 @@ def duration(most: int, *, noun: str = "a duration", least: int = 1, zero: bool 
         return parse_duration(value, key, noun=noun, least=least, most=most)
 
     bounds = f"from `{duration_words(least)}` to `{duration_words(most)}`"
-    return Kind(f"{noun} {bounds}" + (", or `0`" if zero else ""), check)
+    pattern = DURATION_PATTERN if not zero else f"({DURATION_PATTERN})|^\\s*0\\s*$"
+    schema = {"type": "string", "pattern": pattern}
+    return Kind(f"{noun} {bounds}" + (", or `0`" if zero else ""), check, schema)
 
 
 def _boolean(value: Any, key: str) -> bool:
@@ -98,7 +108,7 @@ def _boolean(value: Any, key: str) -> bool:
     return value
 
 
-BOOLEAN = Kind("true or false", _boolean)
+BOOLEAN = Kind("true or false", _boolean, {"type": "boolean"})
 TEXT = Kind("a non-empty string", text)
 
 
@@ -110,7 +120,8 @@ def whole(low: int, high: int) -> Kind:
             raise refuse(key, f"expected a whole number from {low} to {high}, got {value!r}")
         return value
 
-    return Kind(f"a whole number from {low} to {high}", check)
+    schema = {"type": "integer", "minimum": low, "maximum": high}
+    return Kind(f"a whole number from {low} to {high}", check, schema)
 
 
 def number(low: float, high: float, message: str, *, low_open: bool = False) -> Kind:
@@ -128,7 +139,8 @@ def number(low: float, high: float, message: str, *, low_open: bool = False) -> 
             raise refuse(key, f"expected {message}, got {shown(value)}")
         return float(value)
 
-    return Kind(message, check)
+    least = "exclusiveMinimum" if low_open else "minimum"
+    return Kind(message, check, {"type": "number", least: low, "maximum": high})
 
 
 def one_of(*choices: str) -> Kind:
@@ -139,7 +151,7 @@ def one_of(*choices: str) -> Kind:
             raise refuse(key, f"expected one of {', '.join(choices)}, got {value!r}")
         return str(value)
 
-    return Kind(f"one of {', '.join(f'`{c}`' for c in choices)}", check)
+    return Kind(f"one of {', '.join(f'`{c}`' for c in choices)}", check, {"enum": list(choices)})
 
 
 def names(noun: str) -> Kind:
@@ -150,4 +162,4 @@ def names(noun: str) -> Kind:
             raise refuse(key, f"expected a list of {noun}, got {value!r}")
         return tuple(value)
 
-    return Kind(f"a list of {noun}", check)
+    return Kind(f"a list of {noun}", check, {"type": "array", "items": {"type": "string"}})

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from collectors import ProviderInfo
 from collectors.common import ConfigError, env_variable_name, shown, text
 from storage.writes.suspect import Suspicion
-from tracker.config.keys import BOOLEAN, Key, Kind, Table, duration, number
+from tracker.config.keys import BOOLEAN, STRING, Key, Kind, Schema, Table, duration, number
 
 if TYPE_CHECKING:  # the collectors' base is imported by the commands that collect
     from collectors.base import ProviderSettings
@@ -112,7 +112,13 @@ def suspicion_keys(given: Suspicion | None) -> tuple[Key, ...]:
     )
 
 
-ENV_NAME = Kind("the name of an environment variable", env_variable_name)
+URL = {"type": "string", "pattern": r"^https?://\S+$"}
+NAMES = {"type": "array", "items": STRING, "minItems": 1}
+ENV_NAME = Kind(
+    "the name of an environment variable",
+    env_variable_name,
+    {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+)
 NUMBER = number(
     *TIMEOUT_RANGE_S, f"a number of seconds from {TIMEOUT_RANGE_S[0]:g} to {TIMEOUT_RANGE_S[1]:g}"
 )
@@ -129,13 +135,13 @@ PROVIDER = Table(
         Key("enabled", BOOLEAN, True, "whether `collect` and the daemon collect it"),
         Key(
             "endpoint",
-            Kind("an http(s) URL", _endpoint),
+            Kind("an http(s) URL", _endpoint, URL),
             None,
             "where its API is (default: the provider's)",
         ),
         Key(
             "regions",
-            Kind("a non-empty list of names", _names),
+            Kind("a non-empty list of names", _names, NAMES),
             None,
             "the regions collected (default: the provider's)",
         ),
@@ -158,19 +164,7 @@ def parse_provider(
     """[providers.<name>]: the common keys, the registry's options for it, and a `<name>_env`
     key per credential (optional ones too: gcp's `api_key_env`); `collect` is [collect]'s
     suspicion, which its own keys override."""
-    creds = {**info.credential_env, **info.optional_credential_env}
-    extra = [
-        *(Key(key, _option(key, kind), None, "") for key, kind in info.options.items()),
-        *(Key(f"{k}_env", ENV_NAME, v, "") for k, v in creds.items()),
-    ]
-    table = Table(
-        PROVIDER.name,
-        tuple(
-            replace(INTERVAL, default=info.default_interval) if key is INTERVAL else key
-            for key in PROVIDER.keys
-        ),
-    )
-    got = table.read(raw, f"providers.{name}.", extra)
+    got = Table(PROVIDER.name, provider_keys(info)).read(raw, f"providers.{name}.")
     own = {"max_withdrawn": OWN_MAX_WITHDRAWN.get(name)} | {
         key: got[key]
         for key in ("max_withdrawn", "max_jumped", "jump_factor")
@@ -193,6 +187,18 @@ def parse_provider(
     )
 
 
+def provider_keys(info: ProviderInfo) -> tuple[Key, ...]:
+    """A provider's keys: the common ones (its own default interval), the registry's options
+    for it, and a `<name>_env` key per credential (optional ones too: gcp's `api_key_env`)."""
+    creds = {**info.credential_env, **info.optional_credential_env}
+    own_interval = replace(INTERVAL, default=info.default_interval)
+    return (
+        *(own_interval if key is INTERVAL else key for key in PROVIDER.keys),
+        *(Key(k, _option(k, kind), None, "a provider option") for k, kind in info.options.items()),
+        *(Key(f"{k}_env", ENV_NAME, v, f"the variable holding {k}") for k, v in creds.items()),
+    )
+
+
 def _option(name: str, kind: Any) -> Kind:
     """The kind of a registry option: a list of names, a string, or one of a tuple's strings;
     an `*_endpoint` or `*_url` option is a URL."""
@@ -203,7 +209,16 @@ def _option(name: str, kind: Any) -> Kind:
             _url(typed, key)
         return typed
 
-    return Kind(repr(kind), check)
+    schema: Schema = (
+        URL
+        if name.endswith(("_endpoint", "_url"))
+        else NAMES
+        if kind is list
+        else {"enum": list(kind)}
+        if isinstance(kind, tuple)
+        else STRING
+    )
+    return Kind(repr(kind), check, schema)
 
 
 def _str_list(value: Any, key: str) -> list[str]:

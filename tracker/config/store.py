@@ -18,7 +18,7 @@ from typing import Any
 from collectors.common import ConfigError, parse_duration, shown, text
 from storage.writes.suspect import Suspicion
 from storage.writes.validate import DEFAULT_MAX_PER_GPU_HOUR_USD, PriceLimits, parse_limits
-from tracker.config.keys import Key, Kind, Table
+from tracker.config.keys import DURATION_PATTERN, Key, Kind, Table
 from tracker.config.providers import CONTROL, suspicion_keys
 
 DEFAULT_STORE = "prices.duckdb"
@@ -93,7 +93,9 @@ def _max_price(value: Any, key: str) -> Decimal:
 
 
 _MAX_PRICE = "max_price_per_gpu_hour"
-_DAY = Kind("a duration from `1s` to `1d`", duration)
+_DAY = Kind(
+    "a duration from `1s` to `1d`", duration, {"type": "string", "pattern": DURATION_PATTERN}
+)
 STORAGE = Table(
     "storage",
     (
@@ -112,7 +114,7 @@ COLLECT = Table(
     (
         Key(
             _MAX_PRICE,
-            Kind("US dollars above 0", _max_price),
+            Kind("US dollars above 0", _max_price, {"type": "number", "exclusiveMinimum": 0}),
             DEFAULT_MAX_PER_GPU_HOUR_USD,
             "the highest price per GPU-hour stored",
         ),

@@ -124,6 +124,8 @@ class Shared:
             except StoreError as exc:
                 log.error("alerts: %s", exc)
                 return "alerts not evaluated (see above)"
+        if self.metrics is not None:
+            self.metrics.delivered(report.deliveries)
         words = []
         if report.fired or report.due:
             words.append(f"alerts: {len(report.fired)} fired, {len(report.due)} due")

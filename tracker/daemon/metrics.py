@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import errno
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,6 +30,7 @@ from prometheus_client import (
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from alerts.delivery import Delivery
 from collectors.common import ConfigError
 from storage.reads.cheapest import Cheapest, cheapest_fresh
 from tracker.collecting.pipeline import Outcome
@@ -96,14 +97,26 @@ class Metrics:
         last_run: datetime | None,
         last_success: datetime | None,
         consecutive_failures: int,
+        interval_s: float | None = None,
     ) -> None:
         """What the store knows from before this process started: after a restart with the
-        provider down, its last success time is still there for `time() - ...` alerts."""
+        provider down, its last success time is still there for `time() - ...` alerts. With
+        the provider's configured interval, which the shipped alerting rules measure data age
+        against (deploy/prometheus)."""
+        if interval_s is not None:
+            self.interval.labels(provider).set(interval_s)
         if last_run is not None:
             self.last_run.labels(provider).set(last_run.timestamp())
         if last_success is not None:
             self.last_success.labels(provider).set(last_success.timestamp())
         self.consecutive_failures.labels(provider).set(consecutive_failures)
+
+    def delivered(self, deliveries: Iterable[Delivery]) -> None:
+        """Count each alert message sent to a channel, by whether it went out."""
+        for delivery in deliveries:
+            for result in ("ok", "failed"):  # both present from the first, so rate() sees 0 -> 1
+                self.deliveries.labels(delivery.channel, result)
+            self.deliveries.labels(delivery.channel, "failed" if delivery.error else "ok").inc()
 
     def refresh_prices_at(
         self,
@@ -186,6 +199,17 @@ class Metrics:
             registry,
             "gpu_tracker_consecutive_failures",
             "Failed collections of the provider in a row (0 after a success)",
+        )
+        self.interval = _gauge(
+            registry,
+            "gpu_tracker_collection_interval_seconds",
+            "The provider's configured collection interval (before any backoff)",
+        )
+        self.deliveries = Counter(
+            "gpu_tracker_alert_deliveries",
+            "Alert messages sent, by channel (slack, email, console) and result (ok, failed)",
+            ("channel", "result"),
+            registry=registry,
         )
 
 

@@ -123,6 +123,7 @@ class Daemon:
                     last_run=past.last_run_end,
                     last_success=past.last_ok_end,
                     consecutive_failures=past.failures,
+                    interval_s=provider.interval_s,
                 )
             self.scheduler.add_job(
                 ProviderJob(provider, self.shared),

@@ -15,8 +15,9 @@ raw folder's size.
 `--collect` measures a whole `gpu-tracker collect --provider aws --provider azure` instead, as
 fresh processes (wall-clock and the process's CPU time), the same answers served on loopback in
 their wire formats (`generate.write_aws_recording`: the Price List's JSON pages and EC2's spot
-XML, which boto3 signs and decodes as from AWS; Azure's pages): 53,340 records; `--disk` prints what each provider's demo
-answers take kept, per collection and per day at its default interval (docs/trust.md).
+XML, which boto3 signs and decodes as from AWS; Azure's pages): 53,340 records; `--disk`
+prints what each provider's demo answers take kept, per collection and per day at its default
+interval (docs/trust.md).
 
     python bench/bench_raw.py [--runs 7]
     python bench/bench_raw.py --collect [--runs 5]

@@ -114,7 +114,7 @@ TRACKER = ROOT / "tracker"
 SETTINGS = "tracker.config"
 DOORS = ("tracker.cli", "tracker.web", "tracker.daemon")
 # The one exception to the door rule: the command line starts the daemon and the dashboard.
-DOOR_ENTRIES = {"tracker.cli": {"tracker.daemon.entry", "tracker.web.server"}}
+DOOR_ENTRIES = {"tracker.cli": {"tracker.daemon.entry", "tracker.web.server", "tracker.web.mcp"}}
 MAX_ROOM_MODULES = 12
 
 

@@ -76,6 +76,7 @@ COMMANDS = {
     "history": "tracker.cli.history:history",
     "tco": "tracker.cli.tco:tco",
     "serve": "tracker.cli.serve:serve",
+    "mcp": "tracker.cli.serve:mcp",
     "gpus": "tracker.cli.gpus:gpus",
     "reparse": "tracker.cli.collect:reparse",
     "config": "tracker.cli.settings.commands:config",

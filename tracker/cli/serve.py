@@ -1,6 +1,9 @@
 """`gpu-tracker serve`: the read-only web dashboard over the store, in the foreground until
 stopped (the daemon serves the same page with `[web] listen`). SIGTERM, SIGINT (Ctrl-C) and
-SIGHUP stop it the same way: requests in flight are finished, exit 0 (docs/web.md)."""
+SIGHUP stop it the same way: requests in flight are finished, exit 0 (docs/web.md).
+
+`gpu-tracker mcp`: the same JSON API for AI assistants, over the Model Context Protocol on
+stdin and stdout, until the client closes them (docs/mcp.md)."""
 
 from __future__ import annotations
 
@@ -77,6 +80,18 @@ def serve(ctx: click.Context, listen: str | None, remote: tuple[str, ...]) -> No
     finally:
         running.close()
     say(err, "stopped")
+
+
+@click.command()
+@click.pass_context
+def mcp(ctx: click.Context) -> None:
+    """Serve the Model Context Protocol on stdin and stdout, for AI assistants: tools for
+    latest, history, tco, gpus and read-only sql, each answering its command's JSON
+    (docs/mcp.md). Register it with your assistant as the command `gpu-tracker mcp`."""
+    config = load_config(ctx)
+    from tracker.web.mcp import run  # the MCP SDK only in the command that serves it
+
+    run(config)
 
 
 class _Stop(threading.Event):

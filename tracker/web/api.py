@@ -24,7 +24,7 @@ from tracker.questions import latest as latest_q
 from tracker.questions import tco as tco_q
 
 # The options that write files, choose the output or the store are the server's, not a caller's.
-_SERVERS = {"fmt", "chart", "config_path", "db", "verbose", "help"}
+SERVERS = {"fmt", "chart", "config_path", "db", "verbose", "help"}
 _TRUE, _FALSE = {"", "1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 # A bound on one answer: a caller wanting more narrows the question.
 MAX_ROWS = 10_000
@@ -46,7 +46,7 @@ def options(command: click.Command, query: Query) -> dict[str, Any]:
     accepted = {
         flag.lstrip("-").replace("-", "_"): p
         for p in command.params
-        if isinstance(p, click.Option) and p.name not in _SERVERS and p.expose_value
+        if isinstance(p, click.Option) and p.name not in SERVERS and p.expose_value
         for flag in p.opts
         if flag.startswith("--")
     }
@@ -79,7 +79,7 @@ def latest(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[s
     )
     if not found.result.rows:
         _refuse(latest_q.unknown(store, filters, timeout_s))
-    return _bounded(documents.latest(found))
+    return bounded(documents.latest(found))
 
 
 def history(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[str, Any]]:
@@ -91,7 +91,7 @@ def history(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[
         raise BadRequest(exc.message) from exc
     filters = history_q.filters_from(given)
     found = dashboard.statistics(store, filters, window, below=given["below"], timeout_s=timeout_s)
-    return _bounded(documents.history(found[: given["limit"]]))
+    return bounded(documents.history(found[: given["limit"]]))
 
 
 def tco(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[str, Any]]:
@@ -104,7 +104,7 @@ def tco(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[str,
     answer = dashboard.tco(store, need, baseline=baseline, timeout_s=timeout_s)
     if not answer.rows:
         _refuse(tco_q.unknown_gpu(store, need, timeout_s))
-    return _bounded(documents.tco(answer, given["limit"]))
+    return bounded(documents.tco(answer, given["limit"]))
 
 
 def _arguments(option: click.Option, name: str, values: Sequence[str]) -> list[str]:
@@ -124,7 +124,7 @@ def _refuse(problems: list[str]) -> None:
         raise BadRequest("; ".join(problems))
 
 
-def _bounded(document: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def bounded(document: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if len(document) > MAX_ROWS:
         raise BadRequest(
             f"the answer has {len(document)} rows, more than {MAX_ROWS}: narrow the question "

@@ -68,7 +68,8 @@ def test_readers_writers_and_an_export_of_one_process_never_break_each_other(
         # write, and each sees whole runs only.
         while True:
             done = written.is_set()
-            rows = query(store.path, "SELECT count(*) FROM collection_runs").rows
+            # A generous wait: on a loaded machine ten threads take turns for long.
+            rows = query(store.path, "SELECT count(*) FROM collection_runs", wait_s=120).rows
             reads.append(rows[0][0])
             if done:
                 return
@@ -81,7 +82,7 @@ def test_readers_writers_and_an_export_of_one_process_never_break_each_other(
     def exporter() -> None:
         # An export's connection reaches files outside the store: not in the readers' sandbox.
         for n in range(3):
-            with connect(store.path, read_only=True, outside=True) as con:
+            with connect(store.path, read_only=True, outside=True, wait_s=120) as con:
                 con.execute(f"COPY (FROM prices) TO '{tmp_path / f'out{n}.parquet'}'")
 
     failures = _in_threads(*([reader] * 8), writer, exporter)

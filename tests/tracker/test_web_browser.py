@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,8 +43,6 @@ FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-# Set to a file name to keep the screenshot of the Now panel (the README's picture).
-SCREENSHOT_ENV = "GPU_TRACKER_SCREENSHOT"
 
 
 def _missing(why: str) -> None:
@@ -114,10 +114,6 @@ def test_the_table_lists_the_offers_and_filters_change_it(server: Running, page:
     spot = len(api(server, f"/api/latest?gpu=H100&kind=spot&limit={total}"))
     page.wait_for_function(f"document.getElementById('shown').textContent.startsWith('{spot} ')")
     assert visible_rows(page).count() == spot
-    if os.environ.get(SCREENSHOT_ENV):
-        page.select_option("select[data-filter=kind]", "")
-        page.set_viewport_size({"width": 1400, "height": 820})
-        page.screenshot(path=os.environ[SCREENSHOT_ENV])
 
 
 def test_sorting_and_repricing(server: Running, page: Any) -> None:
@@ -368,3 +364,21 @@ def test_the_history_window_offers_180_days_and_says_what_it_draws(
     note = page.wait_for_selector("#window").text_content() or ""
     assert note.endswith("(180 days)")
     assert page.locator("#history-form select[name=since]").input_value() == "180d"
+
+
+def test_the_readme_screenshot_script_takes_the_filtered_now_panel(tmp_path: Path) -> None:
+    if not CHROMIUM.exists():
+        _missing(f"{CHROMIUM} is absent (apt-get install chromium)")
+    from PIL import Image
+
+    script = Path(__file__).parents[2] / "docs" / "screenshot.py"
+    out = tmp_path / "dashboard.png"
+    done = subprocess.run(
+        [sys.executable, str(script), "--out", str(out)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    with Image.open(out) as image:
+        assert image.size == (1280, 820)
+        # Not a blank page: the page's white and the many colours of text and header.
+        colours = {colour for _, colour in image.convert("RGB").getcolors(1 << 16) or []}
+    assert len(colours) > 20 and (255, 255, 255) in colours

@@ -352,6 +352,9 @@ def test_the_decide_form_takes_switching_and_a_baseline(server: Running, page: A
     # The form keeps what was asked, for the next question.
     assert page.locator("#tco-form input[name=migration_cost]").input_value() == "5000"
     assert page.locator("#tco-form select[name=current]").input_value() == "aws"
+    # The plans' long parts wrap: at 1,280 px the page does not scroll sideways.
+    page.set_viewport_size({"width": 1280, "height": 800})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
 
 
 def test_the_history_window_offers_180_days_and_says_what_it_draws(

@@ -178,7 +178,7 @@ def _switching_fields(query: api.Query) -> str:
     return (
         _input("migration_cost", "migration cost USD", query, kind="number",
                extra=' min="0" step="any" placeholder="0"')
-        + _select("current", "current provider", ["", *sorted(REGISTRY)], query)
+        + _select("current", "current provider", ["", *sorted(REGISTRY)], query, blank="none")
         + _input("baseline", "baseline GPUs reserved", query, kind="number",
                  extra=' min="1" step="1" placeholder="none"')
     )  # fmt: skip
@@ -189,7 +189,14 @@ def _value(query: api.Query, name: str, default: str = "") -> str:
     return values[-1] if values else default
 
 
-def _select(name: str, label: str, values: list[str], query: api.Query, default: str = "") -> str:
+def _select(
+    name: str,
+    label: str,
+    values: list[str],
+    query: api.Query,
+    default: str = "",
+    blank: str = "any",
+) -> str:
     chosen = _value(query, name, default)
     if chosen and chosen.lower() not in {v.lower() for v in values}:
         # A value from a link or a bookmark (since=2026-06-01): shown as asked, never as the
@@ -197,7 +204,7 @@ def _select(name: str, label: str, values: list[str], query: api.Query, default:
         values = [*values, chosen]
     options = "".join(
         f'<option value="{escape(v)}"{" selected" if v.lower() == chosen.lower() else ""}>'
-        f"{escape(v) or 'any'}</option>"
+        f"{escape(v) or blank}</option>"
         for v in values
     )
     return f'<label>{label} <select name="{name}">{options}</select></label>'

@@ -51,3 +51,18 @@ def test_the_drawn_lines_are_the_series_steps(tmp_path: Path) -> None:
     target = save(fig, tmp_path / "h.png")
     with Image.open(target) as image:
         assert image.format == "PNG"
+
+
+def test_fifteen_lines_have_fifteen_distinct_colour_and_dash_pairs() -> None:
+    # matplotlib's own cycle repeats after ten colours: the 11th line looked like the 1st.
+    lines = [history.Series(f"series {n}", INTERVALS) for n in range(15)]
+    fig = history.draw(lines, currency="USD", since=at(1), until=at(11))
+    drawn = fig.axes[0].get_lines()
+    pairs = {(line.get_color(), line.get_linestyle()) for line in drawn}
+    assert len(drawn) == len(pairs) == 15
+    # The legend shows each line as drawn, so it tells them apart too.
+    legend = fig.axes[0].get_legend()
+    assert legend is not None
+    keys = {(h.get_color(), h.get_linestyle()) for h in legend.get_lines()}
+    assert keys == pairs
+    assert len({line.get_color() for line in drawn}) == 15  # colours alone differ up to 20

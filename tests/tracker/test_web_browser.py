@@ -1,8 +1,10 @@
 """The web dashboard in a real browser: Debian's Chromium, headless, driven by Playwright (the
 Python package only; the browser is the system's), over the demo store. It checks what a person
 sees: the table lists the offers, each filter (GPU, kind, provider, region, the search box,
-hide sold out, hide stale) shows exactly its rows, every column sorts both ways, a chart
-renders, and the TCO form answers with the API's own figures.
+hide sold out, hide stale) shows exactly its rows and lives in the URL (a bookmark reloads
+the same table), every column sorts both ways, the table fits 1,280 px, a chart renders, the
+History panel says the window it draws, and the TCO form (with migration cost, current
+provider and baseline) answers with the API's own figures.
 
 Without /usr/bin/chromium (or Playwright) these tests skip, saying why; in CI (`CI` set) they
 fail instead, so a missing browser never passes for a green run. Run with `-m browser`.
@@ -13,6 +15,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,8 +43,6 @@ FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-# Set to a file name to keep the screenshot of the Now panel (the README's picture).
-SCREENSHOT_ENV = "GPU_TRACKER_SCREENSHOT"
 
 
 def _missing(why: str) -> None:
@@ -112,10 +114,6 @@ def test_the_table_lists_the_offers_and_filters_change_it(server: Running, page:
     spot = len(api(server, f"/api/latest?gpu=H100&kind=spot&limit={total}"))
     page.wait_for_function(f"document.getElementById('shown').textContent.startsWith('{spot} ')")
     assert visible_rows(page).count() == spot
-    if os.environ.get(SCREENSHOT_ENV):
-        page.select_option("select[data-filter=kind]", "")
-        page.set_viewport_size({"width": 1400, "height": 820})
-        page.screenshot(path=os.environ[SCREENSHOT_ENV])
 
 
 def test_sorting_and_repricing(server: Running, page: Any) -> None:
@@ -279,3 +277,111 @@ def test_hide_stale_leaves_out_the_offers_of_an_overdue_provider(
         assert "aws" not in providers
     finally:
         running.close()
+
+
+def test_a_bookmarked_filter_shows_the_filtered_table(server: Running, page: Any) -> None:
+    page.goto(server.url + "?gpu=H100&kind=on_demand")  # the command's spelling of the kind
+    total = page.locator("#offers tbody tr").count()
+    wanted = len(api(server, f"/api/latest?gpu=H100&kind=on-demand&limit={total}"))
+    page.wait_for_function(
+        f"document.getElementById('shown').textContent === '{wanted} of {total} offers shown'"
+    )
+    assert page.locator("select[data-filter=gpu_model]").input_value() == "H100"
+    assert page.locator("select[data-filter=kind]").input_value() == "on-demand"
+    kinds = visible_rows(page).evaluate_all("rs => rs.map(r => r.dataset.fKind)")
+    assert 0 < len(kinds) == wanted and set(kinds) == {"on-demand"}
+    # Changing a filter changes the URL; reloading it shows the same table.
+    page.select_option("select[data-filter=kind]", "spot")
+    page.check("input[data-hide=sold-out]")
+    page.wait_for_function("location.search === '?gpu=H100&kind=spot&hide=sold-out'")
+    shown = page.locator("#shown").text_content()
+    page.reload()
+    page.wait_for_function(
+        "text => document.getElementById('shown').textContent === text", arg=shown
+    )
+    assert page.locator("input[data-hide=sold-out]").is_checked()
+    # Every filter off: the URL is the page's own again.
+    page.select_option("select[data-filter=gpu_model]", "")
+    page.select_option("select[data-filter=kind]", "")
+    page.uncheck("input[data-hide=sold-out]")
+    page.wait_for_function("location.search === ''")
+    # A value no offer has is said, not silently dropped.
+    page.goto(server.url + "?gpu=H1000")
+    page.wait_for_function(
+        "document.getElementById('shown').textContent.includes('no offer has gpu=H1000')"
+    )
+
+
+def test_the_table_fits_1280_pixels(server: Running, page: Any) -> None:
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(server.url)
+    every = page.locator("#offers tbody tr").count()
+    page.wait_for_function(f"document.getElementById('shown').textContent.startsWith('{every} ')")
+    edges = page.evaluate(
+        "() => [...document.querySelectorAll('#offers thead th')]"
+        ".map(th => th.getBoundingClientRect().right)"
+    )
+    width = page.evaluate("document.documentElement.clientWidth")
+    assert width == 1280 and len(edges) > 10
+    assert max(edges) <= width  # the last column's right edge is on screen
+    assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scroll
+
+
+def test_the_decide_form_takes_switching_and_a_baseline(server: Running, page: Any) -> None:
+    page.goto(server.url + "decide")
+    page.select_option("#tco-form select[name=gpu]", "A100")
+    page.fill("#tco-form input[name=utilization]", "0.5")
+    page.fill("#tco-form input[name=migration_cost]", "5000")
+    page.select_option("#tco-form select[name=current]", "aws")
+    page.fill("#tco-form input[name=baseline]", "4")
+    page.click("#tco-form button[type=submit]")
+    applied = page.wait_for_selector("#applied").text_content()
+    assert applied == (
+        "applied: migration cost 5,000 USD (every option away from aws), current aws, "
+        "baseline 4 of 8 GPUs reserved, the rest on-demand or spot"
+    )
+    query = "gpu=A100&utilization=0.5&migration_cost=5000&current=aws&baseline=4"
+    plans = api(server, f"/api/tco?{query}")
+    rows = page.locator("#blends tbody tr")
+    assert rows.count() == len(plans) > 0
+    assert rows.first.locator("td").nth(3).text_content() == f"{plans[0]['total_usd']:,.2f}"
+    # The single strategies carry the migration cost too: the best is the API's best.
+    best = api(server, f"/api/tco?{query.replace('&baseline=4', '')}&limit=1")[0]
+    first = page.locator("#tco tbody tr").first.locator("td")
+    assert first.nth(3).text_content() == f"{best['total_usd']:,.2f}"
+    # The form keeps what was asked, for the next question.
+    assert page.locator("#tco-form input[name=migration_cost]").input_value() == "5000"
+    assert page.locator("#tco-form select[name=current]").input_value() == "aws"
+    # The plans' long parts wrap: at 1,280 px the page does not scroll sideways.
+    page.set_viewport_size({"width": 1280, "height": 800})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+
+
+def test_the_history_window_offers_180_days_and_says_what_it_draws(
+    server: Running, page: Any
+) -> None:
+    page.goto(server.url + "history")
+    page.select_option("#history-form select[name=gpu]", "A100")
+    page.select_option("#history-form select[name=since]", "180d")
+    page.click("#history-form button[type=submit]")
+    note = page.wait_for_selector("#window").text_content() or ""
+    assert note.endswith("(180 days)")
+    assert page.locator("#history-form select[name=since]").input_value() == "180d"
+
+
+def test_the_readme_screenshot_script_takes_the_filtered_now_panel(tmp_path: Path) -> None:
+    if not CHROMIUM.exists():
+        _missing(f"{CHROMIUM} is absent (apt-get install chromium)")
+    from PIL import Image
+
+    script = Path(__file__).parents[2] / "docs" / "screenshot.py"
+    out = tmp_path / "dashboard.png"
+    done = subprocess.run(
+        [sys.executable, str(script), "--out", str(out)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    with Image.open(out) as image:
+        assert image.size == (1280, 820)
+        # Not a blank page: the page's white and the many colours of text and header.
+        colours = {colour for _, colour in image.convert("RGB").getcolors(1 << 16) or []}
+    assert len(colours) > 20 and (255, 255, 255) in colours

@@ -3,7 +3,7 @@ ends, a gap where no interval covers the time (the offer was withdrawn).
 
 One chart holds one currency: prices in two currencies never share an axis (the caller refuses
 or narrows the choice first). At most `MAX_SERIES` lines, so the legend stays readable; the
-title says how many were left out.
+title says how many were left out. Each line has its own colour and dash (`palette`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 
 from storage.reads.series import Interval
 from tracker.charts.base import date_axis, figure, legend, save
+from tracker.charts.palette import line_styles
 
 MAX_SERIES = 12
 
@@ -53,9 +54,17 @@ def draw(
     if left_out:
         title += f"\n{len(series)} series shown, {left_out} left out"
     fig, ax = figure(title, f"{currency} per instance-hour")
-    for one in series:
+    for one, style in zip(series, line_styles(len(series)), strict=True):
         xs, ys = step_points(one.intervals)
-        ax.plot(xs, ys, drawstyle="steps-post", label=one.label, linewidth=1.6)  # type: ignore[arg-type]
+        ax.plot(
+            xs,  # type: ignore[arg-type]
+            ys,
+            drawstyle="steps-post",
+            label=one.label,
+            linewidth=1.6,
+            color=style.colour,
+            linestyle=style.dash,
+        )
     ax.set_xlim(since, until)  # type: ignore[arg-type]
     date_axis(ax)
     legend(ax)

@@ -13,15 +13,15 @@ from typing import Any
 import click
 
 from storage.reads import dashboard
-from storage.reads.series import SeriesFilters, SeriesStats
+from storage.reads.series import SeriesFilters, SeriesStats, Window
 from tracker.charts import labels
 from tracker.questions import history as history_q
 from tracker.questions import tco as tco_q
 from tracker.questions import tco_words
-from tracker.web import api, charts
+from tracker.web import api, blends, charts
 from tracker.web.pages import problem, table
 
-WINDOWS = ("7d", "30d", "90d", "365d")
+WINDOWS = ("7d", "30d", "90d", "180d", "365d")  # 180d: the half-yearly review's period
 _KINDS = ("", "on-demand", "spot", "reserved")
 _STATS = ("series", "currency", "hours", "min", "mean", "p50", "p95", "max", "changes", "now")
 
@@ -41,10 +41,25 @@ def history_panel(store: Path, query: api.Query, models: list[str], timeout_s: f
     filters = history_q.filters_from(given)
     found = dashboard.statistics(store, filters, window, below=given["below"], timeout_s=timeout_s)
     if not found:
-        return form + problem("no series has a price in that window (widen it, or loosen the "
-                              "filters)")  # fmt: skip
+        return form + _window_note(window) + problem(
+            "no series has a price in that window (widen it, or loosen the filters)")  # fmt: skip
     shown = found[: given["limit"]]
-    return form + _history_charts(store, shown, window, timeout_s) + _stats_table(shown, len(found))
+    return (
+        form
+        + _window_note(window)
+        + _history_charts(store, shown, window, timeout_s)
+        + _stats_table(shown, len(found))
+    )
+
+
+def _window_note(window: Window) -> str:
+    """The window the charts and statistics cover, as drawn (not as the form's menu names it)."""
+    days = (window.until - window.since).total_seconds() / 86400
+    span = f"{days:,.0f} days" if days >= 1 else f"{days * 24:,.1f} hours"
+    return (
+        f'<p class="note" id="window">window drawn: {window.since.astimezone(UTC):%Y-%m-%d %H:%M}'
+        f" to {window.until.astimezone(UTC):%Y-%m-%d %H:%M} UTC ({span})</p>"
+    )
 
 
 def _history_charts(store: Path, shown: list[SeriesStats], window: Any, timeout_s: float) -> str:
@@ -91,7 +106,8 @@ def _history_form(query: api.Query, models: list[str]) -> str:
 
 
 def decide_panel(store: Path, query: api.Query, models: list[str], timeout_s: float) -> str:
-    """The TCO of a need: the best option per strategy, as bars and as a table."""
+    """The TCO of a need: the best option per strategy, as bars and as a table; with a
+    baseline, the blended plans too; and what of the switching options it applied."""
     form = _decide_form(query, models)
     if not query:
         return form + '<p class="note">Say what you need: a GPU, how many, for how long.</p>'
@@ -99,7 +115,11 @@ def decide_panel(store: Path, query: api.Query, models: list[str], timeout_s: fl
         given = api.options(api.TCO, query)
     except api.BadRequest as exc:
         return form + problem(str(exc))
-    answer = dashboard.tco(store, tco_q.need_from(given), timeout_s=timeout_s)
+    need = tco_q.need_from(given)
+    baseline = given["baseline"]
+    if (refused := tco_q.baseline_problem(baseline, need)) is not None:
+        return form + problem(refused)
+    answer = dashboard.tco(store, need, baseline=baseline, timeout_s=timeout_s)
     if not answer.rows:
         return form + problem(tco_words.no_candidate(answer))
     best = labels.best_per_strategy(answer)
@@ -117,8 +137,10 @@ def decide_panel(store: Path, query: api.Query, models: list[str], timeout_s: fl
     return (
         form
         + f"<h2>{escape(labels.title(answer))}</h2>"
+        + blends.applied(answer)
         + f'<figure class="chart">{charts.tco_svg(answer)}</figure>'
         + table("tco", head, rows)
+        + blends.blended(answer)
         + notes
         + f'<p class="note">{len(answer.rows)} candidates; every one: '
         f'<a href="/api/tco?{escape(_query_string(query))}">/api/tco</a></p>'
@@ -141,8 +163,25 @@ def _decide_form(query: api.Query, models: list[str]) -> str:
             extra=' step="0.05" min="0.05" max="1"',
         )
         + _input("provider", "provider", query)
+        + _switching_fields(query)
         + '<button type="submit">Compare</button></form>'
     )
+
+
+# Switching and blending (docs/web.md, Decide): the form's fields; `blends` says the rest.
+
+
+def _switching_fields(query: api.Query) -> str:
+    """Migration cost, the provider rented from now, and the GPUs to reserve as a baseline."""
+    from collectors import REGISTRY
+
+    return (
+        _input("migration_cost", "migration cost USD", query, kind="number",
+               extra=' min="0" step="any" placeholder="0"')
+        + _select("current", "current provider", ["", *sorted(REGISTRY)], query, blank="none")
+        + _input("baseline", "baseline GPUs reserved", query, kind="number",
+                 extra=' min="1" step="1" placeholder="none"')
+    )  # fmt: skip
 
 
 def _value(query: api.Query, name: str, default: str = "") -> str:
@@ -150,11 +189,22 @@ def _value(query: api.Query, name: str, default: str = "") -> str:
     return values[-1] if values else default
 
 
-def _select(name: str, label: str, values: list[str], query: api.Query, default: str = "") -> str:
+def _select(
+    name: str,
+    label: str,
+    values: list[str],
+    query: api.Query,
+    default: str = "",
+    blank: str = "any",
+) -> str:
     chosen = _value(query, name, default)
+    if chosen and chosen.lower() not in {v.lower() for v in values}:
+        # A value from a link or a bookmark (since=2026-06-01): shown as asked, never as the
+        # menu's first entry, which the browser would show otherwise.
+        values = [*values, chosen]
     options = "".join(
         f'<option value="{escape(v)}"{" selected" if v.lower() == chosen.lower() else ""}>'
-        f"{escape(v) or 'any'}</option>"
+        f"{escape(v) or blank}</option>"
         for v in values
     )
     return f'<label>{label} <select name="{name}">{options}</select></label>'

@@ -74,9 +74,75 @@
     for (const row of sorted) body.appendChild(row);
   }
 
+  // The filters live in the URL (/?gpu=H100&kind=spot), so a filtered table can be bookmarked,
+  // shared and reloaded. The page itself is the same for every URL (the server keeps one).
+  const PARAMS = { gpu: "gpu_model", gpu_model: "gpu_model", kind: "kind",
+                   provider: "provider", region: "region" };
+  const DEFAULTS = { per: "gpu", money: "usd" };
+
+  function fold(text) {  // on_demand, On-Demand and on-demand name one kind
+    return text.trim().toLowerCase().replace(/_/g, "-");
+  }
+
+  function fromUrl() {
+    const params = new URLSearchParams(window.location.search);
+    const unknown = [];
+    for (const [name, value] of params) {
+      let field = null;
+      if (name in PARAMS) field = form.querySelector(`[data-filter="${PARAMS[name]}"]`);
+      else if (name === "per") field = form.querySelector("[data-per]");
+      else if (name === "money") field = form.querySelector("[data-money]");
+      if (name === "q") {
+        form.querySelector("[data-search]").value = value;
+      } else if (name === "hide") {
+        for (const part of value.split(",")) {
+          const box = form.querySelector(`[data-hide="${CSS.escape(part.trim())}"]`);
+          if (box) box.checked = true;
+        }
+      } else if (field) {
+        const option = Array.from(field.options).find((o) => fold(o.value) === fold(value));
+        if (option) field.value = option.value;
+        else unknown.push(`${name}=${value}`);
+      }
+    }
+    return unknown;
+  }
+
+  function toUrl() {
+    const params = new URLSearchParams();
+    for (const select of form.querySelectorAll("[data-filter]")) {
+      if (select.value) params.set(select.dataset.filter === "gpu_model" ? "gpu" :
+                                   select.dataset.filter, select.value);
+    }
+    const text = form.querySelector("[data-search]").value.trim();
+    if (text) params.set("q", text);
+    for (const [name, field] of [["per", "[data-per]"], ["money", "[data-money]"]]) {
+      const value = form.querySelector(field).value;
+      if (value !== DEFAULTS[name]) params.set(name, value);
+    }
+    const hidden = Array.from(form.querySelectorAll("[data-hide]"))
+      .filter((box) => box.checked).map((box) => box.dataset.hide);
+    if (hidden.length) params.set("hide", hidden.join(","));
+    const query = params.toString();
+    const url = window.location.pathname + (query ? "?" + query : "");
+    if (url !== window.location.pathname + window.location.search) {
+      window.history.replaceState(null, "", url);
+    }
+  }
+
+  function update() {
+    reprice();
+    filter();
+    toUrl();
+  }
+
   heads.forEach((th, index) => th.addEventListener("click", () => sortBy(index)));
-  form.addEventListener("input", () => { reprice(); filter(); });
-  form.addEventListener("change", () => { reprice(); filter(); });
+  form.addEventListener("input", update);
+  form.addEventListener("change", update);
+  const unknown = fromUrl();
   reprice();
   filter();
+  if (unknown.length) {  // a bookmark naming a value no current offer has
+    shown.textContent += " (no offer has " + unknown.join(", ") + ": that filter is off)";
+  }
 })();

@@ -74,6 +74,8 @@ class Need:
     migration_usd: float = 0.0
     current_provider: str | None = None
     gpu_memory_gib: float | None = None
+    # --per-node K: only machines of at least K GPUs each (a job spread over NVLink).
+    per_node: int = 1
 
 
 @dataclass(frozen=True)
@@ -175,7 +177,8 @@ def _params(
         "months": need.months, "utilization": need.utilization, "gpus": need.gpus,
         "overhead": need.spot_overhead_pct, "migration": need.migration_usd,
         "current": need.current_provider, "counts": [c for c in counts if c > 0],
-        "baseline": baseline or 0, **({"as_of": as_of} if as_of else {}),
+        "baseline": baseline or 0, "per_node": need.per_node,
+        **({"as_of": as_of} if as_of else {}),
     }  # fmt: skip
 
 

@@ -15,12 +15,19 @@ NOW = "SELECT * FROM latest_prices"
 # The intervals in force at as_of, staleness judged then, as storage.review's `then` side.
 AS_OF = prices_at("$as_of")
 
+# The columns the formulas and the answer use. Only these are read: each column of the history
+# costs its blocks in memory, and `SELECT *` held twice the hand-written query's peak at 25M rows
+# (docs/performance.md).
+COLUMNS = """provider, region, zone, instance_type, price_kind, term_months, payment_option,
+    offering_class, gpu_model, gpu_count, gpu_memory_gib, currency, price_per_hour_usd,
+    gpu_tflops_fp16, available, stale"""
+
 # The offers of the GPU models asked for ({models}: lower($model_0), ...; a list of constants,
 # which DuckDB filters the views' scans with, where a join with a list would read every row).
-MATCHING = """
+MATCHING = f"""
 matching AS (
-    SELECT * FROM ({source})
-    WHERE lower(gpu_model) IN ({models})
+    SELECT {COLUMNS} FROM ({{source}})
+    WHERE lower(gpu_model) IN ({{models}})
       AND ($variant IS NULL OR gpu_memory_gib = $variant)
       AND ($memory IS NULL OR gpu_memory_gib >= $memory)
       AND (len($providers) = 0 OR list_contains($providers, provider))

@@ -38,7 +38,7 @@ ADVISOR_OVERHEAD = """coalesce((SELECT 100 * i.band_high FROM spot_interruption 
     WHERE i.provider = c.provider AND i.region = c.region
       AND i.instance_type = c.instance_type), $overhead)"""
 
-# The matching rows, read once per answer and registered on the connection under this name;
+# The matching rows, read once per answer into a temporary table of this name;
 # each named by the model asked for that it answers, in `asked_gpu` (an offer of "A100" answers
 # "a100" too, when both are asked).
 MATCHED = "tco_matching_offers"

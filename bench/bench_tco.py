@@ -2,25 +2,27 @@
 flat table of the same rows, measured in the same run.
 
 The store comes from `big_store.py` (25 million change-rows by default; its `flat_prices` table
-holds the rows of the `prices` view computed once). Per case and run, alternately: the hand query
-on `flat_prices` (a fresh read-only connection, every row fetched) and `storage.reads.tco.read`
-on the views (the same, plus its count of the offers left out and why). Each figure is the median
-over the runs of the ratio to the baseline measured just before it, in wall-clock and CPU time.
-Target: within 2x. The two answers are compared too (every candidate's total), so the baseline
-answers the same question.
+holds the rows of the `prices` view computed once). Per case and run, alternately, each in
+a fresh process of its own: the hand query on `flat_prices` (a read-only connection, every row
+fetched) and `storage.reads.tco.read` on the views (the same, plus its count of the offers left
+out and why). Each figure is the median over the runs of the ratio to the baseline measured
+just before it, in wall-clock and CPU time, and the median peak RSS of each process (imports
+included). Target: within 1.5x in time and 1.2x in memory. The two answers are compared too
+(every candidate's total), so the baseline answers the same question.
 
     python bench/bench_tco.py [--rows 25000000] [--runs 5] [--store PATH [--reuse]]
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import statistics
+import subprocess
 import sys
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -97,12 +99,6 @@ CASES: dict[str, tuple[Need, str, str, str]] = {
 }
 
 
-def _timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    result = fn()
-    return time.perf_counter() - wall, time.process_time() - cpu, result
-
-
 def _hand(path: Path, need: Need, stats: str, spot: str, join: str) -> list[tuple[Any, ...]]:
     now = datetime.now(UTC)
     params = {"gpu": need.gpu, "n": need.gpus, "m": need.months, "u": need.utilization}
@@ -113,37 +109,72 @@ def _hand(path: Path, need: Need, stats: str, spot: str, join: str) -> list[tupl
         return list(con.execute(sql, params).fetchall())
 
 
-def _same(ours: list[dict[str, Any]], hand: list[tuple[Any, ...]]) -> bool:
-    mine = {tuple(r[k] for k in OFFER_KEY): r["total_usd"] for r in ours}
+def _same(ours: list[list[Any]], hand: list[list[Any]]) -> bool:
+    mine = {tuple(r[:-1]): r[-1] for r in ours}
     theirs = {tuple(r[:-1]): r[-1] for r in hand}
     return mine.keys() == theirs.keys() and all(
         math.isclose(mine[k], theirs[k], rel_tol=1e-9, abs_tol=0.011) for k in mine
     )
 
 
+def _child(side: str, case: int, path: Path) -> None:
+    """One side of one case, alone in this process: its wall and CPU seconds and its answer (the
+    offer keys and totals) as one JSON line on stdout."""
+    need, stats, spot, join = list(CASES.values())[case]
+    wall, cpu = time.perf_counter(), time.process_time()
+    if side == "hand":
+        answer = [list(r) for r in _hand(path, need, stats, spot, join)]
+    else:
+        answer = [[r[k] for k in OFFER_KEY] + [r["total_usd"]] for r in read(path, need).rows]
+    seconds = (time.perf_counter() - wall, time.process_time() - cpu)
+    print(json.dumps({"wall": seconds[0], "cpu": seconds[1], "answer": answer}))
+
+
+def _spawn(side: str, case: int, path: Path) -> tuple[float, float, float, list[list[Any]]]:
+    """Run `_child` in a fresh process: (wall s, CPU s, peak RSS MiB, answer). Each side in a
+    process of its own, so its peak memory is its own (imports included, a few MiB)."""
+    argv = [sys.executable, __file__, "--child", side, str(case), str(path)]
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    out = child.stdout.read() if child.stdout else ""
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(f"{side} of case {case} failed ({child.returncode})")
+    found = json.loads(out)
+    return found["wall"], found["cpu"], usage.ru_maxrss / 1024, found["answer"]
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--child"]:
+        _child(sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]))
+        return
     big_store.bench_main(__doc__.splitlines()[0], _measure, runs=5, name="bench-tco")
 
 
 def _measure(path: Path, runs: int) -> None:
-    print("case: median s (hand on flat_prices / tco on the views); ratio wall (min-max); CPU")
-    for label, (need, stats, spot, join) in CASES.items():
-        walls, cpus, seconds = [], [], []
+    print("case: median s (hand on flat_prices / tco on the views); ratio wall (min-max); CPU;")
+    print("      peak RSS MiB (hand / tco), ratio")
+    for case, label in enumerate(CASES):
+        walls, cpus, seconds, rss = [], [], [], []
         agree, candidates = True, 0
         for _ in range(runs):
-            base_wall, base_cpu, hand = _timed(partial(_hand, path, need, stats, spot, join))
-            wall, cpu, ours = _timed(partial(read, path, need))
+            base_wall, base_cpu, base_rss, hand = _spawn("hand", case, path)
+            wall, cpu, own_rss, ours = _spawn("tco", case, path)
             walls.append(wall / base_wall)
             cpus.append(cpu / base_cpu)
             seconds.append((base_wall, wall))
-            agree = agree and _same(ours.rows, hand)
-            candidates = len(ours.rows)
+            rss.append((base_rss, own_rss))
+            agree = agree and _same(ours, hand)
+            candidates = len(ours)
         hand_s = statistics.median(s[0] for s in seconds)
         ours_s = statistics.median(s[1] for s in seconds)
+        hand_mib = statistics.median(r[0] for r in rss)
+        ours_mib = statistics.median(r[1] for r in rss)
         print(
             f"  {label}: {candidates:,} candidates; {hand_s:.3f} s / {ours_s:.3f} s; "
             f"{statistics.median(walls):.2f}x ({min(walls):.2f}-{max(walls):.2f}); "
-            f"CPU {statistics.median(cpus):.2f}x; answers {'agree' if agree else 'DIFFER'}"
+            f"CPU {statistics.median(cpus):.2f}x; {hand_mib:.0f} / {ours_mib:.0f} MiB, "
+            f"{ours_mib / hand_mib:.2f}x; answers {'agree' if agree else 'DIFFER'}"
         )
 
 

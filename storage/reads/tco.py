@@ -74,6 +74,8 @@ class Need:
     migration_usd: float = 0.0
     current_provider: str | None = None
     gpu_memory_gib: float | None = None
+    # --per-node K: only machines of at least K GPUs each (a job spread over NVLink).
+    per_node: int = 1
 
 
 @dataclass(frozen=True)
@@ -138,10 +140,12 @@ def _answers(
     params = _params(need, asked, as_of, baseline) | stats_params
     priced = _priced(need, stats)
     try:
-        # The offers of the GPUs are read from the views once; what follows runs on those rows.
-        read_once = f"WITH {_matching(as_of, len(asked))} SELECT * FROM matching"
-        found = con.sql(read_once, params=_used(read_once, params)).to_arrow_table()
-        con.register(tco_sql.MATCHED, found)
+        # The offers of the GPUs are read from the views once; what follows runs on those rows,
+        # kept in a temporary table of this connection (an Arrow table would cost pyarrow's
+        # import, a tenth of the read's peak memory).
+        read_once = (f"CREATE OR REPLACE TEMP TABLE {tco_sql.MATCHED} AS "
+                     f"WITH {_matching(as_of, len(asked))} SELECT * FROM matching")  # fmt: skip
+        _run(con, read_once, params)
         try:
             counted = _run(con, tco_sql.EXCLUDED.format(matching=tco_sql.REUSED), params).fetchall()
             columns, rows = _by_model(_run(con, _candidates_sql(priced), params))
@@ -150,7 +154,7 @@ def _answers(
             else:
                 blends = {}
         finally:
-            con.unregister(tco_sql.MATCHED)
+            con.execute(f"DROP TABLE IF EXISTS {tco_sql.MATCHED}")
     except duckdb.Error as exc:
         raise StoreError(f"tco: could not read the store: {exc}") from exc
     answers = {}
@@ -175,7 +179,8 @@ def _params(
         "months": need.months, "utilization": need.utilization, "gpus": need.gpus,
         "overhead": need.spot_overhead_pct, "migration": need.migration_usd,
         "current": need.current_provider, "counts": [c for c in counts if c > 0],
-        "baseline": baseline or 0, **({"as_of": as_of} if as_of else {}),
+        "baseline": baseline or 0, "per_node": need.per_node,
+        **({"as_of": as_of} if as_of else {}),
     }  # fmt: skip
 
 

@@ -15,12 +15,19 @@ NOW = "SELECT * FROM latest_prices"
 # The intervals in force at as_of, staleness judged then, as storage.review's `then` side.
 AS_OF = prices_at("$as_of")
 
+# The columns the formulas and the answer use. Only these are read: each column of the history
+# costs its blocks in memory, and `SELECT *` held twice the hand-written query's peak at 25M rows
+# (docs/performance.md).
+COLUMNS = """provider, region, zone, instance_type, price_kind, term_months, payment_option,
+    offering_class, gpu_model, gpu_count, gpu_memory_gib, currency, price_per_hour_usd,
+    gpu_tflops_fp16, available, stale"""
+
 # The offers of the GPU models asked for ({models}: lower($model_0), ...; a list of constants,
 # which DuckDB filters the views' scans with, where a join with a list would read every row).
-MATCHING = """
+MATCHING = f"""
 matching AS (
-    SELECT * FROM ({source})
-    WHERE lower(gpu_model) IN ({models})
+    SELECT {COLUMNS} FROM ({{source}})
+    WHERE lower(gpu_model) IN ({{models}})
       AND ($variant IS NULL OR gpu_memory_gib = $variant)
       AND ($memory IS NULL OR gpu_memory_gib >= $memory)
       AND (len($providers) = 0 OR list_contains($providers, provider))
@@ -31,7 +38,7 @@ ADVISOR_OVERHEAD = """coalesce((SELECT 100 * i.band_high FROM spot_interruption 
     WHERE i.provider = c.provider AND i.region = c.region
       AND i.instance_type = c.instance_type), $overhead)"""
 
-# The matching rows, read once per answer and registered on the connection under this name;
+# The matching rows, read once per answer into a temporary table of this name;
 # each named by the model asked for that it answers, in `asked_gpu` (an offer of "A100" answers
 # "a100" too, when both are asked).
 MATCHED = "tco_matching_offers"
@@ -46,6 +53,8 @@ WITH {matching}
 SELECT asked_gpu, CASE WHEN stale THEN 'stale'
             WHEN NOT coalesce(available, true) THEN 'sold out'
             WHEN price_per_hour_usd IS NULL THEN 'no USD rate for ' || currency
+            WHEN $per_node > 1 AND NOT coalesce(gpu_count >= $per_node, false)
+                THEN 'fewer than ' || $per_node || ' GPUs per machine'
        END AS reason, count(*) AS offers
 FROM matching GROUP BY ALL ORDER BY reason NULLS FIRST
 """
@@ -55,6 +64,7 @@ PRICED = """
 {spot_stats}{matching}, candidates AS (
     SELECT * FROM matching
     WHERE NOT stale AND coalesce(available, true) AND price_per_hour_usd IS NOT NULL
+      AND ($per_node <= 1 OR gpu_count >= $per_node)
       AND (price_kind <> 'reserved' OR term_months > 0)
 ), basis AS (
     SELECT c.*, {spot_price} AS basis_usd, {overhead} AS overhead_pct
@@ -90,15 +100,17 @@ FROM totals WHERE gpus = $gpus
 ORDER BY rent_usd + migration_usd, {ties}
 """
 
-# Per burst kind, the cheapest (reserved for B, burst for N - B) pair; with N - B = 0 the plan
-# is the reserved part alone. Migration: once per provider of the plan that is not current.
+# Per burst kind and memory size, the cheapest (reserved for B, burst for N - B) pair of that
+# size (one job runs on one memory variant); with N - B = 0 the plan is the reserved part alone.
+# Migration: once per provider of the plan that is not current.
 BLENDS = """
 WITH {priced}, reserved AS (
     SELECT * FROM totals WHERE price_kind = 'reserved' AND gpus = $baseline
 ), burst AS (
     SELECT * FROM totals WHERE price_kind IN ('on_demand', 'spot') AND gpus = $gpus - $baseline
 ), plans AS (
-    SELECT r.asked_gpu, b.price_kind AS burst_kind, r.{r_key}, r.gpus AS reserved_gpus,
+    SELECT r.asked_gpu, b.price_kind AS burst_kind, r.gpu_memory_gib, r.{r_key},
+           r.gpus AS reserved_gpus,
            r.instances AS reserved_instances,
            r.terms, round(r.rent_usd, 2) AS reserved_usd,
            b.{b_key}, coalesce(b.gpus, 0) AS burst_gpus, b.instances AS burst_instances,
@@ -108,6 +120,7 @@ WITH {priced}, reserved AS (
                    THEN $migration ELSE 0 END) AS plan_migration,
            coalesce(r.rent_usd + b.rent_usd, r.rent_usd) + plan_migration AS total
     FROM reserved r LEFT JOIN burst b ON b.asked_gpu = r.asked_gpu
+        AND b.gpu_memory_gib IS NOT DISTINCT FROM r.gpu_memory_gib
     WHERE (b.provider IS NULL) = ($gpus = $baseline)
 )
 SELECT * EXCLUDE (total, plan_migration), plan_migration AS migration_usd,
@@ -115,7 +128,8 @@ SELECT * EXCLUDE (total, plan_migration), plan_migration AS migration_usd,
        round(total / ($gpus * {hours_per_month} * $months * $utilization), 6)
            AS usd_per_gpu_hour
 FROM plans
-QUALIFY row_number() OVER (PARTITION BY asked_gpu, burst_kind ORDER BY total, reserved_provider,
-                           reserved_instance_type, burst_provider, burst_instance_type) = 1
+QUALIFY row_number() OVER (PARTITION BY asked_gpu, burst_kind, gpu_memory_gib
+                           ORDER BY total, reserved_provider, reserved_instance_type,
+                                    burst_provider, burst_instance_type) = 1
 ORDER BY total
 """

@@ -304,3 +304,19 @@ def test_a_chart_that_cannot_be_written_is_said_plainly(store: Path, tmp_path: P
     result = run(store, "--gpu", "A100", "--provider", "paperspace", "--chart", str(missing))
     assert result.exit_code == 0
     assert f"no chart written to {missing}: no candidate to draw" in result.stderr
+
+
+def test_the_demo_a100_ranks_40gb_and_80gb_apart(store: Path) -> None:
+    rows = candidates(store, "--gpu", "A100")
+    assert {r["gpu_memory_gib"] for r in rows} == {40, 80}  # every option says its size
+    out = run(store, "--gpu", "A100", "--limit", "9").stdout
+    tables = {size: out.index(f"TCO of 8x A100 {size} for 36 months") for size in ("40GB", "80GB")}
+    first, second = sorted(tables, key=tables.__getitem__)
+    parts = {first: out[tables[first] : tables[second]], second: out[tables[second] :]}
+    for size, text in parts.items():
+        offers = [ln for ln in text.splitlines() if " A100 " in ln and "│" in ln]
+        assert offers and all(f"A100 {size}" in ln for ln in offers)
+        # each size has its own best: the cheapest option of that size
+        best = min(r["total_usd"] for r in rows if f"{r['gpu_memory_gib']:g}GB" == size)
+        said_best = [ln for ln in offers if ln.rstrip(" │").endswith("best")]
+        assert said_best and all(f"{best:,.2f}" in ln for ln in said_best)

@@ -74,6 +74,8 @@ def command_error(store: Path, *args: str) -> str:
         ("/api/tco?gpu=H100&gpus=4&utilization=0.5&limit=5&spot_overhead=25",
          ("tco", "--gpu", "H100", "--gpus", "4", "--utilization", "0.5", "--limit", "5",
           "--spot-overhead", "25")),
+        ("/api/tco?gpu=A100&per_node=8&months=12",
+         ("tco", "--gpu", "A100", "--per-node", "8", "--months", "12")),
         ("/api/history?gpu=A100&since=2026-07-01&until=2026-11-01&limit=100",
          ("history", "--gpu", "A100", *WINDOW, "--limit", "100")),
         ("/api/history?provider=aws&kind=spot&since=2026-07-01&until=2026-11-01&below=10",

@@ -171,6 +171,25 @@ def test_the_tco_form_answers(server: Running, page: Any) -> None:
     assert "--gpus" in (page.wait_for_selector(".problem").text_content() or "")
 
 
+def test_the_tco_form_takes_gpus_per_node(server: Running, page: Any) -> None:
+    page.goto(server.url + "decide")
+    page.select_option("#tco-form select[name=gpu]", "A100")
+    page.fill("#tco-form input[name=gpus]", "16")
+    page.fill("#tco-form input[name=per_node]", "8")
+    page.click("#tco-form button[type=submit]")
+    page.wait_for_selector("#tco tbody tr")
+    assert "per_node=8" in page.url  # the answer is bookmarkable
+    assert page.input_value("#tco-form input[name=per_node]") == "8"
+    best = api(server, "/api/tco?gpu=A100&gpus=16&per_node=8&limit=1")[0]
+    assert best["gpu_count"] >= 8 and best["instances"] == 16 // best["gpu_count"]
+    first = page.locator("#tco tbody tr").first.locator("td")
+    assert first.nth(2).text_content() == str(best["instances"])
+    assert first.nth(3).text_content() == f"{best['total_usd']:,.2f}"
+    # every row of every size's table is a machine of 8 GPUs or more: 2 instances at most
+    cells = page.locator("table[id^=tco] tbody tr td:nth-child(3)").all_text_contents()
+    assert cells and all(int(n) <= 2 for n in cells)
+
+
 def test_an_offer_links_to_its_history(server: Running, page: Any) -> None:
     page.goto(server.url)
     page.select_option("select[data-filter=gpu_model]", "A100")

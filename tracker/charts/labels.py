@@ -39,25 +39,43 @@ def plan_name(plan: dict[str, Any]) -> str:
 
 
 def best_per_strategy(answer: Tco, per_strategy: int = 1) -> list[dict[str, Any]]:
-    """The cheapest `per_strategy` candidates of each strategy, cheapest strategy first (the
-    rows come cheapest first, so the first ones seen are the best)."""
-    seen: dict[str, int] = {}
+    """The cheapest `per_strategy` candidates of each strategy and memory size, cheapest first
+    (the rows come cheapest first, so the first ones seen are the best): an A100's spot on
+    40 GB and its on-demand on 80 GB are two answers, never one."""
+    seen: dict[tuple[Any, str], int] = {}
     best = []
     for row in answer.rows:
-        name = strategy(row)
+        name = (row["gpu_memory_gib"], strategy(row))
         if seen.get(name, 0) < per_strategy:
             seen[name] = seen.get(name, 0) + 1
             best.append(row)
     return best
 
 
-def title(answer: Tco) -> str:
-    """The need in words: '8x A100 for 36 months at 100% utilization'."""
+def sizes(rows: list[dict[str, Any]]) -> list[tuple[float | None, list[dict[str, Any]]]]:
+    """`rows` (candidates or plans, cheapest first) by the GPU's memory size, each size's rows
+    still cheapest first, the size with the cheapest row first: each size is ranked apart."""
+    grouped: dict[float | None, list[dict[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault(row["gpu_memory_gib"], []).append(row)
+    return list(grouped.items())
+
+
+def memory_words(gib: float | None) -> str:
+    """80.0 -> '80GB' (the vendor's nominal GB, as `--gpu "A100 80GB"` takes it)."""
+    return "memory unknown" if gib is None else f"{gib:g}GB"
+
+
+def title(answer: Tco, memory_gib: float | None = None) -> str:
+    """The need in words: '8x A100 for 36 months at 100% utilization' (with `memory_gib`, or a
+    variant asked for: '8x A100 80GB ...')."""
     need = answer.need
     when = f", as of {answer.as_of:%Y-%m-%d %H:%M} UTC" if answer.as_of else ""
     # The model as the store spells it (RTX4000Ada), whatever case it was asked in.
     gpu = answer.rows[0]["gpu_model"] if answer.rows else need.gpu.upper()
-    if need.gpu_memory_gib is not None:  # a memory variant: "A100 80GB", as it was asked
-        gpu += f" {need.gpu_memory_gib:g}GB"
-    return (f"TCO of {need.gpus}x {gpu} for {need.months} months at "
+    memory = need.gpu_memory_gib if memory_gib is None else memory_gib
+    if memory is not None:  # a memory variant: "A100 80GB", as it was asked
+        gpu += f" {memory:g}GB"
+    node = f" (machines of {need.per_node}+ GPUs)" if need.per_node > 1 else ""
+    return (f"TCO of {need.gpus}x {gpu}{node} for {need.months} months at "
             f"{need.utilization:.0%} utilization{when}")  # fmt: skip

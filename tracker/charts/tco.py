@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from matplotlib.figure import Figure
 
@@ -25,15 +26,23 @@ class Bar:
 
 
 def bars(answer: Tco) -> list[Bar]:
-    """The bars to draw: the best option of each strategy, then the blends, cheapest first."""
+    """The bars to draw: the best option of each strategy (per memory size), then the blends,
+    cheapest first."""
+    best = labels.best_per_strategy(answer)
+    several = len(labels.sizes(best)) > 1  # then each bar says its memory size
+
+    def size(row: dict[str, Any]) -> str:
+        return f" ({labels.memory_words(row['gpu_memory_gib'])})" * several
+
     drawn = [
-        Bar(f"{labels.strategy(row)}: {labels.offer(row)}"
+        Bar(f"{labels.strategy(row)}{size(row)}: {labels.offer(row)}"
             + _term_note(row, answer.need.months), row["total_usd"],
             labels.strategy(row).split()[0])
-        for row in labels.best_per_strategy(answer)
+        for row in best
     ]  # fmt: skip
     drawn += [
-        Bar(f"blend {labels.plan_name(plan)}", plan["total_usd"], "blend") for plan in answer.blends
+        Bar(f"blend {labels.plan_name(plan)}{size(plan)}", plan["total_usd"], "blend")
+        for plan in answer.blends
     ]
     return sorted(drawn, key=lambda bar: bar.total_usd)
 

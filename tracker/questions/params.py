@@ -130,6 +130,14 @@ def tco() -> list[click.Parameter]:
             "--gpus", type=Count(1, MAX_GPUS), default=8, show_default=True, help="GPUs needed (N)."
         ),
         opt(
+            "--per-node",
+            type=Count(1, MAX_GPUS),
+            default=1,
+            show_default=True,
+            help="GPUs each machine must have at least (K): only offers of K or more GPUs per "
+            "instance are candidates (a job that needs NVLink across K GPUs).",
+        ),
+        opt(
             "--months",
             type=Count(1, MAX_MONTHS),
             default=36,

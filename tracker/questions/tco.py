@@ -28,6 +28,7 @@ def need_from(options: dict[str, Any]) -> tco_mod.Need:
         spot_window_s=options["spot_window"],
         migration_usd=options["migration_cost"],
         current_provider=options["current"],
+        per_node=options["per_node"],
     )
 
 

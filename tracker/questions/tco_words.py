@@ -63,6 +63,8 @@ def as_result(rows: list[dict[str, Any]], columns: Sequence[str] = ()) -> QueryR
 def _reason(reason: str, n: int, gpu: str) -> str:
     offers = f"{n} offer{'s' if n != 1 else ''} of {gpu}"
     verb = "is" if n == 1 else "are"
+    if reason.startswith("fewer than "):  # --per-node: "... have fewer than 8 GPUs per machine"
+        return f"{offers} {'has' if n == 1 else 'have'} {reason}"
     if reason.startswith("no USD rate for "):
         return f"{offers} {'has' if n == 1 else 'have'} {reason} (add it to [fx])"
     return f"{offers} {verb} {reason}"

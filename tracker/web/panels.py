@@ -122,16 +122,6 @@ def decide_panel(store: Path, query: api.Query, models: list[str], timeout_s: fl
     answer = dashboard.tco(store, need, baseline=baseline, timeout_s=timeout_s)
     if not answer.rows:
         return form + problem(tco_words.no_candidate(answer))
-    best = labels.best_per_strategy(answer)
-    cheapest = answer.rows[0]["total_usd"]
-    rows = [
-        (labels.strategy(r), labels.offer(r), str(r["instances"]),
-         f"{r['total_usd']:,.2f}", f"{r['usd_per_gpu_hour']:.4f}",
-         "" if r["pflop_per_usd"] is None else f"{r['pflop_per_usd']:,.1f}",
-         tco_words.distance(r["total_usd"], cheapest))
-        for r in best
-    ]  # fmt: skip
-    head = ("strategy", "offer", "instances", "total USD", "USD/GPU-h", "PFLOP/$", "vs best")
     notes = "".join(f'<p class="note">{escape(line)}</p>' for line in
                     tco_words.left_out_lines(answer))  # fmt: skip
     return (
@@ -139,12 +129,40 @@ def decide_panel(store: Path, query: api.Query, models: list[str], timeout_s: fl
         + f"<h2>{escape(labels.title(answer))}</h2>"
         + blends.applied(answer)
         + f'<figure class="chart">{charts.tco_svg(answer)}</figure>'
-        + table("tco", head, rows)
+        + _sizes_tables(answer)
         + blends.blended(answer)
         + notes
         + f'<p class="note">{len(answer.rows)} candidates; every one: '
         f'<a href="/api/tco?{escape(_query_string(query))}">/api/tco</a></p>'
     )
+
+
+def _sizes_tables(answer: Any) -> str:
+    """The best option per strategy, one table per memory size of the GPU (each size ranked
+    apart: `vs best` within it, as the command's tables); the first, the cheapest size's, is
+    `#tco`."""
+    head = ("strategy", "offer", "instances", "total USD", "USD/GPU-h", "PFLOP/$", "vs best")
+    groups = labels.sizes(labels.best_per_strategy(answer))
+    parts = []
+    for i, (gib, best) in enumerate(groups):
+        cheapest = best[0]["total_usd"]
+        rows = [
+            (labels.strategy(r), labels.offer(r), str(r["instances"]),
+             f"{r['total_usd']:,.2f}", f"{r['usd_per_gpu_hour']:.4f}",
+             "" if r["pflop_per_usd"] is None else f"{r['pflop_per_usd']:,.1f}",
+             tco_words.distance(r["total_usd"], cheapest))
+            for r in best
+        ]  # fmt: skip
+        if len(groups) > 1:
+            parts.append(f"<h3>{escape(labels.title(answer, gib))}</h3>")
+        parts.append(table("tco" if i == 0 else f"tco-{i + 1}", head, rows))
+    return "".join(parts)
+
+
+def _per_node_field(query: api.Query) -> str:
+    """GPUs per node (`per_node`): only machines of at least that many GPUs are candidates."""
+    return _input("per_node", "GPUs per node", query, default="1", kind="number",
+                  extra=' min="1" step="1"')  # fmt: skip
 
 
 def _decide_form(query: api.Query, models: list[str]) -> str:
@@ -153,6 +171,7 @@ def _decide_form(query: api.Query, models: list[str]) -> str:
         '<form id="tco-form" class="filters" method="get">'
         + _select("gpu", "GPU", models, query, default="H100")
         + _input("gpus", "GPUs", query, default="8", kind="number")
+        + _per_node_field(query)
         + _input("months", "months", query, default="36", kind="number")
         + _input(
             "utilization",

@@ -5,25 +5,50 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
 
 from collectors.common import duration_words, kind_label
 from storage.reads.tco import Need, Tco
-from tracker.charts.labels import best_per_strategy, offer, plan_name, strategy, term_words, title
+from tracker.charts.labels import (
+    best_per_strategy,
+    memory_words,
+    offer,
+    plan_name,
+    sizes,
+    strategy,
+    term_words,
+    title,
+)
 from tracker.questions.tco_words import distance, left_out_lines
 
 
-def strategies(answer: Tco, per_strategy: int) -> Table:
-    """The best option of each strategy (or the best few), with its distance to the best."""
+def strategies(answer: Tco, per_strategy: int) -> Group:
+    """The best option of each strategy (or the best few), with its distance to the best: one
+    table per memory size of the GPU, each size ranked apart (its own best)."""
+    shown = best_per_strategy(answer, per_strategy)
+    groups = sizes(shown)
+    tables = [_strategies(answer, gib, rows, len(groups) > 1) for gib, rows in groups]
+    notes = _notes(answer, shown)
+    if len(shown) < len(answer.rows):
+        more = len(answer.rows) - len(shown)
+        notes.append(f"{more} other candidate{'s' if more > 1 else ''} not shown "
+                     "(--limit N per strategy, or --format json for all)")  # fmt: skip
+    tables[-1].caption = escape("\n".join(notes)) or None
+    return Group(*tables)
+
+
+def _strategies(answer: Tco, gib: float | None, shown: list[dict[str, Any]], named: bool) -> Table:
+    """The table of one memory size (`named`: its title says which, as there are several)."""
     need = answer.need
-    table = Table(title=escape(title(answer) + " (USD)"), caption_justify="left")
+    table = Table(title=escape(title(answer, gib if named else None) + " (USD)"),
+                  caption_justify="left")  # fmt: skip
     for column in ("strategy", "offer", "GPUs", "instances", "paid"):
         table.add_column(column, justify="right" if column == "instances" else "left")
     for column in ("total USD", "USD/GPU-h", "PFLOP/$", "vs best"):
         table.add_column(column, justify="right")
-    shown = best_per_strategy(answer, per_strategy)
-    cheapest = answer.rows[0]["total_usd"]
+    cheapest = shown[0]["total_usd"]
     for row in shown:
         table.add_row(
             escape(strategy(row)), escape(offer(row)), _gpus(row), str(row["instances"]),
@@ -31,27 +56,29 @@ def strategies(answer: Tco, per_strategy: int) -> Table:
             f"{row['usd_per_gpu_hour']:.4f}", _pflop(row["pflop_per_usd"]),
             distance(row["total_usd"], cheapest),
         )  # fmt: skip
-    notes = _notes(answer, shown)
-    if len(shown) < len(answer.rows):
-        more = len(answer.rows) - len(shown)
-        notes.append(f"{more} other candidate{'s' if more > 1 else ''} not shown "
-                     "(--limit N per strategy, or --format json for all)")  # fmt: skip
-    table.caption = escape("\n".join(notes)) or None
     return table
 
 
-def blends(answer: Tco) -> Table:
-    """Per burst kind, the cheapest blended plan, against the best single strategy."""
+def blends(answer: Tco) -> Group:
+    """Per memory size and burst kind, the cheapest blended plan, against the best single
+    strategy of that size."""
+    groups = sizes(answer.blends)
+    return Group(*(_blends(answer, gib, plans, len(groups) > 1) for gib, plans in groups))
+
+
+def _blends(answer: Tco, gib: float | None, plans: list[dict[str, Any]], named: bool) -> Table:
     need = answer.need
-    table = Table(title=escape(f"Blended plans: reserved baseline + the rest at "
+    size = f" on {memory_words(gib)}" if named else ""
+    table = Table(title=escape(f"Blended plans{size}: reserved baseline + the rest at "
                                f"{need.utilization:.0%} utilization (USD)"),
                   caption_justify="left")  # fmt: skip
     for column in ("plan", "reserved part", "burst part"):
         table.add_column(column)
     for column in ("total USD", "USD/GPU-h", "vs best"):
         table.add_column(column, justify="right")
-    cheapest = min(answer.rows[0]["total_usd"], answer.blends[0]["total_usd"])
-    for plan in answer.blends:
+    best_single = next(r for r in answer.rows if r["gpu_memory_gib"] == gib)
+    cheapest = min(best_single["total_usd"], plans[0]["total_usd"])
+    for plan in plans:
         burst = plan["burst_price_kind"]
         reserved = (f"{term_words(plan['reserved_term_months'])} x{plan['reserved_instances']}: "
                     f"{offer(plan, 'reserved_')} ({plan['reserved_usd']:,.2f})")  # fmt: skip
@@ -62,8 +89,7 @@ def blends(answer: Tco) -> Table:
             f"{plan['total_usd']:,.2f}", f"{plan['usd_per_gpu_hour']:.4f}",
             distance(plan["total_usd"], cheapest),
         )  # fmt: skip
-    best_single = answer.rows[0]
-    winner = answer.blends[0]
+    winner = plans[0]
     if winner["total_usd"] < best_single["total_usd"]:
         verdict = f"cheapest mix: {plan_name(winner)}"
     else:
@@ -107,6 +133,8 @@ def _notes(answer: Tco, shown: list[dict[str, Any]]) -> list[str]:
                 else f"{need.spot_overhead_pct:g}% interruption overhead")  # fmt: skip
     notes = [f"spot: {basis} + {overhead}; "
              "reserved: whole terms, paid whatever the utilization"]  # fmt: skip
+    if need.per_node > 1:
+        notes.append(f"per node: only machines of at least {need.per_node} GPUs each")
     if need.migration_usd:
         away = f" away from {need.current_provider}" if need.current_provider else ""
         notes.append(f"migration: {need.migration_usd:,.2f} USD added once to every option{away}")

@@ -59,5 +59,5 @@ def title(answer: Tco) -> str:
     gpu = answer.rows[0]["gpu_model"] if answer.rows else need.gpu.upper()
     if need.gpu_memory_gib is not None:  # a memory variant: "A100 80GB", as it was asked
         gpu += f" {need.gpu_memory_gib:g}GB"
-    return (f"TCO of {need.gpus}x {gpu} for {need.months} months at "
+    return (f"TCO of {need.gpus}x {gpu} for {need.months:g} months at "
             f"{need.utilization:.0%} utilization{when}")  # fmt: skip

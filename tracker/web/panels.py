@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,8 +18,12 @@ from tracker.charts import labels
 from tracker.questions import history as history_q
 from tracker.questions import tco as tco_q
 from tracker.questions import tco_words
+from tracker.questions import workloads as workloads_q
 from tracker.web import api, charts
 from tracker.web.pages import problem, table
+
+if TYPE_CHECKING:
+    from tracker.config.workloads import Workloads
 
 WINDOWS = ("7d", "30d", "90d", "365d")
 _KINDS = ("", "on-demand", "spot", "reserved")
@@ -90,28 +94,38 @@ def _history_form(query: api.Query, models: list[str]) -> str:
     )
 
 
-def decide_panel(store: Path, query: api.Query, models: list[str], timeout_s: float) -> str:
-    """The TCO of a need: the best option per strategy, as bars and as a table."""
-    form = _decide_form(query, models)
+def decide_panel(
+    store: Path,
+    query: api.Query,
+    models: list[str],
+    timeout_s: float,
+    workloads: Workloads | None = None,
+) -> str:
+    """The TCO of a need: the best option per strategy, as bars and as a table; with a
+    workload, its units and USD per unit (`workloads`: the config's, None: the bundled)."""
+    form = _decide_form(query, models, workloads)
     if not query:
         return form + '<p class="note">Say what you need: a GPU, how many, for how long.</p>'
     try:
         given = api.options(api.TCO, query)
+        need, work = api.work_need(tco_q.need_from(given), given, workloads)
     except api.BadRequest as exc:
         return form + problem(str(exc))
-    answer = dashboard.tco(store, tco_q.need_from(given), timeout_s=timeout_s)
+    answer = dashboard.tco(store, need, timeout_s=timeout_s)
     if not answer.rows:
         return form + problem(tco_words.no_candidate(answer))
+    answer = workloads_q.with_units(answer, work) if work else answer
     best = labels.best_per_strategy(answer)
     cheapest = answer.rows[0]["total_usd"]
     rows = [
         (labels.strategy(r), labels.offer(r), str(r["instances"]),
          f"{r['total_usd']:,.2f}", f"{r['usd_per_gpu_hour']:.4f}",
          "" if r["pflop_per_usd"] is None else f"{r['pflop_per_usd']:,.1f}",
-         tco_words.distance(r["total_usd"], cheapest))
+         *workloads_q.cells(r), tco_words.distance(r["total_usd"], cheapest))
         for r in best
     ]  # fmt: skip
-    head = ("strategy", "offer", "instances", "total USD", "USD/GPU-h", "PFLOP/$", "vs best")
+    head = ("strategy", "offer", "instances", "total USD", "USD/GPU-h", "PFLOP/$",
+            *workloads_q.headers(answer), "vs best")  # fmt: skip
     notes = "".join(f'<p class="note">{escape(line)}</p>' for line in
                     tco_words.left_out_lines(answer))  # fmt: skip
     return (
@@ -125,7 +139,10 @@ def decide_panel(store: Path, query: api.Query, models: list[str], timeout_s: fl
     )
 
 
-def _decide_form(query: api.Query, models: list[str]) -> str:
+def _decide_form(query: api.Query, models: list[str], workloads: Workloads | None) -> str:
+    from tracker.config import lazy
+
+    work = sorted(lazy.workloads() if workloads is None else workloads)
     return (
         "<h1>Decide: total cost of a need</h1>"
         '<form id="tco-form" class="filters" method="get">'
@@ -141,6 +158,8 @@ def _decide_form(query: api.Query, models: list[str]) -> str:
             extra=' step="0.05" min="0.05" max="1"',
         )
         + _input("provider", "provider", query)
+        + _select("workload", "workload", ["", *work], query)
+        + _input("amount", "units of work", query, kind="number", extra=' step="any" min="0"')
         + '<button type="submit">Compare</button></form>'
     )
 

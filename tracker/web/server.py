@@ -226,7 +226,7 @@ class Handler(BaseHTTPRequestHandler):
         site = self.server.site
         read_at = datetime.now(UTC)
         offers = dashboard.offers(site.store, timeout_s=site.timeout_s)
-        return pages.now_panel(offers, read_at)
+        return pages.now_panel(offers, read_at, site.workloads)
 
     @staticmethod
     def _page(path: str, body: str) -> bytes:

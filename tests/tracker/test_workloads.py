@@ -99,6 +99,10 @@ def test_a_variant_wins_over_its_model_and_a_users_table_replaces_the_bundled(
         {"workloads": {"bert-train": {"unit": "run", "per_gpu_hour": {"L4": 0.01}}}}, source=None
     ).workloads["bert-train"]
     assert replaced.unit == "run" and replaced.per_gpu_hour("H100", 80) is None
+    other_case = config_mod.from_dict(
+        {"workloads": {"BERT-train": {"unit": "run", "per_gpu_hour": {"L4": 0.01}}}}, source=None
+    ).workloads
+    assert "bert-train" not in other_case and other_case["BERT-train"].unit == "run"
 
 
 @pytest.mark.parametrize(

@@ -125,6 +125,8 @@ def parse_workloads(raw: Mapping[str, Any], names: GpuNames) -> dict[str, Worklo
                     f"{key}.{needed}: missing; a workload needs a unit and a throughput"
                 )
         rates = _choices(got["per_gpu_hour"], names, f"{key}.per_gpu_hour")
+        for same in [k for k in found if k.lower() == name.lower()]:  # names match in any case
+            del found[same]
         found[name] = Workload(name, got["unit"], rates, got["source"])
     return found
 

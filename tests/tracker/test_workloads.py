@@ -231,7 +231,8 @@ def test_the_api_takes_a_workload_and_an_amount(server: Running) -> None:
 def test_the_decide_panel_takes_a_workload(server: Running) -> None:
     status, page = get(server, "/decide?gpu=H100&workload=resnet50-train&amount=100")
     assert status == 200
-    assert '<select name="workload">' in page and '<option value="mine">' in page
+    assert '<select name="workload"><option value="">none</option>' in page
+    assert '<option value="mine">' in page
     assert "<th>units</th><th>USD/unit</th>" in page and "<td>100.00</td>" in page
 
 

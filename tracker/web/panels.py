@@ -158,7 +158,7 @@ def _decide_form(query: api.Query, models: list[str], workloads: Workloads | Non
             extra=' step="0.05" min="0.05" max="1"',
         )
         + _input("provider", "provider", query)
-        + _select("workload", "workload", ["", *work], query)
+        + _select("workload", "workload", ["", *work], query).replace(">any<", ">none<", 1)
         + _input("amount", "units of work", query, kind="number", extra=' step="any" min="0"')
         + '<button type="submit">Compare</button></form>'
     )

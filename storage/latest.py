@@ -8,6 +8,7 @@ offers without a rate are left out and counted, never ranked as if they were dol
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ SORTS = {
     "gpu-hour": "price_per_gpu_hour",
     "hour": "price_per_hour",
     "pflop": "pflop_per_usd DESC NULLS LAST",
+    "unit": "usd_per_unit NULLS LAST",  # with a workload's throughputs: the least USD per unit
 }
 
 # Equal prices are listed in a fixed order, so the same store always prints the same table.
@@ -32,7 +34,7 @@ _TIES = """provider, region, zone NULLS FIRST, instance_type, price_kind, term_m
 # tables come out USD first.
 _SQL = r"""
 WITH chosen AS (
-    SELECT {columns} FROM latest_prices WHERE {where}
+    SELECT {columns}{unit} FROM latest_prices WHERE {where}
 ), filtered AS (
     -- A level apart, so that --per-gpu ranks on the converted prices and currency of --usd.
     SELECT * FROM chosen {qualify}
@@ -52,7 +54,7 @@ WITH chosen AS (
            round(price_per_hour, 4) AS per_hour,
            round(price_per_gpu_hour, 4) AS per_gpu_hour,
            currency,{priced_in}
-           round(pflop_per_usd, 1) AS pflop_per_usd,
+           round(pflop_per_usd, 1) AS pflop_per_usd,{unit_column}
            -- The AWS Spot Advisor's interruption band beside a spot price ("<5%"), else NULL.
            (SELECT i.band FROM spot_interruption i
             WHERE f.price_kind = 'spot' AND i.provider = f.provider AND i.region = f.region
@@ -142,6 +144,7 @@ def cheapest(
     per_gpu: bool = False,
     usd: bool = False,
     timeout_s: float | None = None,
+    per_gpu_hour: Sequence[tuple[GpuChoice, float]] = (),
 ) -> Cheapest:
     """The cheapest current offers matching `filters`, `limit` per currency, grouped by
     currency (USD first) and ranked within it.
@@ -149,8 +152,11 @@ def cheapest(
     With `per_gpu`, only the cheapest offer of each GPU model, memory variant (per-GPU memory:
     A100 40 GB and 80 GB apart) and price kind. With `usd`, one
     USD ranking of every offer that has a USD price (see the module docstring). The query
-    stops after `timeout_s` seconds (None: no limit; the web dashboard sets one)."""
+    stops after `timeout_s` seconds (None: no limit; the web dashboard sets one). With a
+    workload's `per_gpu_hour` (units of work per GPU-hour, by GPU), `usd_per_unit`: the USD
+    price per GPU-hour over the offer's GPU's throughput, NULL where it has none."""
     where, params = _where(filters)
+    unit = gpu_filter.per_gpu(per_gpu_hour, params, "w") if per_gpu_hour else ""
     if usd:
         where += " AND price_per_hour_usd IS NOT NULL"
     order = SORTS[sort]
@@ -164,6 +170,8 @@ def cheapest(
     sql = _SQL.format(
         columns=_USD_COLUMNS if usd else "*",
         priced_in="\n           priced_in," if usd else "",
+        unit=f",\n    price_per_gpu_hour_usd / {unit} AS usd_per_unit" if unit else "",
+        unit_column="\n           round(usd_per_unit, 6) AS usd_per_unit," if unit else "",
         where=where,
         order=f"gpu_model, {order}" if per_gpu else order,
         qualify=qualify,

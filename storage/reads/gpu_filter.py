@@ -111,3 +111,14 @@ def at_least(memory_gib: float | None, params: dict[str, Any], prefix: str = "g"
         return "true"
     params[f"{prefix}_min_gib"] = memory_gib
     return f"gpu_memory_gib >= ${prefix}_min_gib"
+
+
+def per_gpu(values: Iterable[tuple[GpuChoice, float]], params: dict[str, Any], prefix: str) -> str:
+    """SQL over `gpu_model` and `gpu_memory_gib`: the value of the first of `values` whose GPU an
+    offer is of (give a model's variants before the model), NULL where none is; its named
+    parameters `$<prefix>_...` added to `params`."""
+    whens = []
+    for i, (choice, value) in enumerate(values):
+        params[f"{prefix}_value_{i}"] = value
+        whens.append(f"WHEN {clause([choice], params, f'{prefix}_{i}')} THEN ${prefix}_value_{i}")
+    return f"CASE {' '.join(whens)} END" if whens else "NULL"

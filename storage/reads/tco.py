@@ -61,7 +61,7 @@ class Need:
 
     gpu: str
     gpus: int = 8
-    months: int = 36
+    months: float = 36  # fractional for `--amount` (tracker.questions.workloads)
     utilization: float = 1.0
     memory_gib: float | None = None
     providers: tuple[str, ...] = ()

@@ -240,6 +240,7 @@ def test_every_filter_narrows_the_table_to_its_value(server: Running, page: Any)
 def test_every_column_sorts_both_ways(server: Running, page: Any) -> None:
     page.goto(server.url)
     page.select_option("select[data-money]", "native")  # in USD the currency column is one value
+    page.select_option("select[data-workload]", "resnet50-train")  # its USD/unit column shows
     heads = page.locator("#offers thead th")
     for index in range(heads.count()):
         head = heads.nth(index)
@@ -404,3 +405,17 @@ def test_the_readme_screenshot_script_takes_the_filtered_now_panel(tmp_path: Pat
         # Not a blank page: the page's white and the many colours of text and header.
         colours = {colour for _, colour in image.convert("RGB").getcolors(1 << 16) or []}
     assert len(colours) > 20 and (255, 255, 255) in colours
+
+
+def test_a_workload_shows_usd_per_unit_as_the_api_gives_it(server: Running, page: Any) -> None:
+    page.goto(server.url)
+    unit = page.locator("#offers thead th.unit")
+    assert not unit.is_visible()  # no workload chosen: no column
+    page.select_option("select[data-workload]", "resnet50-train")
+    assert unit.is_visible()
+    url = server.url + "api/latest?provider=aws&gpu=H100&kind=on-demand&workload=resnet50-train"
+    with urllib.request.urlopen(url, timeout=60) as answer:
+        p5 = next(r for r in json.loads(answer.read()) if r["instance_type"] == "p5.48xlarge")
+    shown = page.locator("#offers tbody tr", has_text="p5.48xlarge").filter(has_text="on-demand")
+    cell = shown.first.locator("td.unit")
+    assert float(cell.text_content() or "nan") == pytest.approx(p5["usd_per_unit"], abs=1e-4)

@@ -77,5 +77,5 @@ def title(answer: Tco, memory_gib: float | None = None) -> str:
     if memory is not None:  # a memory variant: "A100 80GB", as it was asked
         gpu += f" {memory:g}GB"
     node = f" (machines of {need.per_node}+ GPUs)" if need.per_node > 1 else ""
-    return (f"TCO of {need.gpus}x {gpu}{node} for {need.months} months at "
+    return (f"TCO of {need.gpus}x {gpu}{node} for {need.months:g} months at "
             f"{need.utilization:.0%} utilization{when}")  # fmt: skip

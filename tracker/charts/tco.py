@@ -55,7 +55,7 @@ def chart(answer: Tco) -> Figure:
     positions = range(len(shown))
     ax.barh(positions, [b.total_usd for b in shown], color=[_COLOURS[b.kind] for b in shown])
     ax.set_yticks(list(positions), [b.label for b in shown], fontsize="small")
-    ax.set_xlabel(f"total cost over {need.months} months (USD)")
+    ax.set_xlabel(f"total cost over {need.months:g} months (USD)")
     ax.xaxis.set_major_formatter("{x:,.0f}")
     for y, bar in zip(positions, shown, strict=True):
         ax.annotate(f" {bar.total_usd:,.0f}", (bar.total_usd, y), va="center",
@@ -69,7 +69,7 @@ def save_chart(answer: Tco, path: str | Path) -> Path:
     return save(chart(answer), path)
 
 
-def _term_note(row: dict[str, object], months: int) -> str:
+def _term_note(row: dict[str, object], months: float) -> str:
     term = row["term_months"]
     if isinstance(term, int) and term > months:
         return " (whole term)"

@@ -55,11 +55,19 @@ def latest(
     per_gpu: bool,
     usd: bool,
     fmt: str,
+    workload: str | None,
     **filters: Any,
 ) -> None:
     """The cheapest current offers, one table per currency (or one in USD with --usd)."""
+    from tracker.questions.workloads import chosen
+
     config = load_config(ctx)
+    try:  # the work's throughputs per GPU: usd_per_unit
+        work = chosen(config.workloads, workload, sort)
+    except ValueError as exc:
+        fail(ctx, str(exc), EXIT_USAGE)
     options = {"sort": sort, "limit": limit, "per_gpu": per_gpu, "usd": usd}
+    options["per_gpu_hour"] = work.by_gpu() if work else ()
     print_latest(
         ctx,
         config.store_path,

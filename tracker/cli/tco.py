@@ -18,6 +18,7 @@ from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
 from tracker.cli.screen import render, tco_table
 from tracker.questions import documents, params, tco_words
+from tracker.questions import workloads as workloads_q
 from tracker.questions.tco import baseline_problem, need_from, unknown_gpu
 
 if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
@@ -43,11 +44,18 @@ def tco(
     limit: int | None,
     fmt: str,
     chart: Path | None,
+    workload: str | None,
+    amount: float | None,
     **options: Any,
 ) -> None:
     """Total cost of ownership of a GPU need over a horizon, per rental strategy."""
     config = load_config(ctx)  # first: its [gpus.models] may name the --gpu asked for
     need = need_from(options)
+    try:  # the work priced per unit, and the horizon --amount of it takes
+        work = workloads_q.chosen(config.workloads, workload)
+        need, amount_words = workloads_q.for_amount(need, work, amount)
+    except ValueError as exc:
+        fail(ctx, str(exc), EXIT_USAGE)
     if (problem := baseline_problem(baseline, need)) is not None:
         fail(ctx, problem, EXIT_USAGE)
     if chart is not None and chart.suffix.lower() != ".png":  # as `history --chart` says it
@@ -61,6 +69,9 @@ def tco(
     if unknown:
         fail(ctx, "; ".join(unknown), EXIT_USAGE)
     err = common.err(ctx)
+    answer = workloads_q.with_units(answer, work) if work else answer
+    if amount_words:
+        say(err, amount_words)
     if not answer.rows:
         say(err, tco_words.no_candidate(answer))
     if fmt == "table":

@@ -44,6 +44,7 @@ from tracker.config.store import (
 )
 from tracker.config.store import store_path as _store_path
 from tracker.config.web import WEB, WebSettings, parse_web
+from tracker.config.workloads import WORKLOAD, Workloads, parse_workloads
 
 # The alerts' settings, the GPU table and the rates' types are imported where a config has the
 # table that needs them, or a default is first read (tracker.config.lazy).
@@ -84,6 +85,7 @@ _TOP_KEYS = {
     "web",
     "gpus",
     "raw",
+    "workloads",
 }
 _MESSAGE_MAX = 1000
 # Every declared table, in the order of docs/configuration.md's key reference.
@@ -98,6 +100,7 @@ DECLARED: tuple[Table, ...] = (
     METRICS,
     EXPORT,
     WEB,
+    WORKLOAD,
 )
 
 
@@ -118,6 +121,7 @@ class Config:
     store: StoreSettings = field(default_factory=StoreSettings)
     raw: RawSettings = field(default_factory=RawSettings)  # [raw]: the answers kept
     limits: PriceLimits = field(default_factory=PriceLimits)  # [collect]: what a storable price is
+    workloads: lazy.Lazy[Workloads] = lazy.Lazy(lazy.workloads)  # noqa: RUF009 ([workloads])
     # What chose the store, for messages about it: `storage.path`, `--db` or the variable.
     store_key: str = "storage.path"
 
@@ -134,7 +138,8 @@ class Config:
         """The providers to collect: the named ones (even if disabled), else every enabled one."""
         for name in names:
             if name not in self.providers:
-                raise ConfigError(f"--provider {name}: unknown provider; known: {_known()}")
+                known = ", ".join(sorted(REGISTRY))
+                raise ConfigError(f"--provider {name}: unknown provider; known: {known}")
         if names:
             return [self.providers[n] for n in names]
         return [p for p in self.providers.values() if p.enabled]
@@ -248,6 +253,8 @@ def from_dict(data: Mapping[str, Any], *, source: Path | None) -> Config:
         # No rules, no GPU filter to check: parse_settings reads the names for rules only.
         tables["alerts"] = _alerts(alerts_raw, models() if alerts_raw.get("rules") else {})
         channels = tables["alerts"].channels
+    if workloads_raw := _table(data, "workloads"):  # over the bundled ones
+        tables["workloads"] = parse_workloads(workloads_raw, gpu_names(models()))
     fx_raw = _table(data, "fx")
     return Config(
         source,
@@ -283,10 +290,6 @@ def _review(
 
 def environment() -> Mapping[str, str]:
     return os.environ
-
-
-def _known() -> str:
-    return ", ".join(sorted(REGISTRY))
 
 
 def _table(data: Mapping[str, Any], key: str, prefix: str = "") -> Mapping[str, Any]:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from alerts.settings import AlertSettings
     from collectors.gpus import GpuModel, Overrides
     from storage.fx import GpuFact
+    from tracker.config.workloads import Workloads
 
 T = TypeVar("T")
 
@@ -74,6 +75,12 @@ def gpus() -> Overrides:
     from collectors.gpus import Overrides
 
     return Overrides()
+
+
+def workloads() -> Workloads:
+    from tracker.config.workloads import bundled
+
+    return bundled()
 
 
 def gpu_facts(models: Mapping[str, GpuModel]) -> tuple[GpuFact, ...]:

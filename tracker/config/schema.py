@@ -32,6 +32,7 @@ def config_schema() -> dict[str, Any]:
     }
     properties["providers"] = _providers()
     properties["fx"] = _fx(tables["fx.<currency>"])
+    properties["workloads"] = _workloads(tables["workloads.<name>"])
     properties["alerts"] = _alerts()
     properties["gpus"] = _gpus()
     return {
@@ -90,6 +91,17 @@ def _fx(rate: Table) -> dict[str, Any]:
         "table or a list of them (docs/configuration.md, exchange rates).",
         "propertyNames": {"pattern": "^[A-Z]{3}$", "not": {"const": "USD"}},
         "additionalProperties": {"anyOf": [one, {"type": "array", "items": one}]},
+    }
+
+
+def _workloads(workload: Table) -> dict[str, Any]:
+    one = table_schema(workload)
+    one["required"] = ["unit", "per_gpu_hour"]
+    return {
+        "type": "object",
+        "description": "Units of real work per GPU-hour, by name, over the bundled ones "
+        "(docs/decide.md, cost per unit of work).",
+        "additionalProperties": one,
     }
 
 

@@ -29,6 +29,12 @@ from tracker.questions.types import (
     SpotOverhead,
 )
 
+WORKLOAD_HELP = (
+    "A named unit of work with a throughput per GPU ([workloads] in config.toml, or a bundled "
+    "MLPerf one: resnet50-train, bert-train, llama2-70b-lora-train, llama2-70b-inference)."
+)
+MAX_AMOUNT = 1e15  # units of work: bounded so the horizon's arithmetic stays finite
+
 
 def opt(*declarations: str, **attributes: Any) -> click.Option:
     """One option, as `@click.option` declares it."""
@@ -55,9 +61,10 @@ def latest() -> list[click.Parameter]:
             type=click.Choice(list(latest_mod.SORTS)),
             default="gpu-hour",
             show_default=True,
-            help="Rank by price per GPU-hour, per instance-hour, or by PFLOP of FP16 per US dollar "
-            "(most first).",
+            help="Rank by price per GPU-hour, per instance-hour, by PFLOP of FP16 per US dollar "
+            "(most first), or by USD per unit of --workload's work (least first).",
         ),
+        opt("--workload", help=WORKLOAD_HELP + " Adds usd_per_unit."),
         opt(
             "--limit",
             type=Count(1, MAX_ROWS),
@@ -196,6 +203,13 @@ def tco() -> list[click.Parameter]:
             "every option without --current).",
         ),
         opt("--current", type=PROVIDER, help="The provider you rent from now."),
+        opt("--workload", help=WORKLOAD_HELP + " Adds units and usd_per_unit to every option."),
+        opt(
+            "--amount",
+            type=Number(0, MAX_AMOUNT, low_open=True),
+            help="Units of --workload's work to get done: the horizon is the time N GPUs take "
+            "for them (replaces --months).",
+        ),
         opt(
             "--baseline",
             type=Count(1, MAX_GPUS),

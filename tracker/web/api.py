@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,6 +22,11 @@ from tracker.questions import documents, params
 from tracker.questions import history as history_q
 from tracker.questions import latest as latest_q
 from tracker.questions import tco as tco_q
+from tracker.questions import workloads as workloads_q
+
+if TYPE_CHECKING:
+    from storage.reads.tco import Need
+    from tracker.config.workloads import Workload, Workloads
 
 # The options that write files, choose the output or the store are the server's, not a caller's.
 SERVERS = {"fmt", "chart", "config_path", "db", "verbose", "help"}
@@ -64,9 +69,13 @@ def options(command: click.Command, query: Query) -> dict[str, Any]:
     return dict(ctx.params)
 
 
-def latest(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[str, Any]]:
-    """What `gpu-tracker latest --format json` prints."""
+def latest(
+    store: Path, query: Query, *, timeout_s: float | None, workloads: Workloads | None = None
+) -> list[dict[str, Any]]:
+    """What `gpu-tracker latest --format json` prints (`workloads`: the config's, else the
+    bundled ones)."""
     given = options(LATEST, query)
+    work = _work(workloads, given["workload"], given["sort"])
     filters = latest_q.filters_from(given)
     found = latest_mod.cheapest(
         store,
@@ -76,6 +85,7 @@ def latest(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[s
         per_gpu=given["per_gpu"],
         usd=given["usd"],
         timeout_s=timeout_s,
+        per_gpu_hour=work.by_gpu() if work else (),
     )
     if not found.result.rows:
         _refuse(latest_q.unknown(store, filters, timeout_s))
@@ -94,17 +104,43 @@ def history(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[
     return bounded(documents.history(found[: given["limit"]]))
 
 
-def tco(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[str, Any]]:
+def tco(
+    store: Path, query: Query, *, timeout_s: float | None, workloads: Workloads | None = None
+) -> list[dict[str, Any]]:
     """What `gpu-tracker tco --format json` prints."""
     given = options(TCO, query)
-    need = tco_q.need_from(given)
+    need, work = work_need(tco_q.need_from(given), given, workloads)
     baseline = given["baseline"]
     if (problem := tco_q.baseline_problem(baseline, need)) is not None:
         raise BadRequest(problem)
     answer = dashboard.tco(store, need, baseline=baseline, timeout_s=timeout_s)
     if not answer.rows:
         _refuse(tco_q.unknown_gpu(store, need, timeout_s))
+    answer = workloads_q.with_units(answer, work) if work else answer
     return bounded(documents.tco(answer, given["limit"]))
+
+
+def work_need(
+    need: Need, given: dict[str, Any], workloads: Workloads | None
+) -> tuple[Need, Workload | None]:
+    """The need with `amount`'s horizon, and the workload `given` names (BadRequest: an unknown
+    one, or an amount that cannot be priced, in the command's words)."""
+    work = _work(workloads, given["workload"])
+    try:
+        return workloads_q.for_amount(need, work, given["amount"])[0], work
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from exc
+
+
+def _work(
+    workloads: Workloads | None, name: str | None, sort: str | None = None
+) -> Workload | None:
+    from tracker.config import lazy
+
+    try:
+        return workloads_q.chosen(lazy.workloads() if workloads is None else workloads, name, sort)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from exc
 
 
 def _arguments(option: click.Option, name: str, values: Sequence[str]) -> list[str]:

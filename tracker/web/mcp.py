@@ -59,9 +59,9 @@ class Tool:
 def tools() -> dict[str, Tool]:
     """Every tool, by name."""
     found = [
-        Tool("latest", _LATEST, schema_of(api.LATEST), _from_api(api.latest)),
+        Tool("latest", _LATEST, schema_of(api.LATEST), _from_api(api.latest, work=True)),
         Tool("history", _HISTORY, schema_of(api.HISTORY), _from_api(api.history)),
-        Tool("tco", _TCO, schema_of(api.TCO), _from_api(api.tco)),
+        Tool("tco", _TCO, schema_of(api.TCO), _from_api(api.tco, work=True)),
         Tool("gpus", _GPUS, _GPUS_SCHEMA, _gpus),
         Tool("sql", _SQL, _SQL_SCHEMA, _sql),
     ]
@@ -102,15 +102,14 @@ def _type_schema(param: click.Option) -> dict[str, Any]:
     return {"type": "string"}
 
 
-def _from_api(
-    function: Callable[..., list[dict[str, Any]]],
-) -> Answer:
-    """A JSON API function, its query built from the tool's arguments."""
+def _from_api(function: Callable[..., list[dict[str, Any]]], *, work: bool = False) -> Answer:
+    """A JSON API function, its query built from the tool's arguments (`work`: it prices
+    workloads, the config's own over the bundled ones)."""
 
     def answer(config: Config, arguments: dict[str, Any]) -> list[dict[str, Any]]:
-        return function(
-            config.store_path, _query(arguments), timeout_s=config.store.query_timeout_s
-        )
+        more = {"workloads": config.workloads} if work else {}
+        query = _query(arguments)
+        return function(config.store_path, query, timeout_s=config.store.query_timeout_s, **more)
 
     return answer
 

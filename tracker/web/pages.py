@@ -11,12 +11,15 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from collectors.common import kind_label
 from storage.query import QueryResult
 from storage.reads.dashboard import Offers
+
+if TYPE_CHECKING:
+    from tracker.config.workloads import Workload, Workloads
 
 PANELS = (("/", "Now"), ("/history", "History"), ("/decide", "Decide"), ("/health", "Health"))
 _FILTERS = (("gpu_model", "GPU"), ("kind", "price kind"), ("provider", "provider"),
@@ -44,10 +47,15 @@ def problem(message: str) -> str:
     return f'<p class="problem" role="alert">{escape(message)}</p>'
 
 
-def now_panel(offers: Offers, read_at: datetime) -> str:
+def now_panel(offers: Offers, read_at: datetime, workloads: Workloads | None = None) -> str:
     """Every current offer, sortable and filterable (see the module docstring), saying when
-    the store was read (the page is kept and rebuilt in the background: `tracker.web.cache`)."""
-    rows = [_offer_row(row) for row in offers.rows]
+    the store was read (the page is kept and rebuilt in the background: `tracker.web.cache`).
+    Each offer's USD per unit of each workload rides in data attributes too, for the column
+    the workload select shows (`workloads`: the config's, None: the bundled ones)."""
+    from tracker.config import lazy
+
+    works = [w for _, w in sorted((lazy.workloads() if workloads is None else workloads).items())]
+    rows = [_offer_row(row, works) for row in offers.rows]
     cut = ""
     if offers.total > len(offers.rows):
         cut = (f'<p class="note">showing the cheapest {len(offers.rows)} of {offers.total} '
@@ -55,11 +63,12 @@ def now_panel(offers: Offers, read_at: datetime) -> str:
     return (
         "<h1>Current offers</h1>"
         + f'<p class="note" id="as-of">as of {_seconds(read_at)}</p>'
-        + _filters(offers.rows)
+        + _filters(offers.rows, works)
         + '<p class="note" id="shown"></p>'
         + cut
         + '<table id="offers" class="sortable"><thead><tr>'
         + "".join(f'<th data-type="{kind}">{name}</th>' for name, kind in _OFFER_COLUMNS)
+        + '<th data-type="number" class="unit" title="USD per unit of work">USD/unit</th>'
         + "</tr></thead><tbody>"
         + "".join(rows)
         + "</tbody></table>"
@@ -75,7 +84,7 @@ _OFFER_COLUMNS = (
 )  # fmt: skip
 
 
-def _offer_row(row: dict[str, Any]) -> str:
+def _offer_row(row: dict[str, Any], works: Sequence[Workload]) -> str:
     kind = _kind(row)
     state = [w for w, on in (("sold out", row["available"] is False), ("stale", row["stale"]))
              if on]  # fmt: skip
@@ -101,9 +110,21 @@ def _offer_row(row: dict[str, Any]) -> str:
         f"{_number(row['price_per_gpu_hour_usd'], 4)}</td>",
         f'<td class="currency">{"USD" if row["price_per_hour_usd"] is not None else ""}</td>',
         _td(_number(row["pflop_per_usd"], 1)), _td(row["interruption"] or ""),
-        _td(", ".join(state)),
+        _td(", ".join(state)), _unit_cell(row, works),
     )  # fmt: skip
     return f'<tr class="{classes}"{attributes}>{"".join(cells)}</tr>'
+
+
+def _unit_cell(row: dict[str, Any], works: Sequence[Workload]) -> str:
+    """USD per unit of each workload (`data-unit<i>`, i its place in the select; empty where
+    the GPU has no throughput or the offer no USD price), shown for the one chosen."""
+    usd = row["price_per_gpu_hour_usd"]
+    rates = [w.per_gpu_hour(row["gpu_model"], row["gpu_memory_gib"]) for w in works]
+    data = "".join(
+        f' data-unit{i}="{"" if rate is None or usd is None else f"{float(usd) / rate:.6g}"}"'
+        for i, rate in enumerate(rates)
+    )
+    return f'<td class="unit"{data}></td>'
 
 
 def _kind(row: dict[str, Any]) -> str:
@@ -115,7 +136,7 @@ def _kind(row: dict[str, Any]) -> str:
     return " ".join(words)
 
 
-def _filters(rows: Sequence[dict[str, Any]]) -> str:
+def _filters(rows: Sequence[dict[str, Any]], works: Sequence[Workload] = ()) -> str:
     selects = []
     for key, label in _FILTERS:
         column = {"kind": None}.get(key, key)
@@ -134,6 +155,9 @@ def _filters(rows: Sequence[dict[str, Any]]) -> str:
         '<option value="instance">instance-hour</option></select></label>'
         + '<label>in <select name="money" data-money><option value="usd">USD</option>'
         '<option value="native">own currency</option></select></label>'
+        + '<label>workload <select name="workload" data-workload><option value="">none</option>'
+        + "".join(f'<option value="{escape(w.name)}">{escape(w.name)}</option>' for w in works)
+        + "</select></label>"
         + '<label><input type="checkbox" data-hide="sold-out"> hide sold out</label>'
         + '<label><input type="checkbox" data-hide="stale"> hide stale</label>'
         + "</form>"

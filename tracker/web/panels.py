@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,8 +18,12 @@ from tracker.charts import labels
 from tracker.questions import history as history_q
 from tracker.questions import tco as tco_q
 from tracker.questions import tco_words
+from tracker.questions import workloads as workloads_q
 from tracker.web import api, blends, charts
 from tracker.web.pages import problem, table
+
+if TYPE_CHECKING:
+    from tracker.config.workloads import Workloads
 
 WINDOWS = ("7d", "30d", "90d", "180d", "365d")  # 180d: the half-yearly review's period
 _KINDS = ("", "on-demand", "spot", "reserved")
@@ -105,23 +109,31 @@ def _history_form(query: api.Query, models: list[str]) -> str:
     )
 
 
-def decide_panel(store: Path, query: api.Query, models: list[str], timeout_s: float) -> str:
+def decide_panel(
+    store: Path,
+    query: api.Query,
+    models: list[str],
+    timeout_s: float,
+    workloads: Workloads | None = None,
+) -> str:
     """The TCO of a need: the best option per strategy, as bars and as a table; with a
-    baseline, the blended plans too; and what of the switching options it applied."""
-    form = _decide_form(query, models)
+    baseline, the blended plans too; what of the switching options it applied; with a
+    workload, its units and USD per unit (`workloads`: the config's, None: the bundled)."""
+    form = _decide_form(query, models, workloads)
     if not query:
         return form + '<p class="note">Say what you need: a GPU, how many, for how long.</p>'
     try:
         given = api.options(api.TCO, query)
+        need, work = api.work_need(tco_q.need_from(given), given, workloads)
     except api.BadRequest as exc:
         return form + problem(str(exc))
-    need = tco_q.need_from(given)
     baseline = given["baseline"]
     if (refused := tco_q.baseline_problem(baseline, need)) is not None:
         return form + problem(refused)
     answer = dashboard.tco(store, need, baseline=baseline, timeout_s=timeout_s)
     if not answer.rows:
         return form + problem(tco_words.no_candidate(answer))
+    answer = workloads_q.with_units(answer, work) if work else answer
     notes = "".join(f'<p class="note">{escape(line)}</p>' for line in
                     tco_words.left_out_lines(answer))  # fmt: skip
     return (
@@ -141,7 +153,8 @@ def _sizes_tables(answer: Any) -> str:
     """The best option per strategy, one table per memory size of the GPU (each size ranked
     apart: `vs best` within it, as the command's tables); the first, the cheapest size's, is
     `#tco`."""
-    head = ("strategy", "offer", "instances", "total USD", "USD/GPU-h", "PFLOP/$", "vs best")
+    head = ("strategy", "offer", "instances", "total USD", "USD/GPU-h", "PFLOP/$",
+            *workloads_q.headers(answer), "vs best")  # fmt: skip
     groups = labels.sizes(labels.best_per_strategy(answer))
     parts = []
     for i, (gib, best) in enumerate(groups):
@@ -150,7 +163,7 @@ def _sizes_tables(answer: Any) -> str:
             (labels.strategy(r), labels.offer(r), str(r["instances"]),
              f"{r['total_usd']:,.2f}", f"{r['usd_per_gpu_hour']:.4f}",
              "" if r["pflop_per_usd"] is None else f"{r['pflop_per_usd']:,.1f}",
-             tco_words.distance(r["total_usd"], cheapest))
+             *workloads_q.cells(r), tco_words.distance(r["total_usd"], cheapest))
             for r in best
         ]  # fmt: skip
         if len(groups) > 1:
@@ -165,7 +178,10 @@ def _per_node_field(query: api.Query) -> str:
                   extra=' min="1" step="1"')  # fmt: skip
 
 
-def _decide_form(query: api.Query, models: list[str]) -> str:
+def _decide_form(query: api.Query, models: list[str], workloads: Workloads | None) -> str:
+    from tracker.config import lazy
+
+    work = sorted(lazy.workloads() if workloads is None else workloads)
     return (
         "<h1>Decide: total cost of a need</h1>"
         '<form id="tco-form" class="filters" method="get">'
@@ -183,6 +199,8 @@ def _decide_form(query: api.Query, models: list[str]) -> str:
         )
         + _input("provider", "provider", query)
         + _switching_fields(query)
+        + _select("workload", "workload", ["", *work], query).replace(">any<", ">none<", 1)
+        + _input("amount", "units of work", query, kind="number", extra=' step="any" min="0"')
         + '<button type="submit">Compare</button></form>'
     )
 

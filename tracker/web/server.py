@@ -35,6 +35,7 @@ from storage.runs import LastRun
 from tracker.collecting.logs import escape
 from tracker.config import Config
 from tracker.config.web import WebSettings
+from tracker.config.workloads import Workloads
 from tracker.web import api, hosts, pages, panels
 from tracker.web.cache import PageCache
 from tracker.web.pool import GRACE_S, PooledServer
@@ -62,6 +63,7 @@ class Site:
     store: Path
     timeout_s: float
     status: Callable[[dict[str, LastRun]], Any]
+    workloads: Workloads | None = None  # [workloads]; None: the bundled ones
 
 
 class WebServer(PooledServer):
@@ -121,7 +123,10 @@ def start_for(config: Config, settings: WebSettings, key: str) -> Running:
     from tracker.running import status
 
     site = Site(
-        config.store_path, config.store.query_timeout_s, lambda last: status.gather(config, last)
+        config.store_path,
+        config.store.query_timeout_s,
+        lambda last: status.gather(config, last),
+        config.workloads,
     )
     try:
         return start(settings, site)
@@ -206,7 +211,9 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/history":
             body = panels.history_panel(site.store, filled, _models(), site.timeout_s)
         elif path == "/decide":
-            body = panels.decide_panel(site.store, filled, _models(), site.timeout_s)
+            body = panels.decide_panel(
+                site.store, filled, _models(), site.timeout_s, site.workloads
+            )
         elif path == "/health":
             found = dashboard.health(site.store, 20, timeout_s=site.timeout_s)
             body = pages.health_panel(site.status(found.runs), found.alerts, found.total_alerts)
@@ -219,7 +226,7 @@ class Handler(BaseHTTPRequestHandler):
         site = self.server.site
         read_at = datetime.now(UTC)
         offers = dashboard.offers(site.store, timeout_s=site.timeout_s)
-        return pages.now_panel(offers, read_at)
+        return pages.now_panel(offers, read_at, site.workloads)
 
     @staticmethod
     def _page(path: str, body: str) -> bytes:
@@ -228,11 +235,11 @@ class Handler(BaseHTTPRequestHandler):
     def _api(self, path: str, query: dict[str, list[str]]) -> list[dict[str, Any]] | None:
         site = self.server.site
         if path == "/api/latest":
-            return api.latest(site.store, query, timeout_s=site.timeout_s)
+            return api.latest(site.store, query, timeout_s=site.timeout_s, workloads=site.workloads)
         if path == "/api/history":
             return api.history(site.store, query, timeout_s=site.timeout_s)
         if path == "/api/tco":
-            return api.tco(site.store, query, timeout_s=site.timeout_s)
+            return api.tco(site.store, query, timeout_s=site.timeout_s, workloads=site.workloads)
         self._json(HTTPStatus.NOT_FOUND, {"error": f"no such endpoint {path}"})
         return None
 

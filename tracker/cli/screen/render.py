@@ -90,6 +90,7 @@ def latest_table(result: QueryResult, currency: str, *, cut: str | None = None) 
         "per_hour": f"{currency}/h",
         "per_gpu_hour": f"{currency}/GPU-h",
         "pflop_per_usd": "PFLOP/$",
+        "usd_per_unit": "USD/unit",
     }
     shown = [c for c in result.columns if c not in ("currency", "stale")]
     # The interruption band is AWS spot's alone: its column shows where a row has one.

@@ -22,6 +22,7 @@ from tracker.charts.labels import (
     title,
 )
 from tracker.questions.tco_words import distance, left_out_lines
+from tracker.questions.workloads import cells, headers
 
 
 def strategies(answer: Tco, per_strategy: int) -> Group:
@@ -46,14 +47,14 @@ def _strategies(answer: Tco, gib: float | None, shown: list[dict[str, Any]], nam
                   caption_justify="left")  # fmt: skip
     for column in ("strategy", "offer", "GPUs", "instances", "paid"):
         table.add_column(column, justify="right" if column == "instances" else "left")
-    for column in ("total USD", "USD/GPU-h", "PFLOP/$", "vs best"):
+    for column in ("total USD", "USD/GPU-h", "PFLOP/$", *headers(answer), "vs best"):
         table.add_column(column, justify="right")
     cheapest = shown[0]["total_usd"]
     for row in shown:
         table.add_row(
             escape(strategy(row)), escape(offer(row)), _gpus(row), str(row["instances"]),
             escape(_paid(row, need)), f"{row['total_usd']:,.2f}",
-            f"{row['usd_per_gpu_hour']:.4f}", _pflop(row["pflop_per_usd"]),
+            f"{row['usd_per_gpu_hour']:.4f}", _pflop(row["pflop_per_usd"]), *cells(row),
             distance(row["total_usd"], cheapest),
         )  # fmt: skip
     return table
@@ -108,7 +109,7 @@ def _paid(row: dict[str, Any], need: Need) -> str:
                       if p and p != "standard")  # fmt: skip
     term = row["term_months"]
     if term > need.months:  # the option after a comma: 'unused all-upfront' misread
-        paid = f"whole {term_words(term)}, {term - need.months} mo unused"
+        paid = f"whole {term_words(term)}, {term - need.months:g} mo unused"
         return f"{paid}, {option}" if option else paid
     paid = f"{row['terms']} x {term_words(term)}"
     return f"{paid} {option}" if option else paid

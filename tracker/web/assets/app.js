@@ -30,6 +30,16 @@
       cell.dataset.sort = value;
       row.cells[currencyAt].textContent = usd ? (value === "" ? "" : "USD") : cell.dataset.currency;
     }
+    // USD per unit of the chosen workload: its column shows only while one is chosen.
+    const work = form.querySelector("[data-workload]");
+    const at = work ? work.selectedIndex - 1 : -1;
+    table.classList.toggle("work", at >= 0);
+    for (const row of rows) {
+      const unit = row.querySelector("td.unit");
+      const value = at >= 0 ? (unit.dataset["unit" + at] || "") : "";
+      unit.textContent = value === "" ? "" : Number(value).toFixed(4);
+      unit.dataset.sort = value;
+    }
   }
 
   function filter() {

@@ -115,10 +115,12 @@ GROUP BY i.offer_key, o.valid_from, o.facts
 
 # How many offers take each way, so that a way no offer takes costs no statement: offers with
 # no open interval (new, or back after a withdrawal), new ones with one point, confirmed ones
-# whose facts differ, and the ones to put in sequence.
+# whose facts differ, the ones to put in sequence, and open offers the run did not name (the
+# only ones a withdrawal may close: with none, its scan of the history is skipped).
 _TALLY = """
 SELECT count(*) FILTER (WHERE NOT is_open), count(*) FILTER (WHERE path = 'new'),
-       count(*) FILTER (WHERE path = 'same' AND refact), count(*) FILTER (WHERE path = 'sequence')
+       count(*) FILTER (WHERE path = 'same' AND refact), count(*) FILTER (WHERE path = 'sequence'),
+       (SELECT count(*) FROM open_now o ANTI JOIN paths s USING (offer_key))
 FROM paths
 """
 
@@ -161,7 +163,8 @@ _CLOSED_HERE = (
 _TOUCHED_HERE = "p.rowid IN (SELECT row FROM open_now) OR p.run_id = $run_id"
 
 # A check of the staged answer against the open offers before anything changes
-# (`storage.writes.suspect`): True holds the answer, and the merge stops there.
+# (`storage.writes.suspect`): True holds the answer, and the merge stops there. It gets the
+# withdrawal's scope and `unnamed`, how many open offers the answer does not name.
 Judge = Callable[[Any, dict[str, Any]], bool]
 
 _STAGED = ("incoming", "open_now", "closed_end", "paths", "refacts", "changing", "sequence")
@@ -219,6 +222,7 @@ def _merge(
         )
     con.execute(_STAGE_OPEN, provider)
     con.execute(_STAGE_PATHS)
+    back, new, refacts, sequenced, unnamed = con.execute(_TALLY).fetchall()[0]
     scope = {
         "observed": params["observed"],
         "all_regions": regions is None,
@@ -226,10 +230,9 @@ def _merge(
         "keep_open": keep_open,
         "spot_zoned": spot_zoned,
     }
-    if judge is not None and judge(con, scope):
+    if judge is not None and judge(con, {**scope, "unnamed": unnamed}):
         return None
-    back, new, refacts, sequenced = con.execute(_TALLY).fetchall()[0]
-    withdrawn = scalar(con, _CLOSE_WITHDRAWN, scope)
+    withdrawn = scalar(con, _CLOSE_WITHDRAWN, scope) if unnamed else 0
     if back:  # new or back: few if any
         _date_returns(con, provider)
     con.execute(_EXTEND_CONFIRMED, observed)

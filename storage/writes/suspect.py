@@ -20,36 +20,39 @@ MIN_OPEN = 8
 # looked for by every answer) and its grain of spot prices (another source's are not), as
 # `storage.merge` scopes its withdrawals; read from what the merge staged (`open_now` carries
 # each open offer's scope, `paths` the answer's newest price per offer), so the check costs no
-# read of the history of its own. `newest` is the answer's price for a continuing offer;
-# `moved`: the answer still prices its type, where a type sold out everywhere moves between an
-# offer of no region and offers per region (docs/sql.md): a successor, not a withdrawal.
-_SCOPE = """
-SELECT o.offer_key, o.valid_from, CAST(o.price_per_hour AS DOUBLE) AS price,
-       o.instance_type, CAST(n.newest_price AS DOUBLE) AS newest,
-       coalesce(s.nowhere OR o.region IS NULL, false) AS moved
-FROM open_now o
-LEFT JOIN paths n ON n.offer_key = o.offer_key
-LEFT JOIN (SELECT instance_type, price_kind, bool_or(region IS NULL) AS nowhere
-           FROM batch GROUP BY ALL) s
-       ON s.instance_type = o.instance_type AND s.price_kind = o.price_kind
-WHERE ($all_regions OR o.region IS NULL OR list_contains($regions, o.region))
-  AND NOT coalesce(o.price_kind = 'spot' AND (o.zone IS NOT NULL) <> $spot_zoned, false)
+# read of the history of its own.
+_IN_SCOPE = """($all_regions OR o.region IS NULL OR list_contains($regions, o.region))
+  AND NOT coalesce(o.price_kind = 'spot' AND (o.zone IS NOT NULL) <> $spot_zoned, false)"""
+
+# Of those: how many, how many the answer continues, and how many it moves by more than the
+# factor.
+_NEWEST = "CAST(n.newest_price AS DOUBLE) / CAST(o.price_per_hour AS DOUBLE)"
+_COUNTS = f"""
+SELECT count(*), count(n.newest_price),
+       count(*) FILTER (WHERE {_NEWEST} > $factor OR {_NEWEST} < 1 / $factor)
+FROM open_now o LEFT JOIN paths n ON n.offer_key = o.offer_key
+WHERE {_IN_SCOPE}
 """
 
-_COUNTS = f"""
-SELECT count(*),
-       count(*) FILTER (WHERE newest IS NULL AND NOT moved
-                              AND NOT list_contains($keep_open, instance_type)),
-       count(newest),
-       count(*) FILTER (WHERE newest / price > $factor OR newest / price < 1 / $factor)
-FROM ({_SCOPE})
+# How many of them it withdraws: an open offer the answer does not price, unless its type could
+# not be read, or it moved: a type sold out everywhere moves between an offer of no region and
+# offers per region (docs/sql.md), so an offer of no region, or one of a type and kind the
+# answer prices in no region, has a successor. Counted only when the answer leaves some open
+# offer unpriced (the merge's tally says): usually none.
+_WITHDRAWN = f"""
+SELECT count(*)
+FROM open_now o ANTI JOIN paths n ON n.offer_key = o.offer_key
+WHERE {_IN_SCOPE} AND o.region IS NOT NULL AND NOT list_contains($keep_open, o.instance_type)
+  AND NOT EXISTS (SELECT 1 FROM batch b
+                  WHERE b.region IS NULL AND b.instance_type = o.instance_type
+                    AND b.price_kind = o.price_kind)
 """
 
 # Which open offers the answer was compared with: the same intervals give the same digest.
 _FINGERPRINT = f"""
 SELECT md5(coalesce(string_agg(offer_key || '@' || CAST(valid_from AS VARCHAR), ','
                                ORDER BY offer_key, valid_from), ''))
-FROM ({_SCOPE})
+FROM open_now o WHERE {_IN_SCOPE}
 """
 
 # The provider's last answer that was judged (ok or held), and what held it if it was.
@@ -113,12 +116,15 @@ class Judge:
         if int(con.execute("SELECT count(*) FROM open_now").fetchall()[0][0]) < MIN_OPEN:
             return None  # fewer in all than the share needs (a first answer: none)
         where = {k: scope[k] for k in ("all_regions", "regions", "spot_zoned")}
-        counts = con.execute(
-            _COUNTS, {**where, "keep_open": scope["keep_open"], "factor": s.jump_factor}
-        ).fetchone()
-        open_offers, withdrawn, continuing, jumped = (int(n) for n in counts)
+        counts = con.execute(_COUNTS, {**where, "factor": s.jump_factor}).fetchone()
+        open_offers, continuing, jumped = (int(n) for n in counts)
         if open_offers < MIN_OPEN:
             return None
+        withdrawn = 0
+        if scope["unnamed"]:
+            withdrawn = int(
+                con.execute(_WITHDRAWN, {**where, "keep_open": scope["keep_open"]}).fetchone()[0]
+            )
         if withdrawn / open_offers > s.max_withdrawn:
             rule = "withdrawn"
             text = (

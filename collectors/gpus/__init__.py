@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
-from collectors.gpus.forms import FormFactor, FormRule, parse_rules, which
+from collectors.gpus.forms import FormFactor, FormRule, own_rules, parse_rules, which
 from collectors.gpus.schema import (
     GpuModel,
     GpuVariant,
@@ -152,8 +152,12 @@ def model(name: str | None) -> GpuModel | None:
 
 
 def _override(provider: str, instance_type: str) -> TypeOverride | None:
+    """The user's entry for the type where it says more than its board (which no parser reads:
+    the store's views do, docs/gpus.md)."""
     entry = _active.instance_types.get(instance_type)
-    return entry if entry is not None and entry.provider in (None, provider) else None
+    if entry is None or entry.provider not in (None, provider):
+        return None
+    return None if entry == TypeOverride(entry.provider, form_factor=entry.form_factor) else entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,10 +246,12 @@ def tflops(
     return (None, None) if found is None else found.tflops(memory_gib, form_factor)
 
 
-def form_factor_rules() -> tuple[FormRule, ...]:
+def form_factor_rules(overrides: Overrides | None = None) -> tuple[FormRule, ...]:
     """The rules that read an instance type's form factor from its name, in the order they apply
-    (collectors.gpus.forms)."""
-    return _load()[4]
+    (collectors.gpus.forms): the user's entries that give one (`overrides`, default the ones in
+    force) before the table's."""
+    entries = (overrides if overrides is not None else _active).instance_types
+    return (*own_rules(entries), *_load()[4])
 
 
 def form_factor(provider: str, instance_type: str) -> str | None:

@@ -96,6 +96,24 @@ def parse_rules(raw: Mapping[str, Any], prefix: str = "form_factors.") -> tuple[
     return tuple(sorted(rules, key=lambda r: r.provider is None))  # stable: file order kept
 
 
+def own_rules(entries: Mapping[str, Any]) -> tuple[FormRule, ...]:
+    """The rules of a user's [gpus.instance_types] entries that give a `form_factor`: each
+    matches its type's whole name (of its provider, where the entry names one)."""
+    return tuple(
+        FormRule(entry.provider, f"^{_literal(name)}$", entry.form_factor)
+        for name, entry in entries.items()
+        if entry.form_factor is not None
+    )
+
+
+def _literal(name: str) -> str:
+    """`name` as a regular expression that matches it alone, read alike by Python and RE2."""
+    return "".join(f"\\{c}" if c in _SPECIAL else c for c in name)
+
+
+_SPECIAL = set("\\.^$*+?()[]{}|")
+
+
 def which(rules: Iterable[FormRule], provider: str, instance_type: str) -> str | None:
     """The form factor of a provider's instance type: the first rule that matches; None when
     none does (the model's lowest figures apply)."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from collectors.common import ConfigError, no_unknown, shown, text
 from collectors.gpus.checks import clash, quoted, sold_with
-from collectors.gpus.forms import FormFactor, lowest, parse_forms
+from collectors.gpus.forms import FormFactor, form_factor, lowest, parse_forms
 from collectors.gpus.values import model_name, number, table
 
 _VENDORS = ("nvidia", "amd", "intel", "google", "aws", "other")
@@ -94,6 +94,7 @@ class TypeOverride:
     gpu_memory_gib: float | None = None
     vcpus: float | None = None
     memory_gib: float | None = None
+    form_factor: str | None = None  # the board its GPUs are (SXM, PCIe, NVL): docs/gpus.md
 
     def over(self, base: InstanceGpu | None) -> InstanceGpu | None:
         """`base` with this entry's fields in place of its own; None when neither gives a GPU
@@ -131,7 +132,8 @@ class Overrides:
 _MODEL_KEYS = {"vendor", "fp16_tflops", "fp32_tflops", "source", "memory_gib", "aliases",
                "variants", "form_factors"}  # fmt: skip
 _VARIANT_KEYS = {"name", "fp16_tflops", "fp32_tflops", "source"}
-_TYPE_KEYS = {"provider", "gpu_model", "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib"}
+_TYPE_KEYS = {"provider", "gpu_model", "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib",
+              "form_factor"}  # fmt: skip
 
 
 def _optional(raw: Mapping[str, Any], name: str, prefix: str, bounds: tuple[float, float],
@@ -225,6 +227,7 @@ def parse_type(raw: Any, prefix: str, providers: Mapping[str, Any] | None = None
         _optional(raw, "gpu_memory_gib", prefix, MEMORY_RANGE),
         _optional(raw, "vcpus", prefix, HOST_RANGE),
         _optional(raw, "memory_gib", prefix, HOST_RANGE),
+        form_factor(raw["form_factor"], prefix + "form_factor") if "form_factor" in raw else None,
     )
     if entry == TypeOverride(provider):
         raise ConfigError(

@@ -4,6 +4,7 @@ the model's lowest figure, never an overstatement; in the store's views as in th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import timedelta
 from decimal import Decimal
@@ -215,3 +216,47 @@ def test_a_store_written_with_the_old_figures_shows_the_board_after_the_next_wri
         # 756 x 1 x 3.6 / 2.49 for the closed interval.
         closed = con.execute("SELECT pflop_per_usd FROM prices WHERE valid_to IS NOT NULL")
         assert closed.fetchall() == [(pytest.approx(2721.6 / 2.49),)]
+
+
+def test_a_users_entry_says_the_board_of_a_type_whose_name_does_not(tmp_path: Path) -> None:
+    config = from_dict(
+        {
+            "gpus": {
+                "instance_types": {
+                    "gpu-h100x8-640gb": {"provider": "paperspace", "form_factor": "SXM"},
+                    "odd.type+(1)": {"form_factor": "PCIe"},  # matched as written, not a pattern
+                }
+            }
+        },
+        source=None,
+    )
+    rules = config.gpu_facts.rules
+    assert [(r.provider, r.form_factor) for r in rules[:2]] == [
+        ("paperspace", "SXM"),
+        (None, "PCIe"),
+    ]
+    gpus.install(config.gpus)
+    try:
+        assert form_factor("paperspace", "gpu-h100x8-640gb") == "SXM"
+        assert form_factor("vultr", "gpu-h100x8-640gb") is None  # another provider's type
+        assert form_factor("anyone", "odd.type+(1)") == "PCIe"
+        assert form_factor("anyone", "oddXtype+(1)") is None
+        # The entry gives no GPU facts: the API's or the table's stay, from where they came.
+        assert gpus.resolve("paperspace", "gpu-h100x8-640gb") == gpus.Resolved(
+            gpus.InstanceGpu("H100", 8, 80), "table"
+        )
+    finally:
+        gpus.install(None)
+    # The store reads the entry as the table does: 8 x 989.4 x 3.6 / 8 x 2.99 per GPU.
+    offer = dataclasses.replace(_offer("gpu-h100x8-640gb", "23.92"), provider="paperspace",
+                                gpu_count=8)  # fmt: skip
+    store = Store(tmp_path / "p.duckdb", gpu_facts=config.gpu_facts)
+    store.write_run("paperspace", [offer], started_at=NOW, observed_at=NOW, regions=None)
+    with connect(store.path, read_only=True) as con:
+        got = con.execute("SELECT gpu_tflops_fp16, pflop_per_usd FROM prices").fetchall()
+    assert got == [(989.4, pytest.approx(989.4 * 8 * 3.6 / 23.92))]
+
+
+def test_a_users_entry_names_a_board_the_table_knows() -> None:
+    with pytest.raises(ConfigError, match=r'gpus\.instance_types\."X"\.form_factor: expected one'):
+        from_dict({"gpus": {"instance_types": {"X": {"form_factor": "SXM5"}}}}, source=None)

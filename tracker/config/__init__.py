@@ -128,7 +128,9 @@ class Config:
         never parses the GPU table (docs/performance.md, "Start-up of a query")."""
         from collectors.gpus import bundled_models, form_factor_rules
 
-        return lazy.gpu_facts({**bundled_models(), **self.gpus.models}, form_factor_rules())
+        return lazy.gpu_facts(
+            {**bundled_models(), **self.gpus.models}, form_factor_rules(self.gpus)
+        )
 
     def enabled(self, names: tuple[str, ...] = ()) -> list[ProviderConfig]:
         """The providers to collect: the named ones (even if disabled), else every enabled one."""

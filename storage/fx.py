@@ -9,8 +9,8 @@ facts computes again those of the intervals they price, in the same transaction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import date
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
@@ -24,11 +24,43 @@ RATE_PLACES = Decimal("0.000000001")  # DECIMAL(18, 9) in fx_rates
 class GpuFact:
     """What the views know of one GPU model: dense FP16/BF16 tensor TFLOPS of ONE GPU; with
     `gpu_memory_gib`, of its variant with that much memory per GPU (H100 NVL, 94), which the
-    views take over the model's row for an interval of that memory."""
+    views take over the model's row for an interval of that memory; with `form_factor`, of its
+    board (H100 PCIe), taken for an interval whose instance type a FormRule says is one. The
+    model's own row is the lowest of its figures: what an interval whose type says no board gets."""
 
     gpu_model: str
     fp16_tflops: float | None
     gpu_memory_gib: float | None = None
+    form_factor: str | None = None
+
+
+@dataclass(frozen=True)
+class FormRule:
+    """An instance type of `provider` (None: any) whose name matches `pattern` (a regular
+    expression, as DuckDB reads it) has GPUs of `form_factor`; the first rule that matches, in
+    the order given, decides."""
+
+    provider: str | None
+    pattern: str
+    form_factor: str
+
+
+@dataclass(frozen=True)
+class GpuFacts(Sequence[GpuFact]):
+    """The GPU facts with the rules that read an instance type's board from its name: a writer
+    keeps both in the store. A bare sequence of GpuFact leaves the stored rules as they are."""
+
+    facts: tuple[GpuFact, ...]
+    rules: tuple[FormRule, ...] = field(default=())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.facts[index]
+
+    def __len__(self) -> int:
+        return len(self.facts)
+
+    def __iter__(self) -> Iterator[GpuFact]:
+        return iter(self.facts)
 
 
 @dataclass(frozen=True)
@@ -92,19 +124,45 @@ def _moved_since(old: set[tuple[Any, ...]], new: set[tuple[Any, ...]]) -> dict[s
 
 def replace_gpu_facts(con: Any, facts: Sequence[GpuFact]) -> bool:
     """Make gpu_facts hold exactly `facts` (the tracker's GPU table with the user's [gpus]
-    models: a row per model and per variant with its own figures); True when anything changed.
-    Runs inside the caller's transaction."""
-    wanted = {(f.gpu_model, f.gpu_memory_gib, f.fp16_tflops) for f in facts}
+    models: a row per model, per variant and per board with its own figures) and, where `facts`
+    is a GpuFacts, gpu_form_factors its rules; True when anything changed. Runs inside the
+    caller's transaction."""
+    wanted = {(f.gpu_model, f.gpu_memory_gib, f.form_factor, f.fp16_tflops) for f in facts}
     rows = set(
-        con.execute("SELECT gpu_model, gpu_memory_gib, fp16_tflops FROM gpu_facts").fetchall()
+        con.execute(
+            "SELECT gpu_model, gpu_memory_gib, form_factor, fp16_tflops FROM gpu_facts"
+        ).fetchall()
     )
+    rules = _replace_rules(con, facts.rules) if isinstance(facts, GpuFacts) else False
+    if rows == wanted and not rules:
+        return False
+    if rows != wanted:
+        con.execute("DELETE FROM gpu_facts")
+        if wanted:
+            con.executemany(
+                "INSERT INTO gpu_facts (gpu_model, gpu_memory_gib, form_factor, fp16_tflops)"
+                " VALUES (?, ?, ?, ?)",
+                sorted(wanted, key=str),
+            )
+    # The models any of whose rows changed, came or went: a model's row prices every memory
+    # its variants do not, so all of the model's stored FLOPs columns are computed again; when
+    # the rules changed, every model with boards of its own too.
+    models = {row[0] for row in rows ^ wanted}
+    if rules:
+        models |= {row[0] for row in rows | wanted if row[2] is not None}
+    rederive(con, "list_contains($models, p.gpu_model)", params={"models": sorted(models)})
+    return True
+
+
+def _replace_rules(con: Any, rules: Sequence[FormRule]) -> bool:
+    """Make gpu_form_factors hold `rules` in their order; True when they changed."""
+    wanted = [(r.provider, r.pattern, r.form_factor, i) for i, r in enumerate(rules)]
+    rows = con.execute(
+        "SELECT provider, pattern, form_factor, position FROM gpu_form_factors ORDER BY position"
+    ).fetchall()
     if rows == wanted:
         return False
-    con.execute("DELETE FROM gpu_facts")
+    con.execute("DELETE FROM gpu_form_factors")
     if wanted:
-        con.executemany("INSERT INTO gpu_facts VALUES (?, ?, ?)", sorted(wanted, key=str))
-    # The models any of whose rows changed, came or went: a model's row prices every memory
-    # its variants do not, so all of the model's stored FLOPs columns are computed again.
-    models = sorted({model for model, _, _ in rows ^ wanted})
-    rederive(con, "list_contains($models, p.gpu_model)", params={"models": models})
+        con.executemany("INSERT INTO gpu_form_factors VALUES (?, ?, ?, ?)", wanted)
     return True

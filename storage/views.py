@@ -23,7 +23,9 @@ from typing import Any
 # others multiply exactly in 38 digits (in 18, any price above 9,223 USD an hour overflowed).
 # pflop_per_usd: PFLOP of dense FP16 one US dollar buys (TFLOPS x 3,600 s / 1,000). The TFLOPS
 # are the row of gpu_facts for the model's variant of the interval's per-GPU memory where the
-# table gives that variant its own figures (H100 NVL, 94 GiB), else the model's row.
+# table gives that variant its own figures (H100 NVL, 94 GiB), else the board's row (the first
+# rule of gpu_form_factors the type matches: once per provider and type, a correlated subquery),
+# else the model's row, the lowest of its figures (docs/gpus.md, "Form factors").
 #
 # DERIVE is that computation, written once: the columns the view computes per interval, with
 # the interval's row id. The writes store them in the interval's own columns (`derive`) and the
@@ -54,7 +56,9 @@ WITH span AS (
     FROM span
 ), rated AS (
     SELECT p.*, p.rowid AS row_id,
-           CASE WHEN v.gpu_model IS NULL THEN g.fp16_tflops ELSE v.fp16_tflops END AS tflops,
+           (SELECT arg_min(r.form_factor, r.position) FROM gpu_form_factors r
+            WHERE coalesce(r.provider = p.provider, true)
+              AND regexp_matches(p.instance_type, r.pattern)) AS form_factor,
            CASE WHEN p.currency = 'USD' THEN CAST(p.price_per_hour AS DOUBLE)
                 ELSE CAST(CAST(p.price_per_hour AS DECIMAL(38, 6)) * d.usd_per_unit AS DOUBLE)
            END AS usd
@@ -62,19 +66,24 @@ WITH span AS (
     CROSS JOIN bounds b
     LEFT JOIN daily d ON d.currency = p.currency AND d.day = least(greatest(
         epoch_us(coalesce(p.valid_to, now())) // 86400000000, b.first_day), b.last_day)
-    LEFT JOIN gpu_facts g ON g.gpu_model = p.gpu_model AND g.gpu_memory_gib IS NULL
-    LEFT JOIN gpu_facts v ON v.gpu_model = p.gpu_model AND v.gpu_memory_gib = p.gpu_memory_gib
     WHERE {where}
 ), shown AS (
-    SELECT *,
-           round(CAST(price_per_hour AS DOUBLE) / gpu_count, 6) AS per_gpu_hour,
-           round(usd, 6) AS hour_usd,
-           round(usd / gpu_count, 6) AS gpu_hour_usd
-    FROM rated
+    SELECT r.*,
+           CASE WHEN v.gpu_model IS NOT NULL THEN v.fp16_tflops
+                WHEN f.gpu_model IS NOT NULL THEN f.fp16_tflops
+                ELSE g.fp16_tflops END AS tflops,
+           round(CAST(r.price_per_hour AS DOUBLE) / r.gpu_count, 6) AS per_gpu_hour,
+           round(r.usd, 6) AS hour_usd,
+           round(r.usd / r.gpu_count, 6) AS gpu_hour_usd
+    FROM rated r
+    LEFT JOIN gpu_facts g ON g.gpu_model = r.gpu_model AND g.gpu_memory_gib IS NULL
+        AND g.form_factor IS NULL
+    LEFT JOIN gpu_facts v ON v.gpu_model = r.gpu_model AND v.gpu_memory_gib = r.gpu_memory_gib
+    LEFT JOIN gpu_facts f ON f.gpu_model = r.gpu_model AND f.form_factor = r.form_factor
 )
 SELECT * EXCLUDE (price_per_gpu_hour, price_per_hour_usd, price_per_gpu_hour_usd,
                   gpu_tflops_fp16, pflop_per_usd, tflops, usd, per_gpu_hour, hour_usd,
-                  gpu_hour_usd),
+                  gpu_hour_usd, form_factor),
        per_gpu_hour AS price_per_gpu_hour, hour_usd AS price_per_hour_usd,
        gpu_hour_usd AS price_per_gpu_hour_usd, tflops AS gpu_tflops_fp16,
        tflops * gpu_count * 3.6 / hour_usd AS pflop_per_usd

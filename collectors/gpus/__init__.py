@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
+from collectors.gpus.forms import FormFactor, FormRule, own_rules, parse_rules, which
 from collectors.gpus.schema import (
     GpuModel,
     GpuVariant,
@@ -35,6 +36,8 @@ __all__ = [
     "GPU_NAMES",
     "INSTANCE_GPUS",
     "WHOLE_GPU_GIB",
+    "FormFactor",
+    "FormRule",
     "GpuModel",
     "GpuVariant",
     "InstanceGpu",
@@ -46,6 +49,8 @@ __all__ = [
     "bundled_models",
     "canonical_model",
     "contradiction",
+    "form_factor",
+    "form_factor_rules",
     "install",
     "instance_types",
     "lookup",
@@ -66,6 +71,7 @@ def _load() -> tuple[
     dict[str, dict[str, str]],
     dict[str, dict[str, InstanceGpu]],
     dict[str, dict[str, float]],
+    tuple[FormRule, ...],
 ]:
     """The bundled table, parsed once, on first use: a command that names no GPU (`sql`) never
     pays for it (docs/performance.md, "Start-up of a query")."""
@@ -91,7 +97,7 @@ def _load() -> tuple[
         }
         for provider, t in raw.get("whole_gpu_gib", {}).items()
     }
-    return models, names, types, whole
+    return models, names, types, whole, parse_rules(raw.get("form_factors", {}))
 
 
 # The bundled table, as shipped (read-only by convention: the user's entries are `Overrides`).
@@ -146,8 +152,12 @@ def model(name: str | None) -> GpuModel | None:
 
 
 def _override(provider: str, instance_type: str) -> TypeOverride | None:
+    """The user's entry for the type where it says more than its board (which no parser reads:
+    the store's views do, docs/gpus.md)."""
     entry = _active.instance_types.get(instance_type)
-    return entry if entry is not None and entry.provider in (None, provider) else None
+    if entry is None or entry.provider not in (None, provider):
+        return None
+    return None if entry == TypeOverride(entry.provider, form_factor=entry.form_factor) else entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,11 +237,27 @@ def only_memory(name: str | None) -> float | None:
     return found.memory_gib[0] if found is not None and len(found.memory_gib) == 1 else None
 
 
-def tflops(name: str | None, memory_gib: float | None = None) -> tuple[float | None, float | None]:
-    """(FP16, FP32) TFLOPS of one GPU of model `name` with `memory_gib` (its variant's figures
-    where it has its own); (None, None) for a model nobody knows."""
+def tflops(
+    name: str | None, memory_gib: float | None = None, form_factor: str | None = None
+) -> tuple[float | None, float | None]:
+    """(FP16, FP32) TFLOPS of one GPU of model `name` with `memory_gib` on a board of
+    `form_factor` (GpuModel.tflops); (None, None) for a model nobody knows."""
     found = model(name)
-    return (None, None) if found is None else found.tflops(memory_gib)
+    return (None, None) if found is None else found.tflops(memory_gib, form_factor)
+
+
+def form_factor_rules(overrides: Overrides | None = None) -> tuple[FormRule, ...]:
+    """The rules that read an instance type's form factor from its name, in the order they apply
+    (collectors.gpus.forms): the user's entries that give one (`overrides`, default the ones in
+    force) before the table's."""
+    entries = (overrides if overrides is not None else _active).instance_types
+    return (*own_rules(entries), *_load()[4])
+
+
+def form_factor(provider: str, instance_type: str) -> str | None:
+    """The form factor (SXM, PCIe, NVL) a provider's instance type has by its name; None when
+    its name does not say (the model's lowest figures apply)."""
+    return which(form_factor_rules(), provider, instance_type)
 
 
 def bundled_types() -> Mapping[str, Mapping[str, InstanceGpu]]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from collectors.common import ConfigError, no_unknown, shown, text
 from collectors.gpus.checks import clash, quoted, sold_with
+from collectors.gpus.forms import FormFactor, form_factor, lowest, parse_forms
 from collectors.gpus.values import model_name, number, table
 
 _VENDORS = ("nvidia", "amd", "intel", "google", "aws", "other")
@@ -46,19 +47,29 @@ class GpuModel:
     memory_gib: tuple[float, ...] = ()  # the variants sold, GiB of one GPU
     aliases: tuple[str, ...] = ()  # other spellings any provider's answer may use
     variants: tuple[GpuVariant, ...] = ()
+    form_factors: tuple[FormFactor, ...] = ()  # boards with figures of their own (H100 PCIe)
 
     def variant(self, memory_gib: float | None) -> GpuVariant | None:
         """The variant of this memory with its own figures, or None (the model's apply)."""
         return next((v for v in self.variants if v.memory_gib == memory_gib), None)
 
-    def tflops(self, memory_gib: float | None = None) -> tuple[float | None, float | None]:
-        """(FP16, FP32) TFLOPS of one GPU of this model with `memory_gib` of memory."""
+    def tflops(
+        self, memory_gib: float | None = None, form_factor: str | None = None
+    ) -> tuple[float | None, float | None]:
+        """(FP16, FP32) TFLOPS of one GPU of this model with `memory_gib` of memory on a board of
+        `form_factor`: a memory variant's own figures (the memory says the board: H100 NVL 94),
+        else the board's, else the lowest of the model's (never an overstatement)."""
+        f = next((f for f in self.form_factors if f.name == form_factor), None)
+        low = self.unstated()
+        fp16, fp32 = low if f is None else (f.fp16_tflops, f.fp32_tflops)
         v = self.variant(memory_gib)
-        if v is None:
-            return self.fp16_tflops, self.fp32_tflops
-        fp16 = v.fp16_tflops if v.fp16_tflops is not None else self.fp16_tflops
-        fp32 = v.fp32_tflops if v.fp32_tflops is not None else self.fp32_tflops
-        return fp16, fp32
+        if v is not None:
+            fp16, fp32 = v.fp16_tflops or fp16, v.fp32_tflops or fp32
+        return (fp16 if fp16 is not None else low[0], fp32 if fp32 is not None else low[1])
+
+    def unstated(self) -> tuple[float | None, float | None]:
+        """(FP16, FP32) where nothing says the board: the lowest of the model's figures."""
+        return lowest((self.fp16_tflops, self.fp32_tflops), self.form_factors)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +94,7 @@ class TypeOverride:
     gpu_memory_gib: float | None = None
     vcpus: float | None = None
     memory_gib: float | None = None
+    form_factor: str | None = None  # the board its GPUs are (SXM, PCIe, NVL): docs/gpus.md
 
     def over(self, base: InstanceGpu | None) -> InstanceGpu | None:
         """`base` with this entry's fields in place of its own; None when neither gives a GPU
@@ -118,9 +130,10 @@ class Overrides:
 
 
 _MODEL_KEYS = {"vendor", "fp16_tflops", "fp32_tflops", "source", "memory_gib", "aliases",
-               "variants"}  # fmt: skip
+               "variants", "form_factors"}  # fmt: skip
 _VARIANT_KEYS = {"name", "fp16_tflops", "fp32_tflops", "source"}
-_TYPE_KEYS = {"provider", "gpu_model", "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib"}
+_TYPE_KEYS = {"provider", "gpu_model", "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib",
+              "form_factor"}  # fmt: skip
 # What [gpus] entries may hold, for the config's JSON Schema (tracker.config.schema).
 OVERRIDE_KEYS = {"models": _MODEL_KEYS, "variants": _VARIANT_KEYS, "instance_types": _TYPE_KEYS}
 
@@ -191,6 +204,9 @@ def parse_model(name: str, raw: Any, prefix: str, *, base: GpuModel | None = Non
         memory,
         aliases,
         tuple(sorted(variants.values(), key=lambda v: v.memory_gib)),
+        parse_forms(
+            raw.get("form_factors", {}), prefix + "form_factors.", base.form_factors if base else ()
+        ),
     )
 
 
@@ -213,6 +229,7 @@ def parse_type(raw: Any, prefix: str, providers: Mapping[str, Any] | None = None
         _optional(raw, "gpu_memory_gib", prefix, MEMORY_RANGE),
         _optional(raw, "vcpus", prefix, HOST_RANGE),
         _optional(raw, "memory_gib", prefix, HOST_RANGE),
+        form_factor(raw["form_factor"], prefix + "form_factor") if "form_factor" in raw else None,
     )
     if entry == TypeOverride(provider):
         raise ConfigError(

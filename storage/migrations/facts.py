@@ -102,4 +102,23 @@ STEPS: list[tuple[int, str, list[str]]] = [
             """,
         ],
     ),
+    (
+        15,
+        "GPU throughput per form factor",
+        [
+            # A row with a form_factor holds a board's figures (H100 PCIe); the views take it
+            # for an interval whose instance type a rule of gpu_form_factors says has that board
+            # (docs/gpus.md, "Form factors"). Both replaced from the tracker's GPU table on every
+            # write, like the other rows.
+            "ALTER TABLE gpu_facts ADD COLUMN form_factor VARCHAR",
+            """
+            CREATE TABLE gpu_form_factors (
+                provider VARCHAR,
+                pattern VARCHAR NOT NULL,
+                form_factor VARCHAR NOT NULL,
+                position INTEGER NOT NULL
+            )
+            """,
+        ],
+    ),
 ]

@@ -47,7 +47,7 @@ def test_a_share_of_one_gpu_is_written_as_a_fraction_and_read_exactly() -> None:
 
 def test_a_variant_has_its_own_figures_and_the_model_keeps_its_own() -> None:
     assert gpus.tflops("H100", 94) == (835.5, 60.0)  # H100 NVL datasheet, dense
-    assert gpus.tflops("H100", 80) == (989.4, 66.9)
+    assert gpus.tflops("H100", 80, "SXM") == (989.4, 66.9)
     assert gpus.tflops("A100", 80) == gpus.tflops("A100", 40) == (312.0, 19.5)
     assert gpus.tflops("nope") == (None, None)
 
@@ -112,12 +112,19 @@ def test_a_user_model_is_known_to_facts_alerts_and_spellings() -> None:
 
 
 def test_a_correction_keeps_the_bundled_fields_it_does_not_name() -> None:
-    config = _config({"models": {"H100": {"fp16_tflops": 990.0}}})
+    config = _config({"models": {"A100": {"fp16_tflops": 300.0}}})
     gpus.install(config.gpus)
-    assert gpus.tflops("H100", 80) == (990.0, 66.9)
+    assert gpus.tflops("A100", 80) == (300.0, 19.5)
+    config = _config({"models": {"H100": {"form_factors": {"SXM": {"fp16_tflops": 990.0}}}}})
+    gpus.install(config.gpus)
+    assert gpus.tflops("H100", 80, "SXM") == (990.0, 66.9)
+    assert gpus.tflops("H100", 80, "PCIe") == (756.0, 51.2)  # the other boards keep theirs
     assert gpus.tflops("H100", 94) == (835.5, 60.0)  # the variant keeps its own figures
-    facts = {(f.gpu_model, f.gpu_memory_gib): f.fp16_tflops for f in config.gpu_facts}
-    assert (facts["H100", None], facts["H100", 94.0]) == (990.0, 835.5)
+    facts = {
+        (f.gpu_model, f.gpu_memory_gib, f.form_factor): f.fp16_tflops for f in config.gpu_facts
+    }
+    assert facts["H100", None, "SXM"] == 990.0
+    assert (facts["H100", None, None], facts["H100", 94.0, None]) == (756.0, 835.5)
 
 
 def test_the_entries_travel_to_the_daemon_child_with_the_settings() -> None:

@@ -56,7 +56,9 @@ def flops(path: Path) -> dict[str, tuple[float, float]]:
 
 def test_the_config_gives_the_nvl_its_own_row() -> None:
     assert GpuFact("H100", 835.5, 94.0) in FACTS
-    assert GpuFact("H100", 989.4) in FACTS
+    # The model's row is the lowest of its boards' (PCIe), each board has its own.
+    assert GpuFact("H100", 756.0) in FACTS
+    assert GpuFact("H100", 989.4, form_factor="SXM") in FACTS
     # One row per model, one more per variant with its own FP16 figure: none for the A100s.
     assert [f for f in FACTS if f.gpu_model == "A100"] == [GpuFact("A100", 312.0)]
 
@@ -89,7 +91,8 @@ def test_replacing_the_facts_computes_again_the_models_they_change(tmp_path: Pat
     ]
     with connect(store.path, read_only=False) as con, transaction(con):
         replace_gpu_facts(con, [f for f in FACTS if f.gpu_memory_gib is None])  # variant gone
-    assert flops(store.path)["Standard_NC40ads_H100_v5"][0] == 989.4
+    # The board its type says (NC H100 v5: the NVL) then gives its figure.
+    assert flops(store.path)["Standard_NC40ads_H100_v5"][0] == 835.5
 
 
 def test_an_old_store_upgrades_with_every_other_value_unchanged(tmp_path: Path) -> None:
@@ -128,7 +131,8 @@ def test_an_old_store_upgrades_with_every_other_value_unchanged(tmp_path: Path) 
             for tflops in [{"H100": 989.4, "A100": 312.0, "T4": 65.0}.get(model or "")]
         }
         assert 10 in migrations.migrate(con)
-        assert con.execute("SELECT * FROM gpu_facts ORDER BY 1").fetchall() == [
+        facts = "SELECT gpu_model, gpu_memory_gib, fp16_tflops FROM gpu_facts ORDER BY 1"
+        assert con.execute(facts).fetchall() == [
             ("A100", None, 312.0),
             ("H100", None, 989.4),
             ("T4", None, 65.0),

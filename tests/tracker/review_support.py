@@ -46,17 +46,19 @@ from pathlib import Path
 from alerts.console import ConsoleNotifier
 from alerts.notify import Unavailable
 from collectors.base import PriceRecord
-from collectors.gpus import GPU_MODELS
+from collectors.gpus import GPU_MODELS, form_factor_rules
 from storage.connection import connect, transaction
-from storage.fx import FxRate, GpuFact, replace_gpu_facts
+from storage.fx import FxRate, replace_gpu_facts
 from storage.store import Store
 from tests.alerts.support import Bench, offer, rules
 from tracker.config.daemon import Since
+from tracker.config.lazy import gpu_facts
 from tracker.review.build import look_back
 
 NOW = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 MIN = timedelta(minutes=1)
-GPU_FACTS = tuple(GpuFact(m.name, m.fp16_tflops) for m in GPU_MODELS.values())
+# What every collection of the tracker writes: the table's models, variants, boards and rules.
+GPU_FACTS = gpu_facts(GPU_MODELS, form_factor_rules())
 CNY = FxRate.per_usd("CNY", datetime(2026, 1, 1).date(), Decimal("7.2"), "test")
 SPOT_UNDER_2 = {"name": "spot-under-2", "kind": "spot_price_below", "threshold": 2.0,
                 "currency": "USD", "gpu_model": "A100", "channels": ["console"]}  # fmt: skip

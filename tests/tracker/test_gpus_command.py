@@ -100,10 +100,11 @@ def test_the_models_include_the_users_own_and_need_no_store(tmp_path: Path) -> N
     config = write_config(tmp_path, USER_MODEL)
     code, out, err = run(config, "gpus", "--format", "json")
     assert code == 0, err
-    rows = {(r["model"], r["variant"]): r for r in json.loads(out)}
-    assert rows["B300", None] == {
+    rows = {(r["model"], r["variant"], r["form_factor"]): r for r in json.loads(out)}
+    assert rows["B300", None, None] == {
         "model": "B300",
         "variant": None,
+        "form_factor": None,
         "vendor": "nvidia",
         "memory_gib": [288.0],
         "fp16_tflops": 2500.0,
@@ -112,11 +113,20 @@ def test_the_models_include_the_users_own_and_need_no_store(tmp_path: Path) -> N
         "aliases": [],
         "origin": "config",
     }
-    assert rows["A100", None]["origin"] == "table"
-    assert rows["A100", None]["memory_gib"] == [40.0, 80.0]
+    assert rows["A100", None, None]["origin"] == "table"
+    assert rows["A100", None, None]["memory_gib"] == [40.0, 80.0]
     # A variant with figures of its own is a row of its own (the H100 NVL's 94 GB).
-    nvl = rows["H100", "H100 NVL"]
+    nvl = rows["H100", "H100 NVL", None]
     assert (nvl["memory_gib"], nvl["fp16_tflops"], nvl["fp32_tflops"]) == ([94.0], 835.5, 60.0)
+    # So is each board; the model's row has the lowest figures, where nothing says the board.
+    assert (
+        rows["H100", None, "SXM"]["fp16_tflops"],
+        rows["H100", None, "PCIe"]["fp16_tflops"],
+    ) == (
+        989.4,
+        756.0,
+    )
+    assert rows["H100", None, None]["fp16_tflops"] == 756.0
     assert not (tmp_path / "prices.duckdb").exists()
 
     code, out, _ = run(config, "gpus")

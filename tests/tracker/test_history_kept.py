@@ -6,7 +6,9 @@ The store is the one the release before the GPU table became data (schema versio
 after `gpu-tracker demo --keep`, exported as text (tests/fixtures/store_v9, see its README).
 Today's pipeline collects the demo's recordings into it, which migrates it (10, 11, 12) and
 merges. The exceptions, each named by the issue: GCP's GPUs priced alone move out of the price
-history (migration 12); the H100 NVL (94 GB) gets its own throughput; sold-out types and newly
+history (migration 12); the H100 NVL (94 GB) gets its own throughput, and so does every offer
+whose board (form factor) gives another figure than the one stored (migration 15: an H100
+PCIe, or an H100 whose type names no board, gets the PCIe's 756); sold-out types and newly
 asked terms are new offers, which touch no stored one.
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 import duckdb
 import pytest
 
+from collectors import gpus
 from collectors.base import PriceRecord
 from storage.connection import connect
 from storage.store import RunResult, Store
@@ -39,6 +42,7 @@ ATTACHED = ("nvidia-tesla-t4", "nvidia-tesla-v100", "nvidia-tesla-p100", "nvidia
 # Read back besides the stored columns: confirmed, and computed again by the upgrade.
 COMPUTED = ("last_seen", "gpu_tflops_fp16", "pflop_per_usd")
 H100_NVL_FP16 = 835.5  # NVIDIA H100 NVL datasheet, dense (the table's 94 GB variant)
+H100_PCIE_FP16 = 756.0  # NVIDIA H100 PCIe, dense (the Hopper whitepaper)
 
 
 class RecordingStore(Store):
@@ -106,7 +110,7 @@ def test_the_old_store_is_what_the_old_release_wrote(upgraded: dict[str, Any]) -
     before = upgraded["before"]
     providers = {key[0] for key in before}
     assert len(before) == 383 and len(providers) == 11
-    assert upgraded["versions"] == list(range(1, 15))
+    assert upgraded["versions"] == list(range(1, 16))
 
 
 def test_every_interval_keeps_its_offer_facts_and_price(upgraded: dict[str, Any]) -> None:
@@ -156,24 +160,40 @@ def test_what_the_new_parse_says_of_each_stored_offer(upgraded: dict[str, Any]) 
     assert len(said) == 352 and not {key[3] for key in said} & set(ATTACHED)
 
 
-def test_only_the_h100_nvl_changes_throughput(upgraded: dict[str, Any]) -> None:
+def test_only_what_the_board_or_memory_says_changes_throughput(upgraded: dict[str, Any]) -> None:
+    """The old release priced every H100 at the SXM's 989.4 (the NVL's 94 GB too): now each
+    interval takes its memory variant's or its board's figures, else the model's lowest."""
     before, after = upgraded["before"], upgraded["after"]
     changed = {
         key: (after[key]["gpu_tflops_fp16"], after[key]["pflop_per_usd"])
         for key, old in before.items()
         if key in after and after[key]["pflop_per_usd"] != old["pflop_per_usd"]
     }
+    board = {key: gpus.form_factor(key[0], key[3]) for key in before}
+    expected = {
+        key: gpus.tflops(old["gpu_model"], old["gpu_memory_gib"], board[key])[0]
+        for key, old in before.items()
+        if key in after
+    }
+    assert sorted(changed) == sorted(
+        k for k, t in expected.items() if t != before[k]["gpu_tflops_fp16"]
+    )
     nvl = [
         key
         for key, old in before.items()
         if (old["gpu_model"], old["gpu_memory_gib"]) == ("H100", 94)
     ]
-    assert sorted(changed) == sorted(nvl) and len(nvl) == 4
+    pcie = [key for key in before if key[3] == "gpu_1x_h100_pcie"]
+    assert len(nvl) == 4 and set(nvl) <= set(changed) and pcie and set(pcie) <= set(changed)
+    assert {changed[key][0] for key in nvl} == {H100_NVL_FP16}
+    assert {changed[key][0] for key in pcie} == {H100_PCIE_FP16}
+    sxm = [key for key in before if key[3] in ("gpu_8x_h100_sxm5", "p5.48xlarge")]
+    assert sxm and not set(sxm) & set(changed)  # the SXM's 989.4 stood and stands
     for key, (fp16, pflop) in changed.items():
         old = before[key]
-        # PFLOP per dollar from the stored numbers: the NVL's 835.5 TFLOPS where the H100's
-        # 989.4 stood, x GPUs x 3,600 s / USD an hour
-        assert old["gpu_tflops_fp16"] == 989.4 and fp16 == H100_NVL_FP16
-        assert old["currency"] == "USD"
-        usd = float(old["price_per_hour"])
-        assert pflop == pytest.approx(H100_NVL_FP16 * old["gpu_count"] * 3.6 / usd)
+        # PFLOP per dollar from the stored numbers: the new TFLOPS where the old ones stood,
+        # x GPUs x 3,600 s / USD an hour
+        assert old["gpu_tflops_fp16"] > fp16 == expected[key]  # never more than it was
+        if old["currency"] == "USD":
+            usd = float(old["price_per_hour"])
+            assert pflop == pytest.approx(fp16 * old["gpu_count"] * 3.6 / usd)

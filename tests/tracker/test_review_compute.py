@@ -65,14 +65,13 @@ def test_the_best_pflop_per_dollar_now_and_then(facts: dict[str, Any]) -> None:
     assert round(a100["now_offer_then"]["pflop_per_usd"], 2) == 1010.88
     assert (a100["now_offer_change_pct"], a100["then_offer_change_pct"]) == (14.29, 0.0)
     h100 = model(facts, "H100")["pflop"]
-    # Lambda's 1x H100 PCIe at 2.49: 989.4 x 3.6 / 2.49 = 1430.46 (new: no price then); then the
-    # p5 3-year RI at 43.00 for 8: 28494.72 / 43.00 = 662.67, now 22.016: 1294.27 (+95.31 %).
-    assert where(h100["now"]) == ("lambdalabs", "gpu_1x_h100_pcie", "on_demand", None)
-    assert round(h100["now"]["pflop_per_usd"], 2) == 1430.46
+    # The p5 3-year RI, 8 x H100 SXM5 (989.4 each): 43.00 then, 28494.72 / 43.00 = 662.67; 22.016
+    # now, 1294.27 (+95.31 %). Lambda's 1x H100 PCIe at 2.49 buys the PCIe's 756 TFLOPS only:
+    # 756 x 3.6 / 2.49 = 1093.01, not the SXM's 989.4 x 3.6 / 2.49 = 1430.46.
+    assert where(h100["now"]) == where(h100["then"]) == ("aws", "p5.48xlarge", "reserved", 36)
+    assert round(h100["now"]["pflop_per_usd"], 2) == 1294.27
     assert round(h100["then"]["pflop_per_usd"], 2) == 662.67
-    assert h100["now_offer_then"] is None
-    assert round(h100["then_offer_now"]["pflop_per_usd"], 2) == 1294.27
-    assert h100["then_offer_change_pct"] == 95.31
+    assert (h100["same_offer"], h100["change_pct"]) == (True, 95.31)
     # L4 only now (121 x 3.6 / 0.8048 = 541.25), V100 only then (125 x 3.6 / 3.06 = 147.06).
     l4, v100 = model(facts, "L4")["pflop"], model(facts, "V100")["pflop"]
     assert (round(l4["now"]["pflop_per_usd"], 2), l4["then"]) == (541.25, None)
@@ -116,7 +115,7 @@ def test_the_text_says_what_compute_costs(facts: dict[str, Any]) -> None:
         "compute                  then      now       change",
         "A100 PFLOP per USD     1101.3   1155.3  other offer",
         "A100 3-year cost      214,420  214,420        +0.0%",
-        "H100 PFLOP per USD      662.7   1430.5  other offer",
+        "H100 PFLOP per USD      662.7   1294.3       +95.3%",
         "H100 3-year cost    1,130,040  523,498  other offer",
         "L4 PFLOP per USD            —    541.3            —",
         "L4 3-year cost              —  169,201            —",

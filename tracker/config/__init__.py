@@ -51,7 +51,7 @@ from tracker.config.workloads import WORKLOAD, Workloads, parse_workloads
 if TYPE_CHECKING:
     from alerts.settings import AlertSettings
     from collectors.gpus import GpuModel, Overrides
-    from storage.fx import FxRate, GpuFact
+    from storage.fx import FxRate, GpuFacts
     from storage.reads.gpu_filter import GpuNames
 
 __all__ = [
@@ -126,13 +126,15 @@ class Config:
     store_key: str = "storage.path"
 
     @cached_property
-    def gpu_facts(self) -> tuple[GpuFact, ...]:
+    def gpu_facts(self) -> GpuFacts:
         """What the store's FLOPs-per-dollar columns know of each GPU: the GPU table with the
         user's [gpus] entries. Worked out when first read: a command that stores nothing (`sql`)
         never parses the GPU table (docs/performance.md, "Start-up of a query")."""
-        from collectors.gpus import bundled_models
+        from collectors.gpus import bundled_models, form_factor_rules
 
-        return lazy.gpu_facts({**bundled_models(), **self.gpus.models})
+        return lazy.gpu_facts(
+            {**bundled_models(), **self.gpus.models}, form_factor_rules(self.gpus)
+        )
 
     def enabled(self, names: tuple[str, ...] = ()) -> list[ProviderConfig]:
         """The providers to collect: the named ones (even if disabled), else every enabled one."""

@@ -8,13 +8,13 @@ against DuckDB's own"). A `Lazy` field reads like any other: the same value, equ
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 if TYPE_CHECKING:
     from alerts.settings import AlertSettings
-    from collectors.gpus import GpuModel, Overrides
-    from storage.fx import GpuFact
+    from collectors.gpus import FormRule, GpuModel, Overrides
+    from storage.fx import GpuFacts
     from tracker.config.workloads import Workloads
 
 T = TypeVar("T")
@@ -83,19 +83,29 @@ def workloads() -> Workloads:
     return bundled()
 
 
-def gpu_facts(models: Mapping[str, GpuModel]) -> tuple[GpuFact, ...]:
-    """A row per model, and one per memory variant with its own FP16 figure (H100 NVL)."""
-    from storage.fx import GpuFact
+def gpu_facts(models: Mapping[str, GpuModel], rules: Sequence[FormRule] = ()) -> GpuFacts:
+    """A row per model (the lowest of its figures), one per memory variant and one per board
+    with its own FP16 figure (H100 NVL, H100 PCIe), with the rules that read a type's board."""
+    from storage.fx import FormRule as StoredRule
+    from storage.fx import GpuFact, GpuFacts
 
-    return tuple(
-        fact
-        for m in models.values()
-        for fact in (
-            GpuFact(m.name, m.fp16_tflops),
-            *(
-                GpuFact(m.name, v.fp16_tflops, v.memory_gib)
-                for v in m.variants
-                if v.fp16_tflops is not None
-            ),
-        )
+    return GpuFacts(
+        tuple(
+            fact
+            for m in models.values()
+            for fact in (
+                GpuFact(m.name, m.unstated()[0]),
+                *(
+                    GpuFact(m.name, v.fp16_tflops, v.memory_gib)
+                    for v in m.variants
+                    if v.fp16_tflops is not None
+                ),
+                *(
+                    GpuFact(m.name, f.fp16_tflops, form_factor=f.name)
+                    for f in m.form_factors
+                    if f.fp16_tflops is not None
+                ),
+            )
+        ),
+        tuple(StoredRule(r.provider, r.pattern, r.form_factor) for r in rules),
     )

@@ -191,10 +191,13 @@ def _gpus() -> dict[str, Any]:
         }
 
     variant = entry(OVERRIDE_KEYS["variants"], name=STRING)
+    board = entry({"fp16_tflops", "fp32_tflops", "source"})
     model = entry(
         OVERRIDE_KEYS["models"],
         memory_gib={"type": "array", "items": _POSITIVE},
         aliases=_NAMES,
+        # keyed by the board: [gpus.models.H100.form_factors.PCIe]
+        form_factors={"type": "object", "additionalProperties": board},
         # keyed by the variant's GiB: [gpus.models.H100.variants."94"]
         variants={
             "type": "object",

@@ -22,8 +22,8 @@ from storage.reads.gpu_filter import GpuChoice
 from storage.reads.gpu_types import UnknownType
 
 MODEL_COLUMNS = (
-    "model", "variant", "vendor", "memory_gib", "fp16_tflops", "fp32_tflops", "source", "aliases",
-    "origin",
+    "model", "variant", "form_factor", "vendor", "memory_gib", "fp16_tflops", "fp32_tflops",
+    "source", "aliases", "origin",
 )  # fmt: skip
 TYPE_COLUMNS = (
     "provider", "instance_type", "gpu_model", "gpu_count", "gpu_memory_gib", "vcpus",
@@ -39,7 +39,8 @@ TO_FILL = "?"
 
 
 def model_rows(overrides: Overrides) -> list[dict[str, Any]]:
-    """One row per GPU model, then one per memory variant with figures of its own."""
+    """One row per GPU model (the figures where nothing says the board: the lowest), then one
+    per memory variant with figures of its own and one per board (form factor) with its own."""
     rows = []
     for name, found in {**GPU_MODELS, **overrides.models}.items():
         origin = "config" if name in overrides.models else "table"
@@ -56,6 +57,17 @@ def model_rows(overrides: Overrides) -> list[dict[str, Any]]:
                     "source": v.source or found.source,
                 }
             )
+        for f in found.form_factors:
+            fp16, fp32 = found.tflops(None, f.name)
+            rows.append(
+                {
+                    **_model_row(found, origin),
+                    "form_factor": f.name,
+                    "fp16_tflops": fp16,
+                    "fp32_tflops": fp32,
+                    "source": f.source or found.source,
+                }
+            )
     return rows
 
 
@@ -63,10 +75,11 @@ def _model_row(found: GpuModel, origin: str) -> dict[str, Any]:
     return {
         "model": found.name,
         "variant": None,
+        "form_factor": None,
         "vendor": found.vendor,
         "memory_gib": list(found.memory_gib),
-        "fp16_tflops": found.fp16_tflops,
-        "fp32_tflops": found.fp32_tflops,
+        "fp16_tflops": found.unstated()[0],
+        "fp32_tflops": found.unstated()[1],
         "source": found.source,
         "aliases": list(found.aliases),
         "origin": origin,

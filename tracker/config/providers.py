@@ -72,6 +72,20 @@ def _endpoint(value: Any, key: str) -> str:
     return str(value)
 
 
+# The providers whose SDK takes only scheme://host[:port] and posts to "/": a path would be
+# dropped silently, so it is refused when the config is read, before any request.
+AT_ROOT = frozenset({"tencent"})
+
+
+def _at_root(endpoint: str, key: str) -> None:
+    parts = urlsplit(endpoint)
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ConfigError(
+            f"{key}: {endpoint!r}: the API is served at the root of its host; give "
+            "scheme://host[:port] only"
+        )
+
+
 def _names(value: Any, key: str) -> tuple[str, ...]:
     return tuple(_str_list(value, key))
 
@@ -171,6 +185,8 @@ def parse_provider(
         ),
     )
     got = table.read(raw, f"providers.{name}.", extra)
+    if name in AT_ROOT and got["endpoint"]:
+        _at_root(got["endpoint"], f"providers.{name}.endpoint")
     own = {"max_withdrawn": OWN_MAX_WITHDRAWN.get(name)} | {
         key: got[key]
         for key in ("max_withdrawn", "max_jumped", "jump_factor")

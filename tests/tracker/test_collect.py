@@ -221,6 +221,9 @@ def test_demo_runs_offline_end_to_end(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "Cheapest current offers (USD)" in done.stdout
     assert "p5.48xlarge" in done.stdout and "Standard_ND96isr_H200_v5" in done.stdout
+    # Its cheapest per model is what can be rented: Lambda's RTX 6000 type, the cheapest but
+    # sold out in the recording, is not named.
+    assert "gpu_1x_rtx6000" not in done.stdout
     # Its own recordings warn about nothing; invented prices are said to be.
     output = done.stderr + done.stdout
     assert not [line for line in output.splitlines() if " WARNING " in line or " ERROR " in line]

@@ -113,7 +113,7 @@ def test_an_emptied_answer_names_the_filter(store: Path) -> None:
     assert f"no reserved offers for L4 ({l4} L4 offers of other kinds)" in err
     assert "collect" not in err
     code, _, err = run(store, "latest", "--gpu", "RTX6000")
-    assert code == 0 and "1 RTX6000 offers sold out: --include-sold-out shows them" in err
+    assert code == 0 and "1 RTX6000 offer sold out: --include-sold-out shows them" in err
     code, _, err = run(store, "history", "--gpu", "L4", "--kind", "reserved")
     assert code == 0 and "no reserved series for L4 (" in err and "of other kinds)" in err
     code, _, err = run(store, "tco", "--gpu", "L4", "--provider", "runpod")

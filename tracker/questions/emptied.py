@@ -45,7 +45,7 @@ def why_empty(
         if found := count(every):
             return (
                 f"no {_phrase(filters, given, noun)} can be rented now ({found} "
-                f"{_phrase(filters, given, noun, gpu_first=True)} sold out: "
+                f"{_phrase(filters, given, _one(noun, found), gpu_first=True)} sold out: "
                 "--include-sold-out shows them)"
             )
     for name in given:
@@ -56,10 +56,16 @@ def why_empty(
             rest = [n for n in given if n != name]
             return (
                 f"no {_phrase(filters, given, noun)} ({found} "
-                f"{_phrase(filters, rest, noun, gpu_first=True)} {_WORDS[name][3]})"
+                f"{_phrase(filters, rest, _one(noun, found), gpu_first=True)} "
+                f"{_WORDS[name][3]})"
             )
     flags = " ".join(f"--{n.replace('_', '-')}" for n in given)
     return f"no {noun} match these filters together ({flags}): drop one to see more"
+
+
+def _one(noun: str, found: int) -> str:
+    """`1 offer`, `2 offers` (a series is one or many)."""
+    return noun[:-1] if found == 1 and noun == "offers" else noun
 
 
 def _value(filters: Any, name: str) -> Any:

@@ -39,7 +39,8 @@ WITH chosen AS (
     -- A level apart, so that --per-gpu ranks on the converted prices and currency of --usd.
     SELECT * FROM chosen {qualify}
 ), ranked AS (
-    SELECT provider, region, zone, instance_type,
+    SELECT provider, region, zone, instance_type, price_kind, term_months, payment_option,
+           offering_class,
            CASE price_kind
              WHEN 'on_demand' THEN 'on-demand'
              WHEN 'spot' THEN 'spot'
@@ -48,11 +49,14 @@ WITH chosen AS (
                     ELSE term_months || 'mo' END,
                replace(payment_option, '_', '-'), offering_class)
            END AS kind,
+           gpu_model, gpu_count, gpu_memory_gib,
            format('{{}}x {{}} {{}}GB',
                   regexp_replace(round(gpu_count, 2)::VARCHAR, '\.0+$', ''),
                   gpu_model, round(gpu_memory_gib)::INTEGER) AS gpus,
-           round(price_per_hour, 4) AS per_hour,
-           round(price_per_gpu_hour, 4) AS per_gpu_hour,
+           available,
+           -- Every stored digit: a table rounds for display, a document does not.
+           price_per_hour AS per_hour,
+           price_per_gpu_hour AS per_gpu_hour,
            currency,{priced_in}
            round(pflop_per_usd, 1) AS pflop_per_usd,{unit_column}
            -- The AWS Spot Advisor's interruption band beside a spot price ("<5%"), else NULL.
@@ -106,7 +110,8 @@ class Cheapest:
 @dataclass(frozen=True)
 class Filters:
     """`gpu`: a model (any case); with `gpu_memory_gib`, only its variant of that memory per
-    GPU; `min_memory_gib`: at least that much memory per GPU."""
+    GPU; `min_memory_gib`: at least that much memory per GPU; `sold_out`: also the offers the
+    provider says cannot be rented now (`available = false`), left out otherwise."""
 
     gpu: str | None = None
     kind: str | None = None
@@ -115,6 +120,7 @@ class Filters:
     instance_type: str | None = None
     gpu_memory_gib: float | None = None
     min_memory_gib: float | None = None
+    sold_out: bool = False
 
 
 def _where(filters: Filters) -> tuple[str, dict[str, Any]]:
@@ -123,6 +129,7 @@ def _where(filters: Filters) -> tuple[str, dict[str, Any]]:
     clauses = [
         gpu_filter.clause(choices, params),
         gpu_filter.at_least(filters.min_memory_gib, params),
+        "true" if filters.sold_out else "available IS NOT FALSE",
     ]
     for column, value in (("price_kind", filters.kind), ("provider", filters.provider)):
         if value:  # already the stored spelling (the CLI's filter types see to it)
@@ -242,6 +249,13 @@ def _unknown_gpu(choice: GpuChoice, stored: list[tuple[Any, ...]], known: GpuNam
 def _some(values: list[str], shown: int = 30) -> str:
     more = f", ... ({len(values) - shown} more)" if len(values) > shown else ""
     return "accepted: " + ", ".join(values[:shown]) + more
+
+
+def matching(store: Path, filters: Filters, timeout_s: float | None = None) -> int:
+    """How many current offers match `filters` (to say which filter emptied an answer)."""
+    where, params = _where(filters)
+    sql = f"SELECT count(*) FROM latest_prices WHERE {where}"
+    return int(query(store, sql, params, timeout_s=timeout_s).rows[0][0])
 
 
 def unrated(store: Path, filters: Filters, timeout_s: float | None = None) -> dict[str, int]:

@@ -221,7 +221,14 @@ def test_latest_per_gpu_ranks_machines_not_gpus(
     assert shown.exit_code == 0, shown.output
     rows = json.loads(shown.output)
     assert not [r for r in rows if r["instance_type"] in ATTACHABLE]
-    cheapest = {r["kind"]: (r["instance_type"], r["per_hour"], r["per_gpu_hour"]) for r in rows}
+    cheapest = {
+        (r["price_kind"], r["term_months"]): (
+            r["instance_type"],
+            round(r["per_hour"], 4),
+            round(r["per_gpu_hour"], 4),
+        )
+        for r in rows
+    }
     # Per GPU, the smallest host shared by the most GPUs wins each kind (shown to 4 places):
     # on-demand 0.031611 + 3.75 x 0.004237 + 4 x 0.35 = 1.4475, / 4 = 0.361875;
     # spot 0.006655 + 3.75 x 0.000892 + 4 x 0.14 = 0.57, / 4 = 0.1425;
@@ -229,8 +236,8 @@ def test_latest_per_gpu_ranks_machines_not_gpus(
     # term, 0.909924 / 4, is dearer). The T4 alone at 0.35 a GPU-hour is no longer there.
     four = "n1-standard-1+nvidia-tesla-t4x4"
     assert cheapest == {
-        "on-demand": (four, 1.4475, 0.3619),
-        "spot": (four, 0.57, 0.1425),
-        "3y": (four, 0.6614, 0.1653),
+        ("on_demand", None): (four, 1.4475, 0.3619),
+        ("spot", None): (four, 0.57, 0.1425),
+        ("reserved", 36): (four, 0.6614, 0.1653),
     }
     assert {r["gpus"] for r in rows} == {"4x T4 16GB"}

@@ -230,6 +230,13 @@ def test_list_before_any_alert(tmp_path: Path) -> None:
     assert result.exit_code == 0 and "no alerts yet" in result.output
 
 
+def test_list_names_the_gpu_as_a_user_writes_it(tmp_path: Path) -> None:
+    variant = RULE.replace('gpu_model = "A100"', 'gpu_model = ["H100", "A100 80GB"]')
+    result = invoke(setup(tmp_path, variant.replace("cheap-a100", "cheap-h100")), "alerts", "list")
+    assert result.exit_code == 0, result.output
+    assert "gpu_model=H100,A100 80GB" in result.output and "GpuChoice" not in result.output
+
+
 def test_bad_alert_config_is_a_usage_error_naming_the_key(tmp_path: Path) -> None:
     config = setup(tmp_path, "[alerts.slack]\n" + RULE.replace("1.10", "'cheap'"))
     result = invoke(config, "alerts", "list")

@@ -184,7 +184,7 @@ def test_a_value_nothing_matches_is_a_usage_error(
 def test_a_known_model_with_no_offer_is_an_empty_answer(store: Path) -> None:
     code, out, err = invoke("latest", "--db", str(store), "--gpu", "b200")
     assert code == 0
-    assert "no current prices match" in err and out == ""
+    assert "no offers for B200 (" in err and "offers of other GPUs)" in err and out == ""
 
 
 def test_collect_takes_aliases_and_refuses_unknown_providers(tmp_path: Path) -> None:

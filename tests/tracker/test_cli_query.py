@@ -156,19 +156,21 @@ def test_latest_never_ranks_currencies_together(config_path: Path) -> None:
     code, out, _ = run(config_path, "latest", "--format", "csv")
     assert code == 0
     header, *lines = out.strip().splitlines()
-    assert header.startswith("provider,region,zone,instance_type,kind")
-    rows = [line.split(",") for line in lines]
+    assert header.startswith("provider,region,zone,instance_type,price_kind")
+    columns = header.split(",")
+    rows = [dict(zip(columns, line.split(","), strict=True)) for line in lines]
     # Grouped by currency, USD first, each group ranked on its own: the CNY price is the
     # smallest number but comes after every USD one.
-    assert [r[8] for r in rows] == ["USD"] * 4 + ["CNY"]
+    assert [r["currency"] for r in rows] == ["USD"] * 4 + ["CNY"]
     usd_rows = rows[:4]
-    assert [r[3] for r in usd_rows] == [
+    assert [r["instance_type"] for r in usd_rows] == [
         "g6.xlarge",
         "p5.48xlarge",
         "p5.48xlarge",
         "Standard_ND96isr_H100_v5",
     ]
-    assert usd_rows[1][4] == "spot" and usd_rows[1][7] == "1.6523"  # 13.2182 / 8
+    # 13.2182 / 8, with every digit (a table rounds it to 1.6523)
+    assert usd_rows[1]["price_kind"] == "spot" and usd_rows[1]["per_gpu_hour"] == "1.652275"
 
 
 def test_latest_filters(config_path: Path) -> None:
@@ -222,12 +224,12 @@ def test_config_error_messages_keep_their_brackets(tmp_path: Path) -> None:
 def test_latest_per_gpu_keeps_the_cheapest_offer_per_model_and_kind(config_path: Path) -> None:
     code, out, _ = run(config_path, "latest", "--per-gpu", "--format", "json")
     assert code == 0
-    got = [(r["gpus"], r["kind"], r["instance_type"], r["currency"]) for r in json.loads(out)]
+    got = [(r["gpus"], r["price_kind"], r["instance_type"], r["currency"]) for r in json.loads(out)]
     assert got == [
         ("8x H100 80GB", "spot", "p5.48xlarge", "USD"),
-        ("8x H100 80GB", "on-demand", "p5.48xlarge", "USD"),
-        ("1x L4 24GB", "on-demand", "g6.xlarge", "USD"),
-        ("8x A100 80GB", "on-demand", "GT4.41XLARGE948", "CNY"),
+        ("8x H100 80GB", "on_demand", "p5.48xlarge", "USD"),
+        ("1x L4 24GB", "on_demand", "g6.xlarge", "USD"),
+        ("8x A100 80GB", "on_demand", "GT4.41XLARGE948", "CNY"),
     ]
 
 
@@ -283,8 +285,8 @@ def test_latest_usd_per_gpu_picks_one_offer_per_model_in_dollars(config_path: Pa
         config_path, "latest", "--usd", "--per-gpu", "--gpu", "H100", "--format", "json"
     )
     assert code == 0
-    rows = [(r["provider"], r["kind"], r["per_hour"]) for r in json.loads(out)]
-    assert rows == [("aws", "spot", 13.2182), ("tencent", "on-demand", 15.0)]  # by GPU-hour
+    rows = [(r["provider"], r["price_kind"], r["per_hour"]) for r in json.loads(out)]
+    assert rows == [("aws", "spot", 13.2182), ("tencent", "on_demand", 15.0)]  # by GPU-hour
 
 
 def test_latest_sorts_by_pflop_per_dollar(config_path: Path) -> None:
@@ -300,13 +302,13 @@ def test_latest_sorts_by_pflop_per_dollar(config_path: Path) -> None:
     )
     code, out, _ = run(config_path, "latest", "--sort", "pflop", "--format", "json")
     assert code == 0
-    got = [(r["instance_type"], r["kind"], r["pflop_per_usd"]) for r in json.loads(out)]
+    got = [(r["instance_type"], r["price_kind"], r["pflop_per_usd"]) for r in json.loads(out)]
     assert got == [
         ("p5.48xlarge", "spot", 2155.7),  # 8 x 989.4 x 3.6 / 13.2182
-        ("g6.xlarge", "on-demand", 541.3),  # 1 x 121 x 3.6 / 0.8048
-        ("p5.48xlarge", "on-demand", 517.7),  # 8 x 989.4 x 3.6 / 55.04
-        ("Standard_ND96isr_H100_v5", "on-demand", 289.8),  # 8 x 989.4 x 3.6 / 98.32
-        ("GT4.41XLARGE948", "on-demand", None),  # CNY without a rate: no USD price
+        ("g6.xlarge", "on_demand", 541.3),  # 1 x 121 x 3.6 / 0.8048
+        ("p5.48xlarge", "on_demand", 517.7),  # 8 x 989.4 x 3.6 / 55.04
+        ("Standard_ND96isr_H100_v5", "on_demand", 289.8),  # 8 x 989.4 x 3.6 / 98.32
+        ("GT4.41XLARGE948", "on_demand", None),  # CNY without a rate: no USD price
     ]
     code, out, _ = run(config_path, "latest", "--sort", "pflop")
     assert code == 0 and "PFLOP/$" in out and "2155.7" in out

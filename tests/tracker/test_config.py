@@ -119,3 +119,34 @@ def test_optional_credentials_are_passed_on_when_set() -> None:
     settings, missing = aws.settings({})
     assert (settings.credentials, missing) == ({}, [])
     assert settings.history_window_s == 5400  # one 1 h interval back, plus half of one
+
+
+def test_a_tencent_endpoint_with_a_path_is_refused_before_any_request(tmp_path: Path) -> None:
+    """The SDK posts to the root of the host: a path is refused when the config is read, one
+    line naming the key, exit 2, and the endpoint never asked."""
+    import socket
+
+    from click.testing import CliRunner
+
+    from tracker.cli import cli
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        server.setblocking(False)
+        url = f"http://127.0.0.1:{server.getsockname()[1]}/v2"
+        config = tmp_path / "config.toml"
+        config.write_text(f'[providers.tencent]\nendpoint = "{url}"\n')
+        env = {"TENCENTCLOUD_SECRET_ID": "id", "TENCENTCLOUD_SECRET_KEY": "key"}
+        result = CliRunner().invoke(
+            cli, ["--config", str(config), "collect", "--provider", "tencent"], env=env
+        )
+        assert result.exit_code == 2
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 1 and "providers.tencent.endpoint" in lines[0]
+        with pytest.raises(BlockingIOError):  # nothing connected
+            server.accept()
+    with pytest.raises(ConfigError, match=r"providers\.tencent\.endpoint: .*root"):
+        config_mod.load(config)
+    config.write_text('[providers.tencent]\nendpoint = "https://cvm.tencentcloudapi.com/"\n')
+    assert config_mod.load(config).providers["tencent"].endpoint

@@ -156,11 +156,11 @@ def test_the_web_api_takes_the_same_names(db: Path) -> None:
 
 def test_per_gpu_keeps_the_cheapest_offer_of_each_memory_variant(db: Path) -> None:
     # A100 40 GB and 80 GB are different purchases: one row each, not the cheaper one alone.
-    # Per GPU-hour: p4d 32.7726 / 8 = 4.0966, p4de 40.9657 / 8 = 5.1207, NC24ads 3.673.
+    # Per GPU-hour, every digit: p4d 32.7726 / 8 = 4.096575, p4de 40.9657 / 8, NC24ads 3.673.
     _, rows, _ = run(db, "latest", "--gpu", "A100", "--per-gpu")
     assert [(r["instance_type"], r["per_gpu_hour"]) for r in rows] == [
         ("Standard_NC24ads_A100_v4", 3.673),
-        ("p4d.24xlarge", 4.0966),
+        ("p4d.24xlarge", 4.096575),
     ]
     _, rows, _ = run(db, "latest", "--gpu", "H100", "--per-gpu")
     assert types(rows) == {"p5.48xlarge", "Standard_NC40ads_H100_v5"}

@@ -124,7 +124,7 @@ def test_usage_errors_exit_2_naming_the_option(db: Path, args: list[str], words:
 def test_empty_answers_say_why(db: Path) -> None:
     code, out, err = run(db, *WINDOW, "--gpu", "H100", "--format", "json")
     assert (code, json.loads(out)) == (0, [])
-    assert "no series matched the filters" in err
+    assert "no series for H100 (" in err and "series of other GPUs)" in err
     code, out, err = run(db, "--since", "2026-11-03", "--until", "2026-11-04", "--provider", "aws")
     assert code == 0
     assert "1 series matched, but none has a price covering any time between" in err

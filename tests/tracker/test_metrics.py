@@ -4,6 +4,7 @@ would, over a real DuckDB store written through the store's own write path."""
 from __future__ import annotations
 
 import logging
+import shutil
 import socket
 import tomllib
 from collections.abc import Iterator
@@ -262,6 +263,20 @@ def test_price_gauges_hold_the_cheapest_fresh_offer_per_region(
         k: v for k, v in EXPECTED_PRICES.items() if k[-1] == "USD"
     }
     assert len(usd) == len(EXPECTED_PRICES)
+
+
+def test_every_registered_provider_s_recordings_scrape(
+    metrics: Metrics, served: MetricsServer, demo_kept: Path, tmp_path: Path
+) -> None:
+    """The demo's store holds every provider's recordings, some without regions (RunPod,
+    Lambda's sold-out types, Vast.ai's groups): an empty label value, never a failed scrape."""
+    from collectors import REGISTRY
+
+    store = Path(shutil.copy(demo_kept, tmp_path / "prices.duckdb"))
+    assert metrics.refresh_prices_at(store) > 0
+    prices = named(scrape(served), "gpu_tracker_price_per_gpu_hour", *PRICE)
+    assert {labels[0] for labels in prices} == set(REGISTRY)
+    assert any(provider == "runpod" and region == "" for provider, region, *_ in prices)
 
 
 def test_a_currency_without_a_rate_has_no_usd_series(

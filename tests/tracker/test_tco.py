@@ -280,7 +280,9 @@ def test_offers_left_out_are_counted_under_the_table_and_on_stderr(store: Path) 
 def test_no_candidate_says_why(store: Path) -> None:
     result = run(store, "--gpu", "A100", "--provider", "paperspace")
     assert result.exit_code == 0
-    assert "no candidate: no current offer of A100 from paperspace" in result.output
+    # The filter that emptied it is named, with what the others have.
+    said = "no candidate: no offers for A100 from paperspace (140 A100 offers from other providers)"
+    assert said in result.output
     # A CSV of no candidates still has its header: the fields of the JSON objects.
     empty = run(store, "--gpu", "A100", "--provider", "paperspace", "--format", "csv")
     fields = list(candidates(store, "--gpu", "A100", "--provider", "aws")[0])

@@ -69,6 +69,8 @@ def command_error(store: Path, *args: str) -> str:
          ("latest", "--usd", "--per-gpu", "--limit", "50")),
         ("/api/latest?sort=pflop&provider=Lambda",
          ("latest", "--sort", "pflop", "--provider", "lambda")),
+        ("/api/latest?include_sold_out=true&provider=jarvislabs&limit=1000",
+         ("latest", "--include-sold-out", "--provider", "jarvislabs", "--limit", "1000")),
         ("/api/tco?gpu=A100&provider=aws&provider=azure&months=12",
          ("tco", "--gpu", "A100", "--provider", "aws", "--provider", "azure", "--months", "12")),
         ("/api/tco?gpu=H100&gpus=4&utilization=0.5&limit=5&spot_overhead=25",
@@ -126,6 +128,8 @@ def test_a_tco_total_is_the_formula_on_the_answers_own_numbers(server: Running) 
         ("/api/tco?gpu=H100&gpus=4&baseline=6",
          ("tco", "--gpu", "H100", "--gpus", "4", "--baseline", "6")),
         ("/api/history?since=yesterday", ("history", "--since", "yesterday")),
+        ("/api/history?gpu=H1000", ("history", "--gpu", "H1000")),
+        ("/api/tco?gpu=H1000", ("tco", "--gpu", "H1000")),
         ("/api/history?since=2026-11-01&until=2026-07-01",
          ("history", "--since", "2026-11-01", "--until", "2026-07-01")),
     ],
@@ -137,6 +141,19 @@ def test_a_bad_parameter_is_400_with_the_commands_words(
     assert status == 400, body
     message = json.loads(body)["error"]
     assert message and message in " ".join(command_error(store, *args).split())
+
+
+def test_sold_out_offers_only_when_asked_for(server: Running) -> None:
+    """As `latest`: what can be rented by default; with include_sold_out the rest too, marked
+    `available: false`."""
+    status, body = get(server, "/api/latest?provider=jarvislabs&limit=1000")
+    assert status == 200, body
+    rentable = json.loads(body)
+    assert rentable and all(row["available"] is not False for row in rentable)
+    status, body = get(server, "/api/latest?provider=jarvislabs&limit=1000&include_sold_out=1")
+    every = json.loads(body)
+    sold_out = [row for row in every if row["available"] is False]
+    assert sold_out and len(every) == len(rentable) + len(sold_out)
 
 
 def test_what_is_not_a_callers_option_is_refused(server: Running) -> None:

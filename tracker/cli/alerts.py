@@ -189,9 +189,16 @@ def _filters(rule: Rule) -> str:
     parts = [rule.currency or ""] if rule.spec.unit == "percent" and rule.currency else []
     for name, values in vars(rule.filters).items():
         if values:
-            parts.append(f"{name}={','.join(map(str, values))}")
+            parts.append(f"{name}={','.join(map(_written, values))}")
     if rule.hysteresis:
         parts.append(f"hysteresis={number(rule.hysteresis)}")
     if rule.cooldown_s:
         parts.append(f"cooldown={duration_words(rule.cooldown_s)}")
     return " ".join(parts)
+
+
+def _written(value: Any) -> str:
+    """A filter value as a user writes it in config.toml: `H100`, `A100 80GB`."""
+    from storage.reads.gpu_filter import GpuChoice
+
+    return value.label if isinstance(value, GpuChoice) else str(value)

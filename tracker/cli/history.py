@@ -21,7 +21,7 @@ from storage.reads.series import COLUMNS, SeriesFilters, SeriesStats, Window
 from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
 from tracker.cli.screen import render
-from tracker.questions import documents, params
+from tracker.questions import documents, emptied, params
 from tracker.questions.history import filters_from, window_of
 from tracker.questions.latest import filters_from as latest_filters
 from tracker.questions.latest import unknown
@@ -95,16 +95,18 @@ def print_latest(
         found = latest_mod.cheapest(store, filters, timeout_s=timeout_s, **options)
         unrated = latest_mod.unrated(store, filters, timeout_s) if options.get("usd") else {}
         problems = [] if found.result.rows else unknown(store, filters, timeout_s)
+        # With --usd, offers without a rate are what emptied it: the lines below say so.
+        why = None if found.result.rows or unrated else emptied.latest(store, filters, timeout_s)
     except StoreError as exc:
         common.read_failed(ctx, exc, "latest")
     if problems:
         fail(ctx, "; ".join(problems), EXIT_USAGE)
-    if not found.result.rows:
-        say(err, "no current prices match (run `gpu-tracker collect` first?)")
+    if why:
+        say(err, why)
     for currency, count in unrated.items():
         say(err, f"left out {count} offers priced in {currency}: no rate for it in [fx]")
     if fmt != "table":  # one document; the currency column keeps the groups apart
-        render.print_result(common.out(ctx), found.result, fmt)
+        render.print_result(common.out(ctx), documents.latest_result(found), fmt)
         for currency in found.matching:  # a document has no caption: the note goes to stderr
             if found.left_out(currency):
                 say(err, _cut_words(found, currency, options["limit"]))
@@ -151,19 +153,25 @@ def history(
     config = load_config(ctx)
     window = _window(ctx, since, until)
     chosen = filters_from(filters)
+    why = ""
     try:
         limit_s = config.store.query_timeout_s
         found = series.statistics(config.store_path, chosen, window, below=below, timeout_s=limit_s)
         matching = (
             0 if found else series.matching_series(config.store_path, chosen, timeout_s=limit_s)
         )
+        if not found and not matching:  # a GPU nobody knows is a usage error, as in latest
+            params.check_filters(config.store_path, gpu=filters.get("gpu"), timeout_s=limit_s)
+            why = emptied.history(config.store_path, chosen, limit_s)
     except StoreError as exc:
         common.read_failed(ctx, exc, "history")
+    except click.UsageError as exc:
+        fail(ctx, exc.format_message(), EXIT_USAGE)
     shown = Shown(found[:limit], max(0, len(found) - limit))
     if chart is not None:
         _check_chart(ctx, shown.rows, chart)
     if not found:
-        say(common.err(ctx), _empty_words(matching, window))
+        say(common.err(ctx), why if not matching else _empty_words(matching, window))
     _print(ctx, shown, fmt, window, below, limit)
     if chart is not None and shown.rows:
         _draw(ctx, config.store_path, shown, window, chart, limit_s)
@@ -184,8 +192,6 @@ def _window(
 
 
 def _empty_words(matching: int, window: Window) -> str:
-    if not matching:
-        return "no series matched the filters (check --gpu, --provider, --region ...)"
     return (
         f"{matching} series matched, but none has a price covering any time between "
         f"{window.since:%Y-%m-%d %H:%M} and {window.until:%Y-%m-%d %H:%M} UTC (widen --since)"

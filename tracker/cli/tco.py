@@ -19,7 +19,7 @@ from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
 from tracker.cli.screen import render, tco_table
 from tracker.questions import documents, params, tco_words
 from tracker.questions import workloads as workloads_q
-from tracker.questions.tco import baseline_problem, need_from, unknown_gpu
+from tracker.questions.tco import baseline_problem, need_from, unknown_gpu, why_no_offer
 
 if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
     _IntType = click.ParamType[int]
@@ -64,6 +64,7 @@ def tco(
         limit_s = config.store.query_timeout_s
         answer = tco_mod.read(config.store_path, need, baseline=baseline, timeout_s=limit_s)
         unknown = [] if answer.rows else unknown_gpu(config.store_path, need, limit_s)
+        why = None if answer.offers else why_no_offer(config.store_path, need, limit_s)
     except StoreError as exc:
         common.read_failed(ctx, exc, "tco")
     if unknown:
@@ -73,7 +74,7 @@ def tco(
     if amount_words:
         say(err, amount_words)
     if not answer.rows:
-        say(err, tco_words.no_candidate(answer))
+        say(err, why or tco_words.no_candidate(answer))
     if fmt == "table":
         _print_tables(ctx, answer, limit or 1)
     else:

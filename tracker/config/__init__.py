@@ -72,21 +72,8 @@ __all__ = [
 DEFAULT_CONFIG = Path("config.toml")
 # The store a command uses when neither --db nor [storage] path says (docs/configuration.md).
 STORE_ENV = "GPU_TRACKER_DB"
-_TOP_KEYS = {
-    "storage",
-    "providers",
-    "alerts",
-    "fx",
-    "daemon",
-    "review",
-    "metrics",
-    "collect",
-    "export",
-    "web",
-    "gpus",
-    "raw",
-    "workloads",
-}
+_TOP_KEYS = {"storage", "providers", "alerts", "fx", "daemon", "review", "metrics", "collect",
+             "export", "web", "gpus", "raw", "workloads"}  # fmt: skip
 _MESSAGE_MAX = 1000
 # Every declared table, in the order of docs/configuration.md's key reference.
 DECLARED: tuple[Table, ...] = (

@@ -72,6 +72,20 @@ def _endpoint(value: Any, key: str) -> str:
     return str(value)
 
 
+# The providers whose SDK takes only scheme://host[:port] and posts to "/": a path would be
+# dropped silently, so it is refused when the config is read, before any request.
+AT_ROOT = frozenset({"tencent"})
+
+
+def _at_root(endpoint: str, key: str) -> None:
+    parts = urlsplit(endpoint)
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ConfigError(
+            f"{key}: {endpoint!r}: the API is served at the root of its host; give "
+            "scheme://host[:port] only"
+        )
+
+
 def _names(value: Any, key: str) -> tuple[str, ...]:
     return tuple(_str_list(value, key))
 
@@ -165,6 +179,8 @@ def parse_provider(
     key per credential (optional ones too: gcp's `api_key_env`); `collect` is [collect]'s
     suspicion, which its own keys override."""
     got = Table(PROVIDER.name, provider_keys(info)).read(raw, f"providers.{name}.")
+    if name in AT_ROOT and got["endpoint"]:
+        _at_root(got["endpoint"], f"providers.{name}.endpoint")
     own = {"max_withdrawn": OWN_MAX_WITHDRAWN.get(name)} | {
         key: got[key]
         for key in ("max_withdrawn", "max_jumped", "jump_factor")

@@ -228,9 +228,12 @@ class _PriceCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         native, usd = _families()
         for provider, region, gpu, kind, currency, price, price_usd in self._rows:
-            native.add_metric([provider, region, gpu, kind, currency], float(price))
+            # A provider without regions (RunPod, Lambda's sold-out types) is the empty value:
+            # the exposition takes no None, and one such label would fail the whole scrape.
+            labels = [provider, region or "", gpu, kind, currency]
+            native.add_metric(labels, float(price))
             if price_usd is not None:
-                usd.add_metric([provider, region, gpu, kind, currency], float(price_usd))
+                usd.add_metric(labels, float(price_usd))
         yield native
         yield usd
 

@@ -20,9 +20,27 @@ if TYPE_CHECKING:  # `sql` prints with `plain` and `records`: the questions' rea
     from storage.reads.tco import Tco
 
 
+# The table's own words for an offer's kind; a document names it by the offer key's fields
+# (`price_kind` on_demand, spot or reserved, and the term), as every command's JSON does.
+_TABLE_ONLY = ("kind",)
+
+
+def latest_result(found: Cheapest) -> QueryResult:
+    """The offers `latest` shows as a document's rows: every field but the table's own."""
+    from storage.query import QueryResult
+
+    kept = [i for i, c in enumerate(found.result.columns) if c not in _TABLE_ONLY]
+    result = found.result
+    return QueryResult(
+        [result.columns[i] for i in kept],
+        [result.types[i] for i in kept] if result.types else [],
+        [tuple(row[i] for i in kept) for row in result.rows],
+    )
+
+
 def latest(found: Cheapest) -> list[dict[str, Any]]:
     """The offers `latest` shows, one object each (the currency column keeps groups apart)."""
-    return records(found.result)
+    return records(latest_result(found))
 
 
 def history(rows: Sequence[SeriesStats]) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ def filters_from(given: dict[str, Any]) -> latest_mod.Filters:
         instance_type=given.get("instance_type"),
         gpu_memory_gib=gpu.memory_gib if gpu else None,
         min_memory_gib=given.get("memory"),
+        sold_out=bool(given.get("include_sold_out")),
     )
 
 

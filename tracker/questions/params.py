@@ -5,11 +5,15 @@ bad value is refused in the same words on both. The options that choose the outp
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import click
 
+from collectors.common import PRICE_KINDS
 from storage import latest as latest_mod
+from storage.reads.gpu_filter import GpuChoice
 from tracker.questions.types import (
     GPU,
     GPU_HELP,
@@ -83,6 +87,11 @@ def latest() -> list[click.Parameter]:
             is_flag=True,
             help="One USD ranking across currencies, converted with the [fx] rates; offers "
             "without a rate are left out (and counted).",
+        ),
+        opt(
+            "--include-sold-out",
+            is_flag=True,
+            help="Also the offers the provider says cannot be rented now (marked sold out).",
         ),
     ]
 
@@ -222,3 +231,43 @@ def tco() -> list[click.Parameter]:
             "this many (default every candidate).",
         ),
     ]
+
+
+class Checked(NamedTuple):
+    """Filter values as stored: the GPU (model, and memory for a variant), provider, kind."""
+
+    gpu: GpuChoice | None
+    provider: str | None
+    kind: str | None
+
+
+def check_filters(
+    store: Path,
+    *,
+    gpu: str | GpuChoice | None = None,
+    provider: str | None = None,
+    kind: str | None = None,
+    kinds: Sequence[str] = PRICE_KINDS,
+    timeout_s: float | None = None,
+) -> Checked:
+    """The one error rule of the questions (docs/commands.md, "Errors"): a GPU, provider or
+    price kind nobody knows is a usage error, one line naming the accepted values
+    (click.UsageError: exit 2 on the command line, HTTP 400 in the API). A GPU counts as known
+    when a current offer or the GPU table (with the user's [gpus.models]) has it; `kinds`
+    narrows the kinds a question takes (`index` has no reserved)."""
+    from storage import latest as latest_mod
+    from tracker.questions.latest import unknown
+    from tracker.questions.types import gpu_again
+
+    checked_provider = None if provider is None else PROVIDER.convert(provider, None, None)
+    checked_kind = None if kind is None else PRICE_KIND.convert(kind, None, None)
+    if checked_kind is not None and checked_kind not in kinds:
+        words = ", ".join(k.replace("_", "-") for k in kinds)
+        raise click.UsageError(f"unknown price kind {kind!r} here (accepted: {words})")
+    choice = GPU.convert(gpu, None, None) if isinstance(gpu, str) else gpu
+    choice = gpu_again(choice)
+    if choice is not None:
+        filters = latest_mod.Filters(gpu=choice.model, gpu_memory_gib=choice.memory_gib)
+        if problems := unknown(store, filters, timeout_s):
+            raise click.UsageError("; ".join(problems))
+    return Checked(choice, checked_provider, checked_kind)

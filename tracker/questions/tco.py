@@ -47,3 +47,21 @@ def unknown_gpu(store: Path, need: tco_mod.Need, timeout_s: float | None) -> lis
 
     filters = latest_mod.Filters(gpu=need.gpu, gpu_memory_gib=need.gpu_memory_gib)
     return unknown(store, filters, timeout_s)
+
+
+def why_no_offer(store: Path, need: tco_mod.Need, timeout_s: float | None) -> str | None:
+    """Which filter left the GPU with no current offer at all (`--provider aws` where only
+    others have it), or None where several providers were named (tco_words says it then)."""
+    from storage import latest as latest_mod
+    from tracker.questions import emptied
+
+    if len(need.providers) > 1:
+        return None
+    filters = latest_mod.Filters(
+        gpu=need.gpu,
+        gpu_memory_gib=need.gpu_memory_gib,
+        min_memory_gib=need.memory_gib,
+        provider=need.providers[0] if need.providers else None,
+        sold_out=True,  # sold-out offers are the candidates' exclusions, said apart
+    )
+    return "no candidate: " + emptied.latest(store, filters, timeout_s)

@@ -78,9 +78,18 @@ def to_table(result: QueryResult, title: str | None = None) -> Table:
     return table
 
 
+# What the `latest` table leaves to the documents (the offer key's own fields, the GPU's facts
+# its `gpus` column says in words), and how many places a price shows on screen.
+_LATEST_HIDDEN = (
+    "currency", "stale", "available", "price_kind", "term_months", "payment_option",
+    "offering_class", "gpu_model", "gpu_count", "gpu_memory_gib",
+)  # fmt: skip
+_LATEST_PLACES = {"per_hour": 4, "per_gpu_hour": 4, "pflop_per_usd": 1}
+
+
 def latest_table(result: QueryResult, currency: str, *, cut: str | None = None) -> Table:
-    """The `latest` offers of one currency: compact, the currency in the title, stale marked,
-    and `cut` (how many offers the limit left out) in the caption."""
+    """The `latest` offers of one currency: compact, the currency in the title, stale and sold
+    out marked, and `cut` (how many offers the limit left out) in the caption."""
     title = f"Cheapest current offers ({currency})"
     if "priced_in" in result.columns:
         title = f"Cheapest current offers ({currency}; other currencies converted with [fx])"
@@ -92,7 +101,7 @@ def latest_table(result: QueryResult, currency: str, *, cut: str | None = None) 
         "pflop_per_usd": "PFLOP/$",
         "usd_per_unit": "USD/unit",
     }
-    shown = [c for c in result.columns if c not in ("currency", "stale")]
+    shown = [c for c in result.columns if c not in _LATEST_HIDDEN]
     # The interruption band is AWS spot's alone: its column shows where a row has one.
     at = result.columns.index("interruption") if "interruption" in result.columns else None
     if at is not None and all(row[at] is None for row in result.rows):
@@ -101,19 +110,33 @@ def latest_table(result: QueryResult, currency: str, *, cut: str | None = None) 
         table.add_column(
             escape(headers.get(column, column)), justify="right" if column in headers else "left"
         )
+    # Only --include-sold-out brings sold-out offers: then a column says which they are.
+    sold_out = [dict(zip(result.columns, row, strict=True)).get("available") is False
+                for row in result.rows]  # fmt: skip
+    if any(sold_out):
+        table.add_column("available")
     stale_seen = False
-    for row in result.rows:
+    for row, gone in zip(result.rows, sold_out, strict=True):
         values = dict(zip(result.columns, row, strict=True))
-        cells = ["" if values[c] is None else escape(str(values[c])) for c in shown]
+        cells = [_latest_cell(c, values[c]) for c in shown]
         if values.get("stale"):
             cells[0] += " *"
             stale_seen = True
-        table.add_row(*cells)
+        table.add_row(*cells, *((["sold out" if gone else ""]) if any(sold_out) else []))
     notes = [escape(cut)] if cut else []
     if stale_seen:
         notes.append("* stale: the provider's last successful collection is overdue")
     table.caption = "\n".join(notes) or None
     return table
+
+
+def _latest_cell(column: str, value: Any) -> str:
+    if value is None:
+        return ""
+    places = _LATEST_PLACES.get(column)
+    if places is not None and isinstance(value, float | Decimal):
+        value = round(float(value), places)
+    return escape(str(value))
 
 
 def print_result(console: Console, result: QueryResult, fmt: str) -> None:

@@ -15,9 +15,11 @@ Interface:
   statistics as a relation, for a larger query (`WITH stats AS (<sql>) SELECT ... JOIN stats
   USING (provider, region, ...)`): put it first, so its `?` parameters come first. With
   `price="price_per_hour_usd"` every figure is of the USD prices (each interval at its own
-  dated rate) and `currency` reads 'USD'; intervals without a rate are left out.
+  dated rate) and `currency` reads 'USD'; intervals without a rate are left out. The
+  `price_per_gpu_hour` pair does the same per GPU-hour (`price_column` names the one asked).
 - `intervals(store, filters, window)` -> per series its clipped intervals, for a step chart.
 - `matching_series(store, filters)` -> how many series match the filters at all (any time).
+- `window_rows(store, filters, window)` -> how many intervals the statistics would read.
 
 The statements themselves are templates in `storage.reads.series_sql`.
 """
@@ -48,7 +50,7 @@ KEY = (
     "offering_class",
 )
 _KEY = ", ".join(KEY)
-PRICES = ("price_per_hour", "price_per_hour_usd")
+PRICES = ("price_per_hour", "price_per_hour_usd", "price_per_gpu_hour", "price_per_gpu_hour_usd")
 _US_PER_HOUR = 3_600_000_000
 
 ORDER = f"ORDER BY mean_usd NULLS LAST, currency, mean, {_KEY.replace('zone', 'zone NULLS FIRST')}"
@@ -178,6 +180,12 @@ def _keys_clause(keys: tuple[OfferKey, ...], params: dict[str, Any]) -> str:
     return "(" + " OR ".join(ors) + ")"
 
 
+def price_column(*, per_gpu: bool = False, usd: bool = False) -> str:
+    """The price a series' figures are of: per instance-hour or per GPU-hour, in the series'
+    own currency or in USD (`history --per-gpu`, `--usd`)."""
+    return "price_per_" + ("gpu_hour" if per_gpu else "hour") + ("_usd" if usd else "")
+
+
 def statistics_sql(
     filters: SeriesFilters,
     window: Window,
@@ -196,8 +204,9 @@ def statistics_sql(
         params["s_below"] = below
     sql = series_sql.STATISTICS.format(
         key=_KEY,
-        currency="'USD'" if price == "price_per_hour_usd" else "currency",
+        currency="'USD'" if price.endswith("_usd") else "currency",
         price=price,
+        usd=price.removesuffix("_usd") + "_usd",
         where=where,
         below=below_sql,
         us_per_hour=_US_PER_HOUR,
@@ -211,11 +220,12 @@ def statistics(
     window: Window,
     *,
     below: float | None = None,
+    price: str = "price_per_hour",
     timeout_s: float | None = None,
 ) -> list[SeriesStats]:
-    """Per series with covered time in the window, its statistics (module docstring); stopped
-    after `timeout_s` seconds (QueryStopped)."""
-    sql, params = statistics_sql(filters, window, below=below)
+    """Per series with covered time in the window, its statistics of `price` (module
+    docstring); stopped after `timeout_s` seconds (QueryStopped)."""
+    sql, params = statistics_sql(filters, window, price=price, below=below)
     return [SeriesStats.from_row(row) for row in _rows(store, f"{sql} {ORDER}", params, timeout_s)]
 
 
@@ -242,6 +252,16 @@ def by_series(found: list[tuple[Any, ...]]) -> dict[tuple[OfferKey, str], list[I
         key = (OfferKey(*row[:width]), row[width])
         series.setdefault(key, []).append(Interval(row[width + 2], row[width + 3], row[width + 1]))
     return series
+
+
+def window_rows(
+    store: Path | str, filters: SeriesFilters, window: Window, *, timeout_s: float | None = None
+) -> int:
+    """How many intervals of the matching series the statistics over `window` would read (the
+    work they do grows with it: a caller can say how long they may take before they start)."""
+    where, params = _where(filters)
+    params |= {"s_since": window.since, "s_until": window.until}
+    return int(_rows(store, series_sql.WINDOW_ROWS.format(where=where), params, timeout_s)[0][0])
 
 
 def matching_series(

@@ -98,11 +98,12 @@ def test_the_api_takes_the_same_switches(db: Path) -> None:
 
 
 def test_a_long_read_is_announced_with_how_to_allow_it() -> None:
-    assert slow_words(1_000, 60) is None
-    words = slow_words(25_000_000, 60)
+    assert slow_words(1_000, 60, 120) is None
+    words = slow_words(25_000_000, 60, 120)
     assert words is not None and words.startswith("25,000,000 price intervals lie in the window")
-    assert "--timeout" in words and "[storage] query_timeout" in words
-    assert "60 s time limit" in words
+    assert "about 25 s on an idle machine and up to 3 min on a busy one" in words
+    assert "past the 60 s time limit ([storage] query_timeout)" in words
+    assert "--timeout (below [storage] write_wait, 120 s)" in words
 
 
 def test_a_timeout_past_the_write_wait_is_refused(db: Path) -> None:
@@ -111,3 +112,15 @@ def test_a_timeout_past_the_write_wait_is_refused(db: Path) -> None:
     assert "--timeout: 300 s is not shorter than [storage] write_wait (120 s)" in result.stderr
     result = CliRunner().invoke(cli, ["--db", str(db), "history", *WINDOW, "--timeout", "90s"])
     assert result.exit_code == 0 and result.stderr == ""
+
+
+def test_the_warning_comes_before_the_answer(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracker.questions import history as history_q
+
+    # As if every interval cost a minute: the count in the window foretells a long wait.
+    monkeypatch.setattr(history_q, "SECONDS_PER_MILLION", (6e7, 6e7))
+    result = CliRunner().invoke(cli, ["--db", str(db), "history", *WINDOW, "--format", "json"])
+    assert result.exit_code == 0
+    # The spot series 4 intervals, Tencent 2, Lambda 1.
+    assert result.stderr.startswith("7 price intervals lie in the window")
+    assert len(json.loads(result.stdout)) == 3

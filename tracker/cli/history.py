@@ -158,7 +158,7 @@ def history(
         fail(ctx, too_long_words(limit_s, config.store.write_wait_s), EXIT_USAGE)
     try:
         rows = series.window_rows(config.store_path, chosen, window, timeout_s=limit_s)
-        if (slow := slow_words(rows, limit_s)) is not None:
+        if (slow := slow_words(rows, limit_s, config.store.write_wait_s)) is not None:
             say(common.err(ctx), slow)  # before the wait: how long, and how to allow it
         found = series.statistics(
             config.store_path, chosen, window, below=below, price=price, timeout_s=limit_s

@@ -37,7 +37,7 @@ def price_from(given: dict[str, Any]) -> str:
     return price_column(per_gpu=bool(given.get("per_gpu")), usd=bool(given.get("usd")))
 
 
-def slow_words(rows: int, limit_s: float) -> str | None:
+def slow_words(rows: int, limit_s: float, write_wait_s: float) -> str | None:
     """What to say before statistics over `rows` intervals start, when they may run past the
     time limit `limit_s`: how long they may take and how to allow it; None when they fit."""
     low, high = (rows / 1e6 * rate for rate in SECONDS_PER_MILLION)
@@ -45,10 +45,10 @@ def slow_words(rows: int, limit_s: float) -> str | None:
         return None
     return (
         f"{rows:,} price intervals lie in the window: their statistics may take about "
-        f"{_seconds(low)} (up to {_seconds(high)} on a busy machine) and stop at the "
-        f"{limit_s:g} s time limit; allow longer with --timeout (below [storage] write_wait) "
-        "or [storage] query_timeout, or narrow the window (--since) or the series (--gpu, "
-        "--provider, --kind)"
+        f"{_seconds(low)} on an idle machine and up to {_seconds(high)} on a busy one, past the "
+        f"{limit_s:g} s time limit ([storage] query_timeout); allow longer with --timeout "
+        f"(below [storage] write_wait, {write_wait_s:g} s) or raise query_timeout and "
+        "write_wait, or narrow the window (--since) or the series (--gpu, --provider, --kind)"
     )
 
 

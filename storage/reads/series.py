@@ -11,15 +11,13 @@ Interface:
 
 - `statistics(store, filters, window, below=...)` -> one `SeriesStats` per series with covered
   time, cheapest mean first (in USD where rated), then by key.
-- `statistics_sql(filters, window, price=..., below=...)` -> `(sql, params)`: the same
-  statistics as a relation, for a larger query (`WITH stats AS (<sql>) SELECT ... JOIN stats
-  USING (provider, region, ...)`): put it first, so its `?` parameters come first. With
-  `price="price_per_hour_usd"` every figure is of the USD prices (each interval at its own
-  dated rate) and `currency` reads 'USD'; intervals without a rate are left out. The
-  `price_per_gpu_hour` pair does the same per GPU-hour (`price_column` names the one asked).
-- `intervals(store, filters, window)` -> per series its clipped intervals, for a step chart.
-- `matching_series(store, filters)` -> how many series match the filters at all (any time).
-- `window_rows(store, filters, window)` -> how many intervals the statistics would read.
+- `statistics_sql(filters, window, price=..., below=...)` -> `(sql, params)`: the same as a
+  relation for a larger query (`WITH stats AS (<sql>) ... JOIN stats USING (provider, ...)`).
+  `price` (`price_column`): per instance-hour or GPU-hour, in the series' currency or in USD
+  (each interval at its own dated rate; `currency` reads 'USD'; intervals without one left out).
+- `intervals(store, filters, window)` -> per series its clipped intervals, for a step chart;
+  `matching_series(store, filters)` -> how many series match at all (any time);
+  `window_rows(store, filters, window)` -> how many intervals the statistics would read.
 
 The statements themselves are templates in `storage.reads.series_sql`.
 """
@@ -194,8 +192,6 @@ def statistics_sql(
     below: float | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The statistics as one SELECT and its named parameters (see the module docstring)."""
-    if price not in PRICES:
-        raise ValueError(f"price must be one of {PRICES}, not {price!r}")
     where, params = _where(filters)
     params |= {"s_since": window.since, "s_until": window.until}
     below_sql = "NULL"
@@ -204,7 +200,7 @@ def statistics_sql(
         params["s_below"] = below
     sql = series_sql.STATISTICS.format(
         key=_KEY,
-        currency="'USD'" if price.endswith("_usd") else "currency",
+        currency=_currency(price),
         price=price,
         usd=price.removesuffix("_usd") + "_usd",
         where=where,
@@ -230,18 +226,26 @@ def statistics(
 
 
 def intervals(
-    store: Path | str, filters: SeriesFilters, window: Window, *, timeout_s: float | None = None
+    store: Path | str,
+    filters: SeriesFilters,
+    window: Window,
+    *,
+    price: str = "price_per_hour",
+    timeout_s: float | None = None,
 ) -> dict[tuple[OfferKey, str], list[Interval]]:
-    """Per series (key, currency), its intervals clipped to the window, oldest first."""
-    sql, params = intervals_sql(filters, window)
+    """Per series (key, currency), its intervals of `price` in the window, oldest first."""
+    sql, params = intervals_sql(filters, window, price=price)
     return by_series(_rows(store, sql, params, timeout_s))
 
 
-def intervals_sql(filters: SeriesFilters, window: Window) -> tuple[str, dict[str, Any]]:
+def intervals_sql(
+    filters: SeriesFilters, window: Window, *, price: str = "price_per_hour"
+) -> tuple[str, dict[str, Any]]:
     """The statement `intervals` runs and its parameters (for a connection of the caller's)."""
     where, params = _where(filters)
     params |= {"s_since": window.since, "s_until": window.until}
-    return series_sql.INTERVALS.format(key=_KEY, where=where), params
+    sql = series_sql.INTERVALS.format(key=_KEY, where=where, price=price, currency=_currency(price))
+    return sql, params
 
 
 def by_series(found: list[tuple[Any, ...]]) -> dict[tuple[OfferKey, str], list[Interval]]:
@@ -257,8 +261,7 @@ def by_series(found: list[tuple[Any, ...]]) -> dict[tuple[OfferKey, str], list[I
 def window_rows(
     store: Path | str, filters: SeriesFilters, window: Window, *, timeout_s: float | None = None
 ) -> int:
-    """How many intervals of the matching series the statistics over `window` would read (the
-    work they do grows with it: a caller can say how long they may take before they start)."""
+    """How many intervals the statistics over `window` would read (their work grows with it)."""
     where, params = _where(filters)
     params |= {"s_since": window.since, "s_until": window.until}
     return int(_rows(store, series_sql.WINDOW_ROWS.format(where=where), params, timeout_s)[0][0])
@@ -277,6 +280,13 @@ def matching_sql(filters: SeriesFilters) -> tuple[str, dict[str, Any]]:
     """The statement `matching_series` runs and its parameters."""
     where, params = _where(filters)
     return series_sql.MATCHING.format(key=_KEY, where=where), params
+
+
+def _currency(price: str) -> str:
+    """The currency column of `price`'s figures (a ValueError for a price not in PRICES)."""
+    if price not in PRICES:
+        raise ValueError(f"price must be one of {PRICES}, not {price!r}")
+    return "'USD'" if price.endswith("_usd") else "currency"
 
 
 def _rows(

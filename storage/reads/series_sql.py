@@ -60,11 +60,12 @@ WHERE q.total = s.us OR error('two price series share a hash; report this, pleas
 BELOW = "round(coalesce(sum(us) FILTER (WHERE price < $s_below), 0) / sum(us), 6)"
 
 INTERVALS = """
-SELECT {key}, currency, price_per_hour,
+SELECT {key}, {currency} AS currency, {price} AS price,
        greatest(valid_from, $s_since) AS start,
        least(coalesce(valid_to, $s_until), $s_until) AS until
 FROM prices
-WHERE {where} AND valid_from < $s_until AND (valid_to IS NULL OR valid_to > $s_since)
+WHERE {where} AND {price} IS NOT NULL
+  AND valid_from < $s_until AND (valid_to IS NULL OR valid_to > $s_since)
 ORDER BY {key}, currency, valid_from
 """
 

@@ -124,3 +124,19 @@ def test_the_warning_comes_before_the_answer(db: Path, monkeypatch: pytest.Monke
     # The spot series 4 intervals, Tencent 2, Lambda 1.
     assert result.stderr.startswith("7 price intervals lie in the window")
     assert len(json.loads(result.stdout)) == 3
+
+
+def test_the_chart_draws_the_prices_the_table_shows(db: Path, tmp_path: Path) -> None:
+    from storage.reads.series import SeriesFilters, Window, intervals
+
+    window = Window(series_support.SINCE, series_support.UNTIL)
+    steps = intervals(db, SeriesFilters(provider="tencent"), window, price="price_per_gpu_hour_usd")
+    (((_, currency), found),) = steps.items()
+    assert currency == "USD" and [i.price for i in found] == [1.75, 2.25]  # 100*0.14/8, 120*0.15/8
+    # In USD, the CNY series shares the axis: no refusal for two currencies.
+    target = tmp_path / "usd.png"
+    result = CliRunner().invoke(
+        cli, ["--db", str(db), "history", *WINDOW, "--per-gpu", "--usd", "--chart", str(target)]
+    )
+    assert result.exit_code == 0, result.stderr
+    assert target.exists() and "chart written" in result.stderr

@@ -177,7 +177,7 @@ def history(
         say(common.err(ctx), _empty_words(matching, window))
     _print(ctx, shown, fmt, window, below, limit, per_gpu=bool(filters.get("per_gpu")))
     if chart is not None and shown.rows:
-        _draw(ctx, config.store_path, shown, window, chart, limit_s)
+        _draw(ctx, config.store_path, shown, window, chart, limit_s, price)
     elif chart is not None:
         say(common.err(ctx), f"no chart written to {chart}: no series to draw")
 
@@ -256,6 +256,7 @@ def _draw(
     window: Window,
     chart: Path,
     timeout_s: float | None,
+    price: str,
 ) -> None:
     from storage.reads import series
     from tracker.charts import history as history_chart
@@ -263,7 +264,9 @@ def _draw(
     drawn = shown.rows[: history_chart.MAX_SERIES]
     keys = tuple(row.key for row in drawn)
     try:
-        steps = series.intervals(store, SeriesFilters(keys=keys), window, timeout_s=timeout_s)
+        steps = series.intervals(
+            store, SeriesFilters(keys=keys), window, price=price, timeout_s=timeout_s
+        )
     except StoreError as exc:
         common.read_failed(ctx, exc, "history")
     lines = [
@@ -278,6 +281,7 @@ def _draw(
             since=window.since,
             until=window.until,
             left_out=left_out,
+            unit="GPU-hour" if "gpu" in price else "instance-hour",
         )
     except OSError as exc:
         fail(ctx, f"--chart {chart}: cannot write it: {exc}", EXIT_FAILED)

@@ -22,6 +22,7 @@ from typing import Any
 from alerts.message import amount
 from alerts.notify import AlertEvent
 from alerts.review import compute as compute_words
+from alerts.review import moves as move_words
 from collectors.common import kind_label
 from storage.review import LOCK_WAIT_S, record_once
 
@@ -198,6 +199,8 @@ def plain_text(facts: dict[str, Any]) -> str:
     if not facts["models"]:
         blocks.append(["No prices to show, now or then."])
     blocks.extend(model_table(m) for m in facts["models"])
+    if moved := move_words.block(facts, offer_words):
+        blocks.append(moved)
     if compute := compute_block(facts):
         blocks.append(compute)
     blocks.append(alert_lines(facts))

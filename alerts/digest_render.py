@@ -11,8 +11,18 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from alerts.digest import alert_lines, compute_rows, intro, model_table, rows, table, title
+from alerts.digest import (
+    alert_lines,
+    compute_rows,
+    intro,
+    model_table,
+    offer_words,
+    rows,
+    table,
+    title,
+)
 from alerts.review import compute as compute_words
+from alerts.review import moves as move_words
 
 MAX_BLOCKS = 50
 MAX_TEXT = 3000
@@ -23,7 +33,8 @@ _CUT = "\n… (cut here: gpu-tracker review shows all)"
 def slack_message(facts: dict[str, Any]) -> dict[str, Any]:
     """The Block Kit payload of one review."""
     models, compute = facts["models"], compute_rows(facts)
-    room = MAX_BLOCKS - _FIXED_BLOCKS - (1 if compute else 0)
+    moved = move_words.block(facts, offer_words)
+    room = MAX_BLOCKS - _FIXED_BLOCKS - (1 if compute else 0) - (1 if moved else 0)
     shown, more = models[:room], len(models) - room
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": title(facts)[:150]}},
@@ -34,6 +45,9 @@ def slack_message(facts: dict[str, Any]) -> dict[str, Any]:
         blocks.append(_section(f"*{_escape(model['gpu_model'])}*", code="\n".join(lines)))
     if not models:
         blocks.append(_section("No prices to show, now or then."))
+    if moved:
+        words, code = _escape(moved[0]), "\n".join(moved[2:])
+        blocks.append(_section(words, code=code))
     if compute:
         words = "\n".join(_escape(line) for line in compute_words.intro(facts))
         code = "\n".join(table(compute_words.TITLE, "change", compute))
@@ -55,6 +69,10 @@ def html_body(facts: dict[str, Any], pictures: Sequence[tuple[str, str]] = ()) -
         parts.append(f"<h3>{html.escape(model['gpu_model'])}</h3>")
         parts.append(_html_table(["", "then", "now", "move", "cheapest now", "cheapest then"],
                                  rows(model)))  # fmt: skip
+    if moved := move_words.rows(facts, offer_words):
+        parts.append(f"<h3>{html.escape(move_words.TITLE.capitalize())}</h3>")
+        parts.extend(f"<p>{html.escape(line)}</p>" for line in move_words.intro(facts))
+        parts.append(_html_table(list(move_words.COLUMNS), moved, right=(3, 4, 5, 6)))
     if lines := compute_rows(facts):
         words = compute_words.intro(facts)
         heading, _, rest = words[0].partition("; ")  # the heading, then what `change` means
@@ -79,12 +97,14 @@ def html_body(facts: dict[str, Any], pictures: Sequence[tuple[str, str]] = ()) -
     )
 
 
-def _html_table(header: list[str], body: Sequence[tuple[str, ...]]) -> str:
+def _html_table(
+    header: list[str], body: Sequence[tuple[str, ...]], right: Sequence[int] = (1, 2, 3)
+) -> str:
     head = "".join(f"<th align='left'>{html.escape(h)}</th>" for h in header)
     lines = [
         "<tr>"
         + "".join(
-            f"<td align='{'right' if 0 < i < 4 else 'left'}'>{html.escape(cell)}</td>"
+            f"<td align='{'right' if i in right else 'left'}'>{html.escape(cell)}</td>"
             for i, cell in enumerate(row)
         )
         + "</tr>"

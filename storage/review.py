@@ -1,7 +1,7 @@
 """The periodic review in the store: per GPU model and price kind the cheapest offer now and at
 a past moment, each priced on the other side too, the best reserved discounts, the offers left
-out for want of an FX rate and the alerts fired in the period; and recording a review in the
-alert event log, once per (rule, subject, channel).
+out for want of an FX rate, the largest like-for-like moves and the alerts fired in the period;
+and recording a review in the alert event log, once per (rule, subject, channel).
 
 Two sides are compared. `now`: the current prices (`latest_prices`) that are not stale.
 `then`: the intervals in force at the past moment (valid_from <= then < valid_to) that a
@@ -40,6 +40,7 @@ from storage.reads import review_sql, review_tco
 from storage.reads.sandbox import time_limit
 from storage.reads.tco import Need
 
+TOP_MOVES = 3  # per GPU model, memory size, price kind and direction: a few, not a list to read
 LOCK_WAIT_S = 30.0  # as long as an alerts run waits: the daemon's collections hold the file
 
 _INSERT_ONCE = """
@@ -68,6 +69,7 @@ class ReviewRows:
     priced_at_then: int  # prices in force and confirmed at `then`
     alerts: list[tuple[Any, ...]]  # see alerts_fired
     strategies: list[dict[str, Any]] = field(default_factory=list)  # review_tco.strategies
+    moves: list[dict[str, Any]] = field(default_factory=list)  # review_sql.MOVES
 
 
 def read(
@@ -94,6 +96,7 @@ def read(
                 priced_at_then=int(scalar(con, review_sql.PRICED_AT_THEN, {"then": then})),
                 alerts=alerts_fired(con, now, then, review_rule),
                 strategies=[] if need is None else review_tco.strategies(con, models, need, then),
+                moves=moves(con, then, gpus),
             )
         except duckdb.Error as exc:
             raise StoreError(f"review: could not read the store {path}: {exc}") from exc
@@ -102,6 +105,15 @@ def read(
 def cheapest(con: Any, then: datetime, gpus: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Per GPU model and price kind, each side's cheapest offer and its price on the other."""
     return _dicts(con.execute(review_sql.CHEAPEST, {"then": then, "gpus": list(gpus)}))
+
+
+def moves(
+    con: Any, then: datetime, gpus: Sequence[str] = (), top: int = TOP_MOVES
+) -> list[dict[str, Any]]:
+    """Per GPU model, memory size and price kind, the `top` largest like-for-like falls and
+    rises: one offer's own price then against now (`review_sql.MOVES`)."""
+    params = {"then": then, "gpus": list(gpus), "top": top}
+    return _dicts(con.execute(review_sql.MOVES, params))
 
 
 def discounts(con: Any, then: datetime, gpus: Sequence[str] = ()) -> list[dict[str, Any]]:

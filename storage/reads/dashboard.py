@@ -89,10 +89,11 @@ def statistics(
     window: series.Window,
     *,
     below: float | None = None,
+    price: str = "price_per_hour",
     timeout_s: float | None,
 ) -> list[series.SeriesStats]:
     """`series.statistics` on a bounded connection."""
-    sql, params = series.statistics_sql(filters, window, below=below)
+    sql, params = series.statistics_sql(filters, window, price=price, below=below)
     with bounded(path, timeout_s) as con:
         found = _run(con, f"{sql} {series.ORDER}", params).fetchall()
     return [series.SeriesStats.from_row(row) for row in found]

@@ -147,3 +147,41 @@ GROUP BY rule ORDER BY alerts DESC, rule
 """
 
 HAS_ALERTS = "SELECT count(*) FROM duckdb_views() WHERE view_name = 'alert_events'"
+
+# Like-for-like moves: each offer priced on both sides (the same OFFER_KEY: provider, region,
+# zone, instance type, kind, term, payment, class, currency) whose price changed, in its own
+# currency (no rate moves it). One offer stands for the places (regions, zones) where the same
+# instance type moved from the same price to the same price (`places` counts them); then per GPU
+# model, memory size and price kind, the `$top` largest falls and rises by share. The USD per
+# GPU-hour of each side says what it costs against the rest.
+_MOVE_COLUMNS = ", ".join(("gpu_model", "gpu_memory_gib", "gpu_count", *_PRICE))
+_SAME_ON_BOTH = " AND ".join(f"n.{k} IS NOT DISTINCT FROM t.{k}" for k in OFFER_KEY)
+_ALIKE = """gpu_model, gpu_memory_gib, provider, instance_type, price_kind, term_months,
+    payment_option, offering_class, currency, from_price, to_price"""
+MOVES = (
+    _sides(_MOVE_COLUMNS)
+    + f""", moved AS (
+    SELECT n.gpu_model, n.gpu_memory_gib, {", ".join(f"n.{k}" for k in OFFER_KEY)},
+           n.gpu_count,
+           CAST(t.price_per_hour AS DOUBLE) AS from_price,
+           CAST(n.price_per_hour AS DOUBLE) AS to_price,
+           round(n.price_per_hour / t.price_per_hour - 1, 6) AS change_share,
+           CAST(t.price_per_gpu_hour_usd AS DOUBLE) AS from_usd_per_gpu_hour,
+           CAST(n.price_per_gpu_hour_usd AS DOUBLE) AS usd_per_gpu_hour
+    FROM sides n JOIN sides t ON n.side = 'now' AND t.side = 'then' AND {_SAME_ON_BOTH}
+    WHERE n.price_per_hour <> t.price_per_hour AND t.price_per_hour > 0
+      AND n.gpu_model IS NOT NULL
+), alike AS (
+    SELECT *, count(*) OVER (PARTITION BY {_ALIKE}) AS places FROM moved
+    QUALIFY row_number() OVER (
+        PARTITION BY {_ALIKE} ORDER BY region NULLS FIRST, zone NULLS FIRST) = 1
+)
+SELECT CASE WHEN change_share < 0 THEN 'down' ELSE 'up' END AS direction, *
+FROM alike
+QUALIFY row_number() OVER (
+    PARTITION BY gpu_model, gpu_memory_gib, price_kind, change_share < 0
+    ORDER BY abs(change_share) DESC, {_TIES}, currency) <= $top
+ORDER BY gpu_model, gpu_memory_gib NULLS FIRST, price_kind, direction, abs(change_share) DESC,
+         {_TIES}, currency
+"""
+)

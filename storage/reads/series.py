@@ -11,13 +11,13 @@ Interface:
 
 - `statistics(store, filters, window, below=...)` -> one `SeriesStats` per series with covered
   time, cheapest mean first (in USD where rated), then by key.
-- `statistics_sql(filters, window, price=..., below=...)` -> `(sql, params)`: the same
-  statistics as a relation, for a larger query (`WITH stats AS (<sql>) SELECT ... JOIN stats
-  USING (provider, region, ...)`): put it first, so its `?` parameters come first. With
-  `price="price_per_hour_usd"` every figure is of the USD prices (each interval at its own
-  dated rate) and `currency` reads 'USD'; intervals without a rate are left out.
-- `intervals(store, filters, window)` -> per series its clipped intervals, for a step chart.
-- `matching_series(store, filters)` -> how many series match the filters at all (any time).
+- `statistics_sql(filters, window, price=..., below=...)` -> `(sql, params)`: the same as a
+  relation for a larger query (`WITH stats AS (<sql>) ... JOIN stats USING (provider, ...)`).
+  `price` (`price_column`): per instance-hour or GPU-hour, in the series' currency or in USD
+  (each interval at its own dated rate; `currency` reads 'USD'; intervals without one left out).
+- `intervals(store, filters, window)` -> per series its clipped intervals, for a step chart;
+  `matching_series(store, filters)` -> how many series match at all (any time);
+  `window_rows(store, filters, window)` -> how many intervals the statistics would read.
 
 The statements themselves are templates in `storage.reads.series_sql`.
 """
@@ -48,7 +48,7 @@ KEY = (
     "offering_class",
 )
 _KEY = ", ".join(KEY)
-PRICES = ("price_per_hour", "price_per_hour_usd")
+PRICES = ("price_per_hour", "price_per_hour_usd", "price_per_gpu_hour", "price_per_gpu_hour_usd")
 _US_PER_HOUR = 3_600_000_000
 
 ORDER = f"ORDER BY mean_usd NULLS LAST, currency, mean, {_KEY.replace('zone', 'zone NULLS FIRST')}"
@@ -178,6 +178,12 @@ def _keys_clause(keys: tuple[OfferKey, ...], params: dict[str, Any]) -> str:
     return "(" + " OR ".join(ors) + ")"
 
 
+def price_column(*, per_gpu: bool = False, usd: bool = False) -> str:
+    """The price a series' figures are of: per instance-hour or per GPU-hour, in the series'
+    own currency or in USD (`history --per-gpu`, `--usd`)."""
+    return "price_per_" + ("gpu_hour" if per_gpu else "hour") + ("_usd" if usd else "")
+
+
 def statistics_sql(
     filters: SeriesFilters,
     window: Window,
@@ -186,8 +192,6 @@ def statistics_sql(
     below: float | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The statistics as one SELECT and its named parameters (see the module docstring)."""
-    if price not in PRICES:
-        raise ValueError(f"price must be one of {PRICES}, not {price!r}")
     where, params = _where(filters)
     params |= {"s_since": window.since, "s_until": window.until}
     below_sql = "NULL"
@@ -196,8 +200,9 @@ def statistics_sql(
         params["s_below"] = below
     sql = series_sql.STATISTICS.format(
         key=_KEY,
-        currency="'USD'" if price == "price_per_hour_usd" else "currency",
+        currency=_currency(price),
         price=price,
+        usd=price.removesuffix("_usd") + "_usd",
         where=where,
         below=below_sql,
         us_per_hour=_US_PER_HOUR,
@@ -211,27 +216,36 @@ def statistics(
     window: Window,
     *,
     below: float | None = None,
+    price: str = "price_per_hour",
     timeout_s: float | None = None,
 ) -> list[SeriesStats]:
-    """Per series with covered time in the window, its statistics (module docstring); stopped
-    after `timeout_s` seconds (QueryStopped)."""
-    sql, params = statistics_sql(filters, window, below=below)
+    """Per series with covered time in the window, its statistics of `price` (module
+    docstring); stopped after `timeout_s` seconds (QueryStopped)."""
+    sql, params = statistics_sql(filters, window, price=price, below=below)
     return [SeriesStats.from_row(row) for row in _rows(store, f"{sql} {ORDER}", params, timeout_s)]
 
 
 def intervals(
-    store: Path | str, filters: SeriesFilters, window: Window, *, timeout_s: float | None = None
+    store: Path | str,
+    filters: SeriesFilters,
+    window: Window,
+    *,
+    price: str = "price_per_hour",
+    timeout_s: float | None = None,
 ) -> dict[tuple[OfferKey, str], list[Interval]]:
-    """Per series (key, currency), its intervals clipped to the window, oldest first."""
-    sql, params = intervals_sql(filters, window)
+    """Per series (key, currency), its intervals of `price` in the window, oldest first."""
+    sql, params = intervals_sql(filters, window, price=price)
     return by_series(_rows(store, sql, params, timeout_s))
 
 
-def intervals_sql(filters: SeriesFilters, window: Window) -> tuple[str, dict[str, Any]]:
+def intervals_sql(
+    filters: SeriesFilters, window: Window, *, price: str = "price_per_hour"
+) -> tuple[str, dict[str, Any]]:
     """The statement `intervals` runs and its parameters (for a connection of the caller's)."""
     where, params = _where(filters)
     params |= {"s_since": window.since, "s_until": window.until}
-    return series_sql.INTERVALS.format(key=_KEY, where=where), params
+    sql = series_sql.INTERVALS.format(key=_KEY, where=where, price=price, currency=_currency(price))
+    return sql, params
 
 
 def by_series(found: list[tuple[Any, ...]]) -> dict[tuple[OfferKey, str], list[Interval]]:
@@ -242,6 +256,15 @@ def by_series(found: list[tuple[Any, ...]]) -> dict[tuple[OfferKey, str], list[I
         key = (OfferKey(*row[:width]), row[width])
         series.setdefault(key, []).append(Interval(row[width + 2], row[width + 3], row[width + 1]))
     return series
+
+
+def window_rows(
+    store: Path | str, filters: SeriesFilters, window: Window, *, timeout_s: float | None = None
+) -> int:
+    """How many intervals the statistics over `window` would read (their work grows with it)."""
+    where, params = _where(filters)
+    params |= {"s_since": window.since, "s_until": window.until}
+    return int(_rows(store, series_sql.WINDOW_ROWS.format(where=where), params, timeout_s)[0][0])
 
 
 def matching_series(
@@ -257,6 +280,13 @@ def matching_sql(filters: SeriesFilters) -> tuple[str, dict[str, Any]]:
     """The statement `matching_series` runs and its parameters."""
     where, params = _where(filters)
     return series_sql.MATCHING.format(key=_KEY, where=where), params
+
+
+def _currency(price: str) -> str:
+    """The currency column of `price`'s figures (a ValueError for a price not in PRICES)."""
+    if price not in PRICES:
+        raise ValueError(f"price must be one of {PRICES}, not {price!r}")
+    return "'USD'" if price.endswith("_usd") else "currency"
 
 
 def _rows(

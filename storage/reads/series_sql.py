@@ -1,7 +1,8 @@
 """The statements of the price series' statistics (`storage.reads.series`, whose docstring
 states their semantics), as templates that module fills in: `{key}` the series' key columns,
-`{where}` the filters, `{price}` and `{currency}` the prices compared, `{below}` the share of
-time below a price; their parameters are named `$s_...`.
+`{where}` the filters, `{price}` and `{currency}` the prices compared (`{usd}`: the same price in
+USD, for `mean_usd`), `{below}` the share of time below a price; their parameters are named
+`$s_...`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 # ever share one, the hours would not add up and the query fails rather than mix them.
 STATISTICS = """
 WITH clipped AS (
-    SELECT {key}, {currency} AS currency, {price} AS price, price_per_hour_usd AS usd,
+    SELECT {key}, {currency} AS currency, {price} AS price, {usd} AS usd,
            valid_from, valid_to,
            greatest(epoch_us(least(coalesce(valid_to, $s_until), $s_until))
                     - epoch_us(greatest(valid_from, $s_since)), 0) AS us
@@ -59,12 +60,19 @@ WHERE q.total = s.us OR error('two price series share a hash; report this, pleas
 BELOW = "round(coalesce(sum(us) FILTER (WHERE price < $s_below), 0) / sum(us), 6)"
 
 INTERVALS = """
-SELECT {key}, currency, price_per_hour,
+SELECT {key}, {currency} AS currency, {price} AS price,
        greatest(valid_from, $s_since) AS start,
        least(coalesce(valid_to, $s_until), $s_until) AS until
 FROM prices
-WHERE {where} AND valid_from < $s_until AND (valid_to IS NULL OR valid_to > $s_since)
+WHERE {where} AND {price} IS NOT NULL
+  AND valid_from < $s_until AND (valid_to IS NULL OR valid_to > $s_since)
 ORDER BY {key}, currency, valid_from
 """
 
 MATCHING = "SELECT count(*) FROM (SELECT DISTINCT {key}, currency FROM prices WHERE {where})"
+
+# The intervals STATISTICS reads: a count, cheap beside the statistics, that foretells their time.
+WINDOW_ROWS = """
+SELECT count(*) FROM prices
+WHERE {where} AND ((valid_from < $s_until AND valid_to > $s_since) OR valid_to IS NULL)
+"""

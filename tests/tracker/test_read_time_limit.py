@@ -56,8 +56,11 @@ def test_a_read_past_the_limit_is_stopped_naming_the_setting(
 ) -> None:
     code, out, err = run(store, *args)
     assert code == 1, err
-    assert err.strip() == (
-        f"error: query stopped after 0 s ({name} timeout; raise it with [storage] query_timeout)"
+    raise_it = (
+        "--timeout or [storage] query_timeout" if name == "history" else "[storage] query_timeout"
+    )
+    assert (
+        err.strip() == f"error: query stopped after 0 s ({name} timeout; raise it with {raise_it})"
     )
     assert out == ""
 

@@ -47,13 +47,19 @@ def step_points(intervals: Sequence[Interval]) -> tuple[list[datetime], list[flo
 
 
 def draw(
-    series: Sequence[Series], *, currency: str, since: datetime, until: datetime, left_out: int = 0
+    series: Sequence[Series],
+    *,
+    currency: str,
+    since: datetime,
+    until: datetime,
+    left_out: int = 0,
+    unit: str = "instance-hour",
 ) -> Figure:
-    """The step chart of `series` (all in `currency`) over [since, until)."""
+    """The step chart of `series` (all in `currency` per `unit`) over [since, until)."""
     title = f"Price history, {since:%Y-%m-%d %H:%M} to {until:%Y-%m-%d %H:%M} UTC"
     if left_out:
         title += f"\n{len(series)} series shown, {left_out} left out"
-    fig, ax = figure(title, f"{currency} per instance-hour")
+    fig, ax = figure(title, f"{currency} per {unit}")
     for one, style in zip(series, line_styles(len(series)), strict=True):
         xs, ys = step_points(one.intervals)
         ax.plot(
@@ -79,7 +85,8 @@ def write(
     since: datetime,
     until: datetime,
     left_out: int = 0,
+    unit: str = "instance-hour",
 ) -> Path:
     """Draw `series` and write the PNG to `path`."""
-    fig = draw(series, currency=currency, since=since, until=until, left_out=left_out)
+    fig = draw(series, currency=currency, since=since, until=until, left_out=left_out, unit=unit)
     return save(fig, path)

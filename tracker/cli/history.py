@@ -22,9 +22,10 @@ from tracker.cli import common
 from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
 from tracker.cli.screen import render
 from tracker.questions import documents, emptied, params
-from tracker.questions.history import filters_from, window_of
+from tracker.questions.history import empty_window_words, filters_from, window_of
 from tracker.questions.latest import filters_from as latest_filters
 from tracker.questions.latest import unknown
+from tracker.questions.types import Duration
 
 if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
     _WhenType = click.ParamType[datetime | timedelta]
@@ -134,6 +135,12 @@ def _cut_words(found: latest_mod.Cheapest, currency: str, limit: int) -> str:
     metavar="FILE.png",
     help="Also draw the series shown as a step chart (at most 12 lines, one currency).",
 )
+@click.option(
+    "--timeout",
+    type=Duration(),
+    help="Stop the statistics after this long, e.g. 90s (default: [storage] query_timeout, 60s; "
+    "shorter than [storage] write_wait).",
+)
 @click.pass_context
 def history(
     ctx: click.Context,
@@ -144,19 +151,29 @@ def history(
     limit: int,
     fmt: str,
     chart: Path | None,
+    timeout: int | None,
     **filters: Any,
 ) -> None:
     """Time-weighted statistics of each price series (one offer) over a window: covered hours,
     min, max, mean, p50, p95, changes, current price, share of time below --below."""
     from storage.reads import series
+    from storage.reads.sandbox import QueryStopped
+    from tracker.questions.history import price_from, slow_words, too_long_words
 
     config = load_config(ctx)
     window = _window(ctx, since, until)
-    chosen = filters_from(filters)
+    chosen, price = filters_from(filters), price_from(filters)
     why = ""
+    limit_s = config.store.query_timeout_s if timeout is None else timeout
+    if limit_s >= config.store.write_wait_s:  # it would outlast a collection's wait for the store
+        fail(ctx, too_long_words(limit_s, config.store.write_wait_s), EXIT_USAGE)
     try:
-        limit_s = config.store.query_timeout_s
-        found = series.statistics(config.store_path, chosen, window, below=below, timeout_s=limit_s)
+        rows = series.window_rows(config.store_path, chosen, window, timeout_s=limit_s)
+        if (slow := slow_words(rows, limit_s, config.store.write_wait_s)) is not None:
+            say(common.err(ctx), slow)  # before the wait: how long, and how to allow it
+        found = series.statistics(
+            config.store_path, chosen, window, below=below, price=price, timeout_s=limit_s
+        )
         matching = (
             0 if found else series.matching_series(config.store_path, chosen, timeout_s=limit_s)
         )
@@ -164,6 +181,8 @@ def history(
             params.check_filters(config.store_path, gpu=filters.get("gpu"), timeout_s=limit_s)
             why = emptied.history(config.store_path, chosen, limit_s)
     except StoreError as exc:
+        if isinstance(exc, QueryStopped):
+            fail(ctx, common.stopped_words(exc.seconds, "history", option=True), EXIT_FAILED)
         common.read_failed(ctx, exc, "history")
     except click.UsageError as exc:
         fail(ctx, exc.format_message(), EXIT_USAGE)
@@ -171,10 +190,10 @@ def history(
     if chart is not None:
         _check_chart(ctx, shown.rows, chart)
     if not found:
-        say(common.err(ctx), why if not matching else _empty_words(matching, window))
-    _print(ctx, shown, fmt, window, below, limit)
+        say(common.err(ctx), why if not matching else empty_window_words(matching, window))
+    _print(ctx, shown, fmt, window, below, limit, per_gpu=bool(filters.get("per_gpu")))
     if chart is not None and shown.rows:
-        _draw(ctx, config.store_path, shown, window, chart, limit_s)
+        _draw(ctx, config.store_path, shown, window, chart, limit_s, price)
     elif chart is not None:
         say(common.err(ctx), f"no chart written to {chart}: no series to draw")
 
@@ -191,13 +210,6 @@ def _window(
         fail(ctx, exc.message, EXIT_USAGE)
 
 
-def _empty_words(matching: int, window: Window) -> str:
-    return (
-        f"{matching} series matched, but none has a price covering any time between "
-        f"{window.since:%Y-%m-%d %H:%M} and {window.until:%Y-%m-%d %H:%M} UTC (widen --since)"
-    )
-
-
 def _check_chart(ctx: click.Context, rows: list[SeriesStats], chart: Path) -> None:
     currencies = sorted({row.currency for row in rows})
     if len(currencies) > 1:
@@ -212,7 +224,14 @@ def _check_chart(ctx: click.Context, rows: list[SeriesStats], chart: Path) -> No
 
 
 def _print(
-    ctx: click.Context, shown: Shown, fmt: str, window: Window, below: float | None, limit: int
+    ctx: click.Context,
+    shown: Shown,
+    fmt: str,
+    window: Window,
+    below: float | None,
+    limit: int,
+    *,
+    per_gpu: bool,
 ) -> None:
     cut = (
         f"showing {len(shown.rows)} of {len(shown.rows) + shown.left_out} series, "
@@ -230,7 +249,7 @@ def _print(
     else:
         from tracker.cli.screen.history_table import tables
 
-        for table in tables(shown.rows, window, below, cut):
+        for table in tables(shown.rows, window, below, cut, per_gpu=per_gpu):
             common.out(ctx).print(table)
         return
     if cut:
@@ -244,6 +263,7 @@ def _draw(
     window: Window,
     chart: Path,
     timeout_s: float | None,
+    price: str,
 ) -> None:
     from storage.reads import series
     from tracker.charts import history as history_chart
@@ -251,7 +271,9 @@ def _draw(
     drawn = shown.rows[: history_chart.MAX_SERIES]
     keys = tuple(row.key for row in drawn)
     try:
-        steps = series.intervals(store, SeriesFilters(keys=keys), window, timeout_s=timeout_s)
+        steps = series.intervals(
+            store, SeriesFilters(keys=keys), window, price=price, timeout_s=timeout_s
+        )
     except StoreError as exc:
         common.read_failed(ctx, exc, "history")
     lines = [
@@ -266,6 +288,7 @@ def _draw(
             since=window.since,
             until=window.until,
             left_out=left_out,
+            unit="GPU-hour" if "gpu" in price else "instance-hour",
         )
     except OSError as exc:
         fail(ctx, f"--chart {chart}: cannot write it: {exc}", EXIT_FAILED)

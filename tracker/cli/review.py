@@ -89,6 +89,7 @@ def print_table(out: Console, facts: dict[str, Any]) -> None:
         table.add_section()
     table.caption = escape("USD per GPU-hour; * converted from its own currency at the [fx] rate")
     out.print(table)
+    _print_moves(out, facts)
     _print_compute(out, facts)
     lines = digest.alert_lines(facts)
     if not facts["alerts"]:
@@ -102,6 +103,23 @@ def print_table(out: Console, facts: dict[str, Any]) -> None:
                        escape(digest.channel_words(a).removeprefix("to ")),
                        digest.minute(a["last_fired_at"]), escape(a["last_detail"]))  # fmt: skip
     out.print(alerts)
+
+
+def _print_moves(out: Console, facts: dict[str, Any]) -> None:
+    """The largest like-for-like moves, as a table after the prices (none without any)."""
+    from alerts import digest
+    from alerts.review import moves as move_words
+
+    rows = move_words.rows(facts, digest.offer_words)
+    if not rows:
+        return
+    table = Table(title=escape(move_words.TITLE.capitalize()), caption_justify="left",
+                  caption=escape(" ".join(move_words.intro(facts))))  # fmt: skip
+    for i, column in enumerate(move_words.COLUMNS):
+        table.add_column(column, justify="right" if i >= 3 else "left")
+    for row in rows:
+        table.add_row(*map(escape, row))
+    out.print(table)
 
 
 def _print_compute(out: Console, facts: dict[str, Any]) -> None:

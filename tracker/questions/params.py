@@ -123,8 +123,8 @@ def history() -> list[click.Parameter]:
         opt(
             "--below",
             type=Number(0, MAX_PRICE),
-            help="A budget per instance-hour in each series' currency: adds the share of time "
-            "below it.",
+            help="A budget per instance-hour (per GPU-hour with --per-gpu) in each series' "
+            "currency (USD with --usd): adds the share of time below it.",
         ),
         opt(
             "--limit",
@@ -132,6 +132,18 @@ def history() -> list[click.Parameter]:
             default=20,
             show_default=True,
             help="At most this many series, cheapest mean first; the rest are counted, not shown.",
+        ),
+        opt(
+            "--per-gpu",
+            is_flag=True,
+            help="Every price per GPU-hour (the instance's price over its GPU count), ranked so; "
+            "series whose GPU count is unknown are left out.",
+        ),
+        opt(
+            "--usd",
+            is_flag=True,
+            help="Every price in USD, each interval at its own dated [fx] rate, one ranking "
+            "across currencies; intervals without a rate are left out.",
         ),
     ]
 

@@ -24,7 +24,7 @@ from storage import review as stored
 from tracker import alerting
 from tracker.config import Config
 from tracker.config.daemon import ReviewSettings, Since
-from tracker.review import compute
+from tracker.review import compute, moves
 from tracker.review.model import AlertSummary, Review, models
 
 LAST_DUE_HORIZON = timedelta(days=400)  # a yearly cron's last fire, with room to spare
@@ -66,7 +66,8 @@ def build(
     )
     has_then = found.priced_at_then > 0
     return Review(now, then, since, found.history_from, has_then, per_model, left_out, alerts,
-                  prices_at, compute.need_dict(need), settings.gpus)  # fmt: skip
+                  prices_at, compute.need_dict(need), settings.gpus,
+                  moves.moves(found.moves))  # fmt: skip
 
 
 def channels(config: Config) -> tuple[str, ...]:

@@ -150,6 +150,7 @@ class Review:
     prices_at: datetime | None = None  # when the 'now' prices were read, if not at `now`
     need: dict[str, Any] | None = None  # what the 3-year strategies are priced for
     gpus: tuple[str, ...] = ()  # the GPU models followed ([review] gpus); (): every model
+    moves: tuple[dict[str, Any], ...] = ()  # the largest like-for-like moves (review.moves)
 
     @property
     def period(self) -> str:
@@ -170,6 +171,7 @@ class Review:
             "gpus": list(self.gpus) or None,
             "models": [_model_dict(m) for m in self.models],
             "unrated": self.unrated,
+            "moves": list(self.moves),
             "alerts": [
                 {**asdict(a), "channels": list(a.channels),
                  "last_fired_at": a.last_fired_at.isoformat(),

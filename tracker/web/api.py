@@ -100,7 +100,10 @@ def history(store: Path, query: Query, *, timeout_s: float | None) -> list[dict[
     except click.UsageError as exc:
         raise BadRequest(exc.message) from exc
     filters = history_q.filters_from(given)
-    found = dashboard.statistics(store, filters, window, below=given["below"], timeout_s=timeout_s)
+    price = history_q.price_from(given)
+    found = dashboard.statistics(
+        store, filters, window, below=given["below"], price=price, timeout_s=timeout_s
+    )
     if not found:  # a GPU nobody knows is refused, as the command refuses it
         try:
             params.check_filters(store, gpu=given["gpu"], timeout_s=timeout_s)

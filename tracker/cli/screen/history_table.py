@@ -14,22 +14,33 @@ _PRICES = ("min", "p50", "mean", "p95", "max", "current")
 
 
 def tables(
-    rows: list[SeriesStats], window: Window, below: float | None, cut: str | None
+    rows: list[SeriesStats],
+    window: Window,
+    below: float | None,
+    cut: str | None,
+    *,
+    per_gpu: bool = False,
 ) -> Iterator[Table]:
     """A table per currency (USD first), in the order the rows came; `cut` (what the limit
-    left out) in the caption of the last."""
+    left out) in the caption of the last; prices per GPU-hour with `per_gpu`."""
+    unit = "GPU-hour" if per_gpu else "instance-hour"
     currencies = sorted({row.currency for row in rows}, key=lambda c: (c != "USD", c))
     for i, currency in enumerate(currencies):
         last = i == len(currencies) - 1
         mine = [row for row in rows if row.currency == currency]
-        yield _table(mine, currency, window, below, cut if last else None)
+        yield _table(mine, currency, window, below, cut if last else None, unit)
 
 
 def _table(
-    rows: list[SeriesStats], currency: str, window: Window, below: float | None, cut: str | None
+    rows: list[SeriesStats],
+    currency: str,
+    window: Window,
+    below: float | None,
+    cut: str | None,
+    unit: str,
 ) -> Table:
     title = (
-        f"Price history ({currency} per instance-hour): "
+        f"Price history ({currency} per {unit}): "
         f"{window.since:%Y-%m-%d %H:%M} to {window.until:%Y-%m-%d %H:%M} UTC"
     )
     table = Table(title=escape(title), caption_justify="left")

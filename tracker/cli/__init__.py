@@ -78,6 +78,7 @@ COMMANDS = {
     "serve": "tracker.cli.serve:serve",
     "gpus": "tracker.cli.gpus:gpus",
     "reparse": "tracker.cli.collect:reparse",
+    "index": "tracker.cli.market.index:index",
 }
 
 

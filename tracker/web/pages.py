@@ -18,7 +18,13 @@ from collectors.common import kind_label
 from storage.query import QueryResult
 from storage.reads.dashboard import Offers
 
-PANELS = (("/", "Now"), ("/history", "History"), ("/decide", "Decide"), ("/health", "Health"))
+PANELS = (
+    ("/", "Now"),
+    ("/history", "History"),
+    ("/decide", "Decide"),
+    ("/market", "Market"),
+    ("/health", "Health"),
+)
 _FILTERS = (("gpu_model", "GPU"), ("kind", "price kind"), ("provider", "provider"),
             ("region", "region"))  # fmt: skip
 

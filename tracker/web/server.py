@@ -35,7 +35,7 @@ from storage.runs import LastRun
 from tracker.collecting.logs import escape
 from tracker.config import Config
 from tracker.config.web import WebSettings
-from tracker.web import api, hosts, pages, panels
+from tracker.web import api, hosts, market, pages, panels
 from tracker.web.cache import PageCache
 from tracker.web.pool import GRACE_S, PooledServer
 
@@ -62,6 +62,7 @@ class Site:
     store: Path
     timeout_s: float
     status: Callable[[dict[str, LastRun]], Any]
+    followed: tuple[str, ...] = ()  # the GPUs the Market panel shows ([review] gpus); (): all
 
 
 class WebServer(PooledServer):
@@ -121,7 +122,10 @@ def start_for(config: Config, settings: WebSettings, key: str) -> Running:
     from tracker.running import status
 
     site = Site(
-        config.store_path, config.store.query_timeout_s, lambda last: status.gather(config, last)
+        config.store_path,
+        config.store.query_timeout_s,
+        lambda last: status.gather(config, last),
+        config.review.gpus,
     )
     try:
         return start(settings, site)
@@ -207,6 +211,8 @@ class Handler(BaseHTTPRequestHandler):
             body = panels.history_panel(site.store, filled, _models(), site.timeout_s)
         elif path == "/decide":
             body = panels.decide_panel(site.store, filled, _models(), site.timeout_s)
+        elif path == "/market":
+            body = market.market_panel(site.store, filled, site.followed, site.timeout_s)
         elif path == "/health":
             found = dashboard.health(site.store, 20, timeout_s=site.timeout_s)
             body = pages.health_panel(site.status(found.runs), found.alerts, found.total_alerts)
@@ -233,6 +239,8 @@ class Handler(BaseHTTPRequestHandler):
             return api.history(site.store, query, timeout_s=site.timeout_s)
         if path == "/api/tco":
             return api.tco(site.store, query, timeout_s=site.timeout_s)
+        if path == "/api/index":
+            return market.api_index(site.store, query, timeout_s=site.timeout_s)
         self._json(HTTPStatus.NOT_FOUND, {"error": f"no such endpoint {path}"})
         return None
 

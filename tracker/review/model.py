@@ -150,6 +150,7 @@ class Review:
     prices_at: datetime | None = None  # when the 'now' prices were read, if not at `now`
     need: dict[str, Any] | None = None  # what the 3-year strategies are priced for
     gpus: tuple[str, ...] = ()  # the GPU models followed ([review] gpus); (): every model
+    market: tuple[dict[str, Any], ...] = ()  # the index's moves (tracker.review.market)
 
     @property
     def period(self) -> str:
@@ -168,6 +169,7 @@ class Review:
             "has_then": self.has_then,
             "need": self.need,
             "gpus": list(self.gpus) or None,
+            "market": list(self.market),
             "models": [_model_dict(m) for m in self.models],
             "unrated": self.unrated,
             "alerts": [

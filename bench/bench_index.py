@@ -24,7 +24,7 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,9 @@ HYPERSCALERS = "'aws', 'gcp', 'azure', 'oci', 'tencent', 'alibaba'"
 
 # What a person would write against a flat table: per day the intervals holding at its end (a
 # past day at the next 00:00 UTC: from the day it starts to the day before it ends; today at
-# now), one vote per provider, the median of votes. Dates are UTC (the session's time zone).
+# now), one vote per provider, the median of votes. Days are UTC days since 1970, from the
+# microseconds (casting to DATE in the session's time zone, or a range of dates, took twice
+# the time).
 HAND = f"""
 WITH offers AS (
     SELECT provider, gpu_model, gpu_memory_gib, price_kind, price_per_gpu_hour_usd AS usd,
@@ -52,26 +54,27 @@ WITH offers AS (
     FROM flat_prices
     WHERE price_kind IN ('on_demand', 'spot') AND available IS NOT false
       AND gpu_model IS NOT NULL AND price_per_gpu_hour_usd IS NOT NULL
-      AND valid_from <= $now AND (valid_to IS NULL OR CAST(valid_to AS DATE) > $first)
+      AND valid_from <= $now AND (valid_to IS NULL OR valid_to >= $first)
 ), held AS (
-    SELECT CAST(unnest(range(CAST(greatest(CAST(valid_from AS DATE), $first) AS TIMESTAMP),
-                             CAST(least(coalesce(CAST(valid_to AS DATE), $today), $today)
-                                  AS TIMESTAMP), INTERVAL 1 DAY)) AS DATE) AS day, *
+    SELECT unnest(range(greatest(epoch_us(valid_from) // 86400000000, $first_n),
+                        least(coalesce(epoch_us(valid_to) // 86400000000, $today_n),
+                              $today_n))) AS day_n, *
     FROM offers
     UNION ALL
-    SELECT $today AS day, * FROM offers
+    SELECT $today_n AS day_n, * FROM offers
     WHERE valid_from <= $now AND (valid_to IS NULL OR valid_to > $now)
 ), votes AS (
-    SELECT day, gpu_model, gpu_memory_gib, price_kind, segment, provider,
+    SELECT day_n, gpu_model, gpu_memory_gib, price_kind, segment, provider,
            quantile_disc(usd, 0.5) AS vote
     FROM (SELECT * EXCLUDE (segment), unnest(['all', segment]) AS segment FROM held)
     GROUP BY ALL
 ), agg AS (
-    SELECT day, gpu_model, gpu_memory_gib, price_kind, segment, count(*) AS n,
+    SELECT day_n, gpu_model, gpu_memory_gib, price_kind, segment, count(*) AS n,
            list(vote ORDER BY vote) AS v
     FROM votes GROUP BY ALL
 )
-SELECT day, gpu_model, gpu_memory_gib, price_kind, segment, v[(n + 1) // 2], n,
+SELECT DATE '1970-01-01' + CAST(day_n AS INTEGER), gpu_model, gpu_memory_gib, price_kind,
+       segment, v[(n + 1) // 2], n,
        CASE WHEN k.k > 0 THEN v[k.k] END, CASE WHEN k.k > 0 THEN v[n - k.k + 1] END, n < 3
 FROM agg JOIN (SELECT unnest($ns) AS n, unnest($ks) AS k) k USING (n)
 """
@@ -96,7 +99,11 @@ def _child(side: str, path: Path, now: datetime) -> None:
         rows = [tuple(r) for r in read.index(path, read.IndexFilters(segment=None), days)]
     else:
         ns, ks = ranks()
-        params = {"now": now, "first": days.first, "today": days.today, "ns": ns, "ks": ks}
+        epoch = date(1970, 1, 1)
+        first_n, today_n = (days.first - epoch).days, (days.today - epoch).days
+        midnight = datetime.combine(days.first, datetime.min.time(), UTC)
+        params = {"now": now, "first": midnight, "first_n": first_n, "today_n": today_n}
+        params |= {"ns": ns, "ks": ks}
         with duckdb.connect(str(path), read_only=True) as con:
             con.execute("SET TimeZone = 'UTC'")
             rows = [tuple(r) for r in con.execute(HAND, params).fetchall()]

@@ -14,6 +14,10 @@ hyperscaler = lower middle of [2.8, 4.0] = 2.8 (low confidence); neocloud 2.5; m
 Today (2026-11-03, now 12:00): lambdalabs is at 2.0, so all = 2.0; a lambdalabs change at 18:00,
 after now, is not counted.
 
+L40S (48 GiB) on-demand: runpod's community offer 0.8 (marketplace) and its secure offer 1.2
+(neocloud), vastai 0.5. all: runpod votes 0.8 (the lower middle of 0.8, 1.2), so the lower
+middle of 0.5 and 0.8 is 0.5; marketplace: 0.5 and 0.8 -> 0.5; neocloud: 1.2.
+
 The interval's order statistics: A10 offered by five providers p1..p5 at 1..5 USD, L4 by six
 at 1..6, A100 by nine at 1..9 (one GPU each, on-demand, from 2026-11-01 10:00).
 """
@@ -84,9 +88,16 @@ def build(path: Path) -> Path:
         [
             offer("vastai", "v1", "1.6", **vast),
             offer("vastai", "v2", "1.0", available=False, **vast),
+            offer("vastai", "v3", "0.5", gpu_model="L40S", gpu_memory_gib=48, **vast),
         ],
         start,
     )
+    pod = {"gpu_count": 1, "region": None, "gpu_model": "L40S", "gpu_memory_gib": 48}
+    runpod = [
+        offer("runpod", "community/L40S", "0.8", **pod),
+        offer("runpod", "secure/L40S", "1.2", **pod),
+    ]
+    write("runpod", runpod, start)
     lambda_ = {"gpu_count": 1, "region": "us-west-1"}
     write("lambdalabs", [offer("lambdalabs", "l", "2.5", **lambda_)], start)
     write("lambdalabs", [offer("lambdalabs", "l", "2.0", **lambda_)], at(3, 6))

@@ -48,6 +48,15 @@ def test_today_counts_what_holds_now_and_no_day_without_offers(store: Path) -> N
     assert sorted(d for d, _ in found) == [date(2026, 11, d) for d in (1, 2, 3)]
 
 
+def test_runpods_community_offers_are_marketplace_its_others_neocloud(store: Path) -> None:
+    found = values(store, "L40S", None)
+    day = date(2026, 11, 2)
+    assert found[(day, "all")] == (0.5, 2, None, None)
+    assert found[(day, "marketplace")] == (0.5, 2, None, None)
+    assert found[(day, "neocloud")] == (1.2, 1, None, None)
+    assert (day, "hyperscaler") not in found
+
+
 def test_low_confidence_under_three_providers(store: Path) -> None:
     days = read.days_of(datetime(2026, 11, 2, tzinfo=UTC), NOW, NOW)
     rows = read.index(store, IndexFilters(GpuChoice("H100"), None, None), days)

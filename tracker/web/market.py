@@ -19,6 +19,7 @@ from urllib.parse import urlencode
 import click
 
 from collectors.common import kind_label
+from storage.reads.gpu_filter import GpuChoice
 from storage.reads.index import read
 from storage.reads.index.read import IndexFilters, IndexRow
 from tracker.questions import index as index_q
@@ -49,26 +50,32 @@ def market_panel(store: Path, query: api.Query, followed: Sequence[str], timeout
     if "date" in query:
         return _behind_panel(store, query, timeout_s)
     now = datetime.now(UTC)
-    days = read.days_of(now - timedelta(days=SPAN_DAYS), now, now)
-    rows = read.index(store, IndexFilters(segment=None), days, timeout_s=timeout_s)
+    today = now.date()
+
+    def on(day: date) -> list[IndexRow]:  # one day's values: a short read, even at 25M rows
+        every = IndexFilters(segment=None)
+        found = read.index(store, every, read.Days(day, day, now), timeout_s=timeout_s)
+        return [r for r in found if not wanted or r.gpu_model.lower() in wanted]
+
     wanted = {name.lower() for name in followed}
-    rows = [r for r in rows if not wanted or r.gpu_model.lower() in wanted]
+    rows = on(today)
     title = "<h1>Market index</h1>"
     if not rows:
         return title + problem("no offer counts for the index yet (run a collection first)")
-    series = _series(rows)
-    today = [s[-1] for s in series.values() if s[-1].date == days.last]
+    past = {days: {_key(r): r for r in on(today - timedelta(days=days))} for days in MOVES}
     head = ("GPU", "kind", "segment", "USD/GPU-h", "providers", "95% interval", "30 days",
             "180 days", "note")  # fmt: skip
-    cells = [_today_cells(s[-1], series[_key(s[-1])]) for s in series.values() if s[-1] in today]
+    cells = [_today_cells(r, [past[days].get(_key(r)) for days in MOVES]) for r in rows]
     chosen = _chosen(query, rows)
-    drawn = [r for r in rows if (_gpu(r), r.kind) == chosen]
+    one = IndexFilters(GpuChoice(chosen.gpu_model, chosen.gpu_memory_gib), chosen.kind, None)
+    span = read.days_of(now - timedelta(days=SPAN_DAYS), now, now)
+    drawn = read.index(store, one, span, timeout_s=timeout_s)
     return (
-        title + f'<p class="note">as of {days.last} (today, read at {now:%H:%M} UTC): the median '
+        title + f'<p class="note">as of {today} (today, read at {now:%H:%M} UTC): the median '
         "over providers of each provider's median price per GPU-hour in USD "
         '(<a href="/api/index">/api/index</a>; the method: docs/decide.md)</p>'
         + _table("market", head, cells)
-        + _chart(drawn, chosen)
+        + _chart(drawn, (_gpu(chosen), chosen.kind))
     )
 
 
@@ -108,24 +115,17 @@ def _behind_panel(store: Path, query: api.Query, timeout_s: float) -> str:
     )
 
 
-def _series(rows: Iterable[IndexRow]) -> dict[tuple[str, str, str], list[IndexRow]]:
-    found: dict[tuple[str, str, str], list[IndexRow]] = {}
-    for row in rows:  # in date order within each key (the read's order)
-        found.setdefault(_key(row), []).append(row)
-    return found
-
-
 def _key(row: IndexRow) -> tuple[str, str, str]:
     return (_gpu(row), row.kind, row.segment)
 
 
-def _today_cells(row: IndexRow, series: list[IndexRow]) -> list[str]:
+def _today_cells(row: IndexRow, then: Sequence[IndexRow | None]) -> list[str]:
     link = "/market?" + urlencode(
         {"gpu": _gpu(row), "kind": row.kind, "segment": row.segment, "date": row.date.isoformat()}
     )
     interval = "-" if row.ci_low is None else f"{row.ci_low:.4f} to {row.ci_high:.4f}"
     value = f'<a href="{escape(link)}">{row.index_usd_per_gpu_hour:.4f}</a>'
-    moves = [escape(_move(row, series, days)) for days in MOVES]
+    moves = [escape(_move(row, before)) for before in then]
     chart = "/market?" + urlencode({"gpu": _gpu(row), "kind": row.kind})
     gpu = f'<a href="{escape(chart)}">{escape(_gpu(row))}</a>'
     note = "low confidence" if row.low_confidence else ""
@@ -133,26 +133,25 @@ def _today_cells(row: IndexRow, series: list[IndexRow]) -> list[str]:
             str(row.providers), escape(interval), *moves, note]  # fmt: skip
 
 
-def move(now: IndexRow, series: Sequence[IndexRow], days: int) -> float | None:
-    """The index's move as a share: today's value against the one `days` days before (None
-    when that day had none)."""
-    then = now.date - timedelta(days=days)
-    past = next((r for r in series if r.date == then), None)
-    return None if past is None else now.index_usd_per_gpu_hour / past.index_usd_per_gpu_hour - 1
+def move(now: IndexRow, then: IndexRow | None) -> float | None:
+    """The index's move as a share from `then` (None: that day had no value) to `now`."""
+    return None if then is None else now.index_usd_per_gpu_hour / then.index_usd_per_gpu_hour - 1
 
 
-def _move(now: IndexRow, series: Sequence[IndexRow], days: int) -> str:
-    share = move(now, series, days)
+def _move(now: IndexRow, then: IndexRow | None) -> str:
+    share = move(now, then)
     return "-" if share is None else f"{share:+.1%}"
 
 
-def _chosen(query: api.Query, rows: list[IndexRow]) -> tuple[str, str]:
+def _chosen(query: api.Query, rows: list[IndexRow]) -> IndexRow:
+    """The GPU and kind the chart draws: the query's (`?gpu=H100 80GB&kind=spot`), else the
+    first."""
     gpu = (query.get("gpu") or [""])[0].lower()
     kind = (query.get("kind") or [""])[0].replace("-", "_")
     for row in rows:
         if (not gpu or _gpu(row).lower() == gpu) and (not kind or row.kind == kind):
-            return (_gpu(row), row.kind)
-    return (_gpu(rows[0]), rows[0].kind)
+            return row
+    return rows[0]
 
 
 def _chart(rows: list[IndexRow], chosen: tuple[str, str]) -> str:

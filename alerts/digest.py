@@ -22,6 +22,7 @@ from typing import Any
 from alerts.message import amount
 from alerts.notify import AlertEvent
 from alerts.review import compute as compute_words
+from alerts.review import market
 from alerts.review import moves as move_words
 from collectors.common import kind_label
 from storage.review import LOCK_WAIT_S, record_once
@@ -196,6 +197,8 @@ def channel_words(alert: dict[str, Any]) -> str:
 def plain_text(facts: dict[str, Any]) -> str:
     """The whole digest as plain text (console, email, `gpu-tracker review --format text`)."""
     blocks = [[title(facts), *intro(facts)]]
+    if opening := market.lines(facts):  # the market first, then the offers' own moves
+        blocks.append(opening)
     if not facts["models"]:
         blocks.append(["No prices to show, now or then."])
     blocks.extend(model_table(m) for m in facts["models"])

@@ -22,6 +22,7 @@ from alerts.digest import (
     title,
 )
 from alerts.review import compute as compute_words
+from alerts.review import market
 from alerts.review import moves as move_words
 
 MAX_BLOCKS = 50
@@ -32,14 +33,17 @@ _CUT = "\n… (cut here: gpu-tracker review shows all)"
 
 def slack_message(facts: dict[str, Any]) -> dict[str, Any]:
     """The Block Kit payload of one review."""
-    models, compute = facts["models"], compute_rows(facts)
+    models, compute, opening = facts["models"], compute_rows(facts), market.lines(facts)
     moved = move_words.block(facts, offer_words)
     room = MAX_BLOCKS - _FIXED_BLOCKS - (1 if compute else 0) - (1 if moved else 0)
+    room -= 1 if opening else 0
     shown, more = models[:room], len(models) - room
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": title(facts)[:150]}},
         _section("\n".join(_escape(line) for line in intro(facts))),
     ]
+    if opening:  # how the market moved, before the offers' own moves
+        blocks.append(_section(_escape(opening[0]), code="\n".join(opening[1:])))
     for model in shown:
         lines = model_table(model)
         blocks.append(_section(f"*{_escape(model['gpu_model'])}*", code="\n".join(lines)))
@@ -65,6 +69,9 @@ def html_body(facts: dict[str, Any], pictures: Sequence[tuple[str, str]] = ()) -
     (content id, alt text) shown after what compute costs, as `cid:` images."""
     parts = [f"<h2>{html.escape(title(facts))}</h2>"]
     parts.extend(f"<p>{html.escape(line)}</p>" for line in intro(facts))
+    if opening := market.rows(facts):  # how the market moved, before the offers' own moves
+        parts.append(f"<h3>{html.escape(market.TITLE)}</h3>")
+        parts.append(_html_table(["", "then", "now", "move"], opening))
     for model in facts["models"]:
         parts.append(f"<h3>{html.escape(model['gpu_model'])}</h3>")
         parts.append(_html_table(["", "then", "now", "move", "cheapest now", "cheapest then"],

@@ -40,19 +40,26 @@ def evaluate(con: Any, rules: Sequence[Rule], now: datetime) -> list[Fired]:
 def query(rule: Rule) -> RuleQuery:
     """`rule` as the store measures it: its plain values."""
     spec = rule.spec
+    filters = {f.name: getattr(rule.filters, f.name) for f in fields(Filters)}
+    comparison: str = spec.comparison
+    threshold = rule.threshold
+    if rule.index is not None:  # the market index's own condition (alerts.market.rule)
+        comparison, threshold = f"index_{rule.index.condition}", rule.index.value
+        filters |= {"gpu_model": (rule.index.gpu,), "price_kind": (rule.index.price_kind,)}
     return RuleQuery(
         name=rule.name,
         kind=rule.kind,
-        comparison=spec.comparison,
+        comparison=comparison,
         unit=spec.unit,
         price_kind=spec.price_kind,
         per=rule.per,
         currency=rule.currency,
-        threshold=rule.threshold,
+        threshold=threshold,
         hysteresis=rule.hysteresis,
         window_s=rule.window_s,
         cooldown_s=rule.cooldown_s,
         direction=rule.direction,
-        filters={f.name: getattr(rule.filters, f.name) for f in fields(Filters)},
+        filters=filters,
         min_gpu_memory_gib=rule.min_gpu_memory_gib,
+        segment=rule.index.segment if rule.index else None,
     )

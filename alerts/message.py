@@ -54,7 +54,7 @@ def offer_line(row: dict[str, Any]) -> str:
 def where_words(row: dict[str, Any]) -> str:
     """`aws us-east-1 (use1-az4)`; the provider alone for a provider alert."""
     if row["region"] is None:
-        return str(row["provider"])
+        return str(row["provider"] or "the market")
     return f"{row['provider']} {row['region']}" + (f" ({row['zone']})" if row["zone"] else "")
 
 
@@ -156,6 +156,8 @@ def test_event(channel: str, now: datetime) -> AlertEvent:
 def _value_texts(rule: Rule, row: dict[str, Any], unit: str | None) -> tuple[str, str]:
     value, t = row["value"], rule.threshold
     comparison = rule.spec.comparison
+    if rule.index is not None and rule.index.condition == "move":
+        return _percent(100 * value), _percent(100 * rule.index.value)
     if comparison == "stale":
         hours = number(rule.window_s / 3600) if rule.window_s else "?"
         return ("never" if value is None else f"{value:.1f} h", f"{hours} h")
@@ -188,6 +190,8 @@ def _headline(rule: Rule, row: dict[str, Any], unit: str | None) -> str:
             f"{kind_words(row)} price {moved} {_percent(abs(value))} in "
             f"{duration_words(rule.window_s)} ({amount(ref)} -> {price}), at least {number(t)}%"
         )
+    if kind == "index" and rule.index is not None:
+        return index_headline(rule, row)
     if kind == "new_low":
         return (
             f"new {duration_words(rule.window_s)} low for {row['gpu_model']} {kind_words(row)}: "
@@ -197,3 +201,21 @@ def _headline(rule: Rule, row: dict[str, Any], unit: str | None) -> str:
     if value is None:
         return f"{row['provider']}: no successful collection yet (limit {window})"
     return f"{row['provider']}: no successful collection for {value:.1f} h (limit {window})"
+
+
+def index_headline(rule: Rule, row: dict[str, Any]) -> str:
+    """`H100 80GB on-demand market index (all) 2.5 USD/GPU-h is at or under 2.6 USD/GPU-h`."""
+    assert rule.index is not None
+    settings = rule.index
+    what = row["subject"].split("/", 2)[1]
+    name = f"{what} {kind_label(settings.price_kind)} market index ({settings.segment})"
+    value = f"{amount(row['price'])} USD/GPU-h"
+    if settings.condition == "move":
+        moved = "fell" if row["value"] < 0 else "rose"
+        return (
+            f"{name} {moved} {_percent(abs(100 * row['value']))} in "
+            f"{duration_words(rule.window_s)} ({amount(row['reference'])} -> {value}), at least "
+            f"{_percent(100 * settings.value)}"
+        )
+    bound = "at or under" if settings.condition == "below" else "at or over"
+    return f"{name} {value} is {bound} {amount(settings.value)} USD/GPU-h"

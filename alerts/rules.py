@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
+from alerts.market.rule import IndexSettings, index_settings
 from collectors.common import (
     PAYMENT_OPTIONS,
     PRICE_KINDS,
@@ -24,7 +25,7 @@ from collectors.common import (
 )
 from storage.reads.gpu_filter import GpuChoice, GpuNames, names_of
 
-Comparison = Literal["below", "above", "change", "low", "stale"]
+Comparison = Literal["below", "above", "change", "low", "stale", "index"]
 
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 _FILTERS = ("gpu_model", "provider", "region", "instance_type")
@@ -81,6 +82,7 @@ KINDS: dict[str, KindSpec] = {
         "low", "price", None, "window currency", f"{_OFFER_KEYS} price_kind term_months"
     ),
     "stale_data": _spec("stale", "hours", None, "window", "provider"),
+    "index": _spec("index", "price", None, "gpu price_kind", "segment below above move window"),
 }
 
 
@@ -118,6 +120,7 @@ class Rule:
     cooldown_s: int = 0
     direction: str = "any"
     min_gpu_memory_gib: float | None = None  # offers with at least this much per GPU
+    index: IndexSettings | None = None  # kind index: the index watched (alerts.market.rule)
 
     @property
     def spec(self) -> KindSpec:
@@ -160,6 +163,7 @@ def parse_rule(
         cooldown_s=parse_duration(raw["cooldown"], k + "cooldown") if "cooldown" in raw else 0,
         direction=choice(raw.get("direction", "any"), DIRECTIONS, k + "direction"),
         min_gpu_memory_gib=_memory(raw, k + "min_gpu_memory_gib"),
+        index=index_settings(raw, k, gpu_models) if kind == "index" else None,
     )
 
 

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from storage.alerts.index import index_measure
 from storage.reads import gpu_filter
 from storage.reads.gpu_filter import GpuChoice
 
@@ -203,10 +204,13 @@ class RuleQuery:
     # column -> values; gpu_model's are GpuChoice: a model, or one memory variant of it
     filters: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     min_gpu_memory_gib: float | None = None  # offers with at least this much per GPU
+    segment: str | None = None  # index rules: the market segment watched
 
 
 def measure(rule: RuleQuery, now: datetime) -> tuple[str, dict[str, Any]]:
     """The SELECT measuring `rule` at `now` (columns: COLUMNS, plus `new_low` / `overdue`)."""
+    if rule.comparison.startswith("index_"):  # the market index: storage.alerts.index
+        return index_measure(rule, now)
     then = now - timedelta(seconds=rule.window_s or 0)
     params: dict[str, Any] = {"now": now, "then": then}
     where = _where(rule, params)

@@ -41,6 +41,10 @@ _HOLDS: dict[str, tuple[str, str]] = {
     "change": (f"{_D.format('{m}')} >= $t", f"{_D.format('{m}')} >= $t - $h"),
     "low": ("new_low", "new_low"),
     "stale": ("overdue", "overdue"),
+    # the market index (storage.alerts.index): its level, or the share it moved by
+    "index_below": (f"{_D.format('value')} <= $t",) * 2,
+    "index_above": (f"{_D.format('value')} >= $t",) * 2,
+    "index_move": (f"{_D.format('abs(value)')} >= $t",) * 2,
 }
 _PARAM = re.compile(r"\$(\w+)")
 _MAGNITUDE = {"any": "abs(value)", "down": "-value", "up": "value"}

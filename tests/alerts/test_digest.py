@@ -57,11 +57,12 @@ def test_many_models_stay_within_slacks_block_limit(many_models: dict[str, Any])
     message = slack_message(many_models)
     blocks = message["blocks"]
     assert len(blocks) == MAX_BLOCKS
-    # header + intro + 45 models + what compute costs + alerts + footer; the other 15 are
-    # counted in the footer
-    assert blocks[-1]["elements"][0]["text"].endswith("; +15 more GPU models: `gpu-tracker review`")
-    assert blocks[2]["text"]["text"].startswith("*GPU00*\n```GPU00")
-    assert "\non-demand     —  1.00      —\n" in blocks[2]["text"]["text"]
+    # header + intro + the market index + 44 models + what compute costs + alerts + footer;
+    # the other 16 are counted in the footer
+    assert blocks[-1]["elements"][0]["text"].endswith("; +16 more GPU models: `gpu-tracker review`")
+    assert blocks[2]["text"]["text"].startswith("How the market moved")
+    assert blocks[3]["text"]["text"].startswith("*GPU00*\n```GPU00")
+    assert "\non-demand     —  1.00      —\n" in blocks[3]["text"]["text"]
 
 
 def test_a_text_over_slacks_limit_is_cut_at_a_line(many_models: dict[str, Any]) -> None:

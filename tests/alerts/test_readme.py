@@ -27,7 +27,7 @@ def test_every_rule_kind_has_a_worked_example_that_parses() -> None:
     parsed = rules(*examples["rules"], slack=examples["slack"], email=_email())
     assert sorted({r.kind for r in parsed}) == sorted(
         ["spot_price_below", "spot_discount_above", "reserved_discount_above",
-         "reserved_discount_below", "price_change", "new_low", "stale_data"]
+         "reserved_discount_below", "price_change", "new_low", "stale_data", "index"]
     )  # fmt: skip
     channels = tomllib.loads(blocks("toml")[1])["alerts"]
     assert rules(**channels) == ()
@@ -81,6 +81,6 @@ def test_the_commented_alerts_in_config_toml_are_valid() -> None:
     settings = config_mod.from_dict(tomllib.loads(text), source=None).alerts
     assert [r.name for r in settings.rules] == [
         "cheap-h100-spot", "deep-spot", "3y-deal", "1y-reserved-not-worth-it",
-        "list-price-cut", "h100-spot-low", "collection-stale",
+        "list-price-cut", "h100-spot-low", "collection-stale", "h100-market",
     ]  # fmt: skip
     assert settings.slack is not None and settings.email is not None

@@ -63,6 +63,7 @@ def test_each_tool_answers_its_commands_json_and_refuses_in_its_words(config: Pa
         ("history", {"gpu": "A100", "kind": "spot", "since": "2026-07-01", "until": "2026-11-01"}),
         ("tco", {"gpu": "A100", "gpus": 8, "months": 12}),
         ("gpus", {}),
+        ("index", {"gpu": "H100", "kind": "on_demand", "since": "2026-05-01"}),
         (
             "sql",
             {
@@ -77,7 +78,7 @@ def test_each_tool_answers_its_commands_json_and_refuses_in_its_words(config: Pa
     ]
     listed, results = session(config, calls)
     names = {tool.name for tool in listed.tools}
-    assert names == {"latest", "history", "tco", "gpus", "sql"}
+    assert names == {"latest", "history", "tco", "index", "gpus", "sql"}
     latest_tool = next(t for t in listed.tools if t.name == "latest")
     properties = latest_tool.input_schema["properties"]
     assert properties["usd"]["type"] == "boolean"
@@ -91,19 +92,24 @@ def test_each_tool_answers_its_commands_json_and_refuses_in_its_words(config: Pa
         command_json(config, "history", "--gpu", "A100", "--kind", "spot", *WINDOW),
         command_json(config, "tco", "--gpu", "A100", "--gpus", "8", "--months", "12"),
         command_json(config, "gpus"),
+        command_json(
+            config, "index", "--gpu", "H100", "--kind", "on-demand", "--since", "2026-05-01"
+        ),
     ]
-    for result, document in zip(results[:4], expected, strict=True):
+    for result, document in zip(results[:5], expected, strict=True):
         assert not result.is_error, result.content
         assert result.structured_content == {"rows": document}
         assert json.loads(result.content[0].text) == document
-    assert expected[0] and expected[1] and expected[2]
+    assert expected[0] and expected[1] and expected[2] and expected[4]
+    index_tool = next(t for t in listed.tools if t.name == "index")
+    assert index_tool.input_schema["properties"]["kind"]["enum"] == ["on_demand", "spot"]
 
-    counts = results[4].structured_content["rows"]
+    counts = results[5].structured_content["rows"]
     assert {row["provider"] for row in counts} >= {"aws", "azure", "lambdalabs"}
     assert all(row["offers"] > 0 for row in counts)
 
     for result, words in zip(
-        results[5:], ["H1000", "limit", "read-only", "unknown tool"], strict=True
+        results[6:], ["H1000", "limit", "read-only", "unknown tool"], strict=True
     ):
         assert result.is_error
         assert words in result.content[0].text, result.content[0].text

@@ -92,12 +92,13 @@ def test_the_digest_goes_to_email_and_slack_once_each(tmp_path: Path) -> None:
     assert "<h3>A100</h3>" in html and "<td align='right'>-14.7%</td>" in html
     blocks = payload["blocks"]
     assert blocks[0]["text"]["text"] == f"GPU price review {PERIOD}"
-    # header, intro, A100, H100, L4, V100, the largest moves, what compute costs, the alerts,
-    # footer
-    assert len(blocks) == 10
-    assert blocks[2]["text"]["text"].startswith("*A100*\n```A100                    then")
-    assert "reserved discount      75.1%      62.8%  -12.3 pp" in blocks[2]["text"]["text"]
-    assert blocks[6]["text"]["text"].startswith("Largest like-for-like moves")
+    # header, intro, the market index, A100, H100, L4, V100, the largest moves, what compute
+    # costs, the alerts, footer
+    assert len(blocks) == 11
+    assert blocks[2]["text"]["text"].startswith("How the market moved")
+    assert blocks[3]["text"]["text"].startswith("*A100*\n```A100                    then")
+    assert "reserved discount      75.1%      62.8%  -12.3 pp" in blocks[3]["text"]["text"]
+    assert blocks[7]["text"]["text"].startswith("Largest like-for-like moves")
     assert blocks[7]["text"]["text"].startswith("What compute costs, then and now")
     # the review was made before this send's retries delivered the two pending alerts to Slack
     assert (

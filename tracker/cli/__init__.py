@@ -80,6 +80,7 @@ COMMANDS = {
     "gpus": "tracker.cli.gpus:gpus",
     "reparse": "tracker.cli.collect:reparse",
     "config": "tracker.cli.settings.commands:config",
+    "index": "tracker.cli.market.index:index",
 }
 
 

@@ -175,6 +175,9 @@ def channels_text(settings: AlertSettings) -> str:
 def _threshold(rule: Rule) -> str:
     from alerts.message import number
 
+    if rule.index is not None:  # the market index: its GPU, kind and segment, and condition
+        i = rule.index
+        return f"{i.gpu.label} {i.price_kind} {i.segment} {i.condition} {number(i.value)}"
     if rule.threshold is None:
         return ""
     if rule.spec.unit == "percent":

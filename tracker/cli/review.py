@@ -77,8 +77,11 @@ def review(ctx: click.Context, since_text: str | None, fmt: str, send: bool) -> 
 def print_table(out: Console, facts: dict[str, Any]) -> None:
     """The review as rich tables: the prices per GPU model and kind, then the alerts."""
     from alerts import digest  # the review's wording, shared with the email and Slack
+    from alerts.review import market
 
     for line in digest.intro(facts):
+        out.print(line, markup=False, highlight=False)
+    for line in market.lines(facts):  # how the market moved, before the offers' own moves
         out.print(line, markup=False, highlight=False)
     table = Table(title=escape(digest.title(facts)), caption_justify="left")
     for column in ("GPU", "", "then", "now", "move", "cheapest now", "cheapest then"):

@@ -86,7 +86,7 @@ def serve(ctx: click.Context, listen: str | None, remote: tuple[str, ...]) -> No
 @click.pass_context
 def mcp(ctx: click.Context) -> None:
     """Serve the Model Context Protocol on stdin and stdout, for AI assistants: tools for
-    latest, history, tco, gpus and read-only sql, each answering its command's JSON
+    latest, history, tco, index, gpus and read-only sql, each answering its command's JSON
     (docs/mcp.md). Register it with your assistant as the command `gpu-tracker mcp`."""
     config = load_config(ctx)
     from tracker.web.mcp import run  # the MCP SDK only in the command that serves it

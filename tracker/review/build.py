@@ -25,6 +25,7 @@ from tracker import alerting
 from tracker.config import Config
 from tracker.config.daemon import ReviewSettings, Since
 from tracker.review import compute, moves
+from tracker.review.market import index_moves
 from tracker.review.model import AlertSummary, Review, models
 
 LAST_DUE_HORIZON = timedelta(days=400)  # a yearly cron's last fire, with room to spare
@@ -65,9 +66,10 @@ def build(
         for m in models(found.cheapest, found.discounts)
     )
     has_then = found.priced_at_then > 0
+    market = index_moves(store_path, then, prices_at or now, settings.gpus, timeout_s=timeout_s)
     return Review(now, then, since, found.history_from, has_then, per_model, left_out, alerts,
                   prices_at, compute.need_dict(need), settings.gpus,
-                  moves.moves(found.moves))  # fmt: skip
+                  moves.moves(found.moves), market)  # fmt: skip
 
 
 def channels(config: Config) -> tuple[str, ...]:

@@ -151,6 +151,7 @@ class Review:
     need: dict[str, Any] | None = None  # what the 3-year strategies are priced for
     gpus: tuple[str, ...] = ()  # the GPU models followed ([review] gpus); (): every model
     moves: tuple[dict[str, Any], ...] = ()  # the largest like-for-like moves (review.moves)
+    market: tuple[dict[str, Any], ...] = ()  # the index's moves (tracker.review.market)
 
     @property
     def period(self) -> str:
@@ -169,6 +170,7 @@ class Review:
             "has_then": self.has_then,
             "need": self.need,
             "gpus": list(self.gpus) or None,
+            "market": list(self.market),
             "models": [_model_dict(m) for m in self.models],
             "unrated": self.unrated,
             "moves": list(self.moves),

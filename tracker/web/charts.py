@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from storage.reads.series import Window
@@ -45,6 +45,12 @@ def tco_svg(answer: Tco) -> str:
 
     with _DRAWING:
         return _svg(tco.chart(answer))
+
+
+def figure_svg(draw: Callable[[], Figure]) -> str:
+    """The figure `draw` makes, as SVG (drawn while no other chart is)."""
+    with _DRAWING:
+        return _svg(draw())
 
 
 def _svg(fig: Figure) -> str:

@@ -26,7 +26,7 @@ from collectors.common import StoreError
 from tracker.config import Config
 from tracker.questions import documents
 from tracker.questions.types import Count, Number
-from tracker.web import api
+from tracker.web import api, market
 
 Answer = Callable[[Config, dict[str, Any]], list[dict[str, Any]]]
 _ROWS_SCHEMA = {
@@ -62,6 +62,7 @@ def tools() -> dict[str, Tool]:
         Tool("latest", _LATEST, schema_of(api.LATEST), _from_api(api.latest, work=True)),
         Tool("history", _HISTORY, schema_of(api.HISTORY), _from_api(api.history)),
         Tool("tco", _TCO, schema_of(api.TCO), _from_api(api.tco, work=True)),
+        Tool("index", _INDEX, _index_schema(), _from_api(market.api_index)),
         Tool("gpus", _GPUS, _GPUS_SCHEMA, _gpus),
         Tool("sql", _SQL, _SQL_SCHEMA, _sql),
     ]
@@ -82,6 +83,16 @@ def schema_of(command: click.Command) -> dict[str, Any]:
             found["default"] = param.default
         properties[long] = found
     return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+def _index_schema() -> dict[str, Any]:
+    """`index`'s options: its kinds and segments are its own."""
+    from storage.reads.index.read import KINDS, SEGMENTS
+
+    found = schema_of(market.INDEX)
+    found["properties"]["kind"]["enum"] = list(KINDS)
+    found["properties"]["segment"] |= {"enum": list(SEGMENTS)}
+    return found
 
 
 def _type_schema(param: click.Option) -> dict[str, Any]:
@@ -220,7 +231,8 @@ def run(config: Config) -> None:
 _INSTRUCTIONS = (
     "Cloud GPU prices from the tracker's own history (a DuckDB store its daemon fills from each "
     "cloud's pricing API): current offers (latest), statistics of how prices moved (history), "
-    "the total cost of a GPU need per rental strategy (tco), the GPU models known (gpus), and "
+    "the total cost of a GPU need per rental strategy (tco), the market index per day (index), "
+    "the GPU models known (gpus), and "
     "read-only SQL over the views prices, latest_prices and collection_runs (sql). Prices are in "
     "the provider's currency unless a field ends in _usd; per hour unless it says otherwise."
 )
@@ -241,6 +253,14 @@ _TCO = (
     "on-demand, spot (with its interruption overhead), reserved terms and a blend, cheapest "
     "first, in USD. Use it for 'what do 8 H100s cost for a year?' (gpu='H100', gpus=8, "
     "months=12)."
+)
+_INDEX = (
+    "The market index: per day, GPU model and memory size, and price kind (on_demand, spot), "
+    "the median over providers of each provider's median USD per GPU-hour "
+    "(index_usd_per_gpu_hour), with the number of providers, a 95% interval (ci_low, ci_high; "
+    "from 6 providers) and low_confidence under 3; per segment (all, hyperscaler, neocloud, "
+    "marketplace). Use it for 'what does an H100 hour cost on the market, and where is it "
+    "going?' (gpu='H100', kind='on_demand', since='180d')."
 )
 _GPUS = (
     "The GPU models the tracker knows (memory variants, FP16/FP32 TFLOPS and their sources), the "

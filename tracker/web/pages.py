@@ -21,7 +21,13 @@ from storage.reads.dashboard import Offers
 if TYPE_CHECKING:
     from tracker.config.workloads import Workload, Workloads
 
-PANELS = (("/", "Now"), ("/history", "History"), ("/decide", "Decide"), ("/health", "Health"))
+PANELS = (
+    ("/", "Now"),
+    ("/history", "History"),
+    ("/decide", "Decide"),
+    ("/market", "Market"),
+    ("/health", "Health"),
+)
 _FILTERS = (("gpu_model", "GPU"), ("kind", "price kind"), ("provider", "provider"),
             ("region", "region"))  # fmt: skip
 

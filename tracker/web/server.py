@@ -36,7 +36,7 @@ from tracker.collecting.logs import escape
 from tracker.config import Config
 from tracker.config.web import WebSettings
 from tracker.config.workloads import Workloads
-from tracker.web import api, hosts, pages, panels
+from tracker.web import api, hosts, market, pages, panels
 from tracker.web.cache import PageCache
 from tracker.web.pool import GRACE_S, PooledServer
 
@@ -64,6 +64,7 @@ class Site:
     timeout_s: float
     status: Callable[[dict[str, LastRun]], Any]
     workloads: Workloads | None = None  # [workloads]; None: the bundled ones
+    followed: tuple[str, ...] = ()  # the GPUs the Market panel shows ([review] gpus); (): all
 
 
 class WebServer(PooledServer):
@@ -127,6 +128,7 @@ def start_for(config: Config, settings: WebSettings, key: str) -> Running:
         config.store.query_timeout_s,
         lambda last: status.gather(config, last),
         config.workloads,
+        config.review.gpus,
     )
     try:
         return start(settings, site)
@@ -214,6 +216,8 @@ class Handler(BaseHTTPRequestHandler):
             body = panels.decide_panel(
                 site.store, filled, _models(), site.timeout_s, site.workloads
             )
+        elif path == "/market":
+            body = market.market_panel(site.store, filled, site.followed, site.timeout_s)
         elif path == "/health":
             found = dashboard.health(site.store, 20, timeout_s=site.timeout_s)
             body = pages.health_panel(site.status(found.runs), found.alerts, found.total_alerts)
@@ -240,6 +244,8 @@ class Handler(BaseHTTPRequestHandler):
             return api.history(site.store, query, timeout_s=site.timeout_s)
         if path == "/api/tco":
             return api.tco(site.store, query, timeout_s=site.timeout_s, workloads=site.workloads)
+        if path == "/api/index":
+            return market.api_index(site.store, query, timeout_s=site.timeout_s)
         self._json(HTTPStatus.NOT_FOUND, {"error": f"no such endpoint {path}"})
         return None
 

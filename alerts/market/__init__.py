@@ -1,0 +1,1 @@
+"""Alert rules about the market as a whole: the `index` rule kind (docs/alerts.md)."""

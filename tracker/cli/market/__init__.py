@@ -1,0 +1,1 @@
+"""The commands about the market as a whole: `index` (docs/decide.md, "Market index")."""

@@ -182,3 +182,15 @@ def one_line(exc: Exception) -> str:
         if line.strip():
             lines.append(line.strip())
     return " ".join(lines) or type(exc).__name__
+
+
+def fetch_rows(
+    store: Path | str, sql: str, params: dict[str, Any], timeout_s: float | None, what: str
+) -> list[tuple[Any, ...]]:
+    """Every row of one read of the store on a bounded connection; a failure is a StoreError
+    naming `what` was being read ("the price history")."""
+    with bounded(store, timeout_s) as con:
+        try:
+            return list(con.execute(sql, params).fetchall())
+        except duckdb.Error as exc:
+            raise StoreError(f"reading {what} failed: {exc}") from exc

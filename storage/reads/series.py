@@ -30,12 +30,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import duckdb
-
-from collectors.common import StoreError, kind_label
+from collectors.common import kind_label
 from storage.reads import gpu_filter, series_sql
 from storage.reads.gpu_filter import GpuChoice
-from storage.reads.sandbox import bounded
+from storage.reads.sandbox import fetch_rows
 
 KEY = (
     "provider",
@@ -292,8 +290,4 @@ def _currency(price: str) -> str:
 def _rows(
     store: Path | str, sql: str, params: dict[str, Any], timeout_s: float | None
 ) -> list[tuple[Any, ...]]:
-    with bounded(store, timeout_s) as con:
-        try:
-            return list(con.execute(sql, params).fetchall())
-        except duckdb.Error as exc:
-            raise StoreError(f"reading the price history failed: {exc}") from exc
+    return fetch_rows(store, sql, params, timeout_s, "the price history")

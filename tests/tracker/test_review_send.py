@@ -99,11 +99,11 @@ def test_the_digest_goes_to_email_and_slack_once_each(tmp_path: Path) -> None:
     assert blocks[3]["text"]["text"].startswith("*A100*\n```A100                    then")
     assert "reserved discount      75.1%      62.8%  -12.3 pp" in blocks[3]["text"]["text"]
     assert blocks[7]["text"]["text"].startswith("Largest like-for-like moves")
-    assert blocks[7]["text"]["text"].startswith("What compute costs, then and now")
+    assert blocks[8]["text"]["text"].startswith("What compute costs, then and now")
     # the review was made before this send's retries delivered the two pending alerts to Slack
     assert (
         "cheap-a100-spot: 2x to console; not delivered: slack (2 pending)"
-        in (blocks[8]["text"]["text"])
+        in (blocks[9]["text"]["text"])
     )
 
 

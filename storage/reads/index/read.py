@@ -24,7 +24,7 @@ from collectors.common import StoreError
 from storage.reads import gpu_filter
 from storage.reads.gpu_filter import GpuChoice
 from storage.reads.index import sql as index_sql_text
-from storage.reads.sandbox import bounded
+from storage.reads.sandbox import bounded, fetch_rows
 
 SEGMENTS = index_sql_text.SEGMENTS
 KINDS = index_sql_text.KINDS
@@ -148,8 +148,4 @@ def behind(
 def _rows(
     store: Path | str, sql: str, params: dict[str, Any], timeout_s: float | None
 ) -> list[tuple[Any, ...]]:
-    with bounded(store, timeout_s) as con:
-        try:
-            return list(con.execute(sql, params).fetchall())
-        except duckdb.Error as exc:
-            raise StoreError(f"reading the market index failed: {exc}") from exc
+    return fetch_rows(store, sql, params, timeout_s, "the market index")

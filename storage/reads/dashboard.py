@@ -104,10 +104,11 @@ def intervals(
     filters: series.SeriesFilters,
     window: series.Window,
     *,
+    price: str = "price_per_hour",
     timeout_s: float | None,
 ) -> dict[tuple[series.OfferKey, str], list[series.Interval]]:
-    """`series.intervals` on a bounded connection."""
-    sql, params = series.intervals_sql(filters, window)
+    """`series.intervals` on a bounded connection (`price`: as `statistics`)."""
+    sql, params = series.intervals_sql(filters, window, price=price)
     with bounded(path, timeout_s) as con:
         return series.by_series(_run(con, sql, params).fetchall())
 

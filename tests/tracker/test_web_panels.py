@@ -60,6 +60,26 @@ def test_the_history_window_is_the_one_drawn_and_offers_the_review_period(
     assert selected(body, "since") == ["30d"] and text_of(body, "window").endswith("(30 days)")
 
 
+def test_the_history_panel_ranks_per_gpu_hour_in_usd_as_the_api_does(server: Running) -> None:
+    question = "gpu=A100&since=2026-06-01&until=2026-11-01&limit=5&per_gpu=true&usd=true"
+    status, body = get(server, f"/history?{question}")
+    assert status == 200
+    assert (
+        'name="per_gpu" value="true" checked' in body and 'name="usd" value="true" checked' in body
+    )
+    status, answer = get(server, f"/api/history?{question}")
+    assert status == 200
+    rows = json.loads(answer)
+    shown = cells(body, "stats")
+    assert [row[1] for row in shown] == ["USD"] * len(rows) and len(rows) == 5
+    assert [row[4] for row in shown] == [f"{r['mean']:.4f}" for r in rows]
+    assert "prices per GPU-hour" in body
+    assert "USD per GPU-hour" in body  # the chart's axis
+    # Without the switches: per instance-hour, each in its own currency.
+    status, plain = get(server, "/history?gpu=A100&since=2026-06-01&until=2026-11-01&limit=5")
+    assert "prices per instance-hour" in plain and "checked" not in plain
+
+
 def test_twelve_history_lines_have_twelve_styles(server: Running) -> None:
     status, body = get(server, "/history?gpu=A100&since=365d&limit=12")
     assert status == 200

@@ -24,8 +24,14 @@ _DRAWING = threading.Lock()
 _RC: dict[Any, Any] = {"svg.fonttype": "none"}
 
 
-def history_svg(lines: Sequence[Series], currency: str, window: Window, left_out: int) -> str:
-    """The step chart of `lines` (one currency)."""
+def history_svg(
+    lines: Sequence[Series],
+    currency: str,
+    window: Window,
+    left_out: int,
+    unit: str = "instance-hour",
+) -> str:
+    """The step chart of `lines` (one currency, prices per `unit`)."""
     from tracker.charts import history
 
     with _DRAWING:
@@ -35,6 +41,7 @@ def history_svg(lines: Sequence[Series], currency: str, window: Window, left_out
             since=window.since,
             until=window.until,
             left_out=left_out,
+            unit=unit,
         )
         return _svg(fig)
 

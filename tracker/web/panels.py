@@ -43,7 +43,10 @@ def history_panel(store: Path, query: api.Query, models: list[str], timeout_s: f
     except click.UsageError as exc:
         return form + problem(exc.message)
     filters = history_q.filters_from(given)
-    found = dashboard.statistics(store, filters, window, below=given["below"], timeout_s=timeout_s)
+    price = history_q.price_from(given)  # per GPU-hour and in USD when the form says so
+    found = dashboard.statistics(
+        store, filters, window, below=given["below"], price=price, timeout_s=timeout_s
+    )
     if not found:
         return form + _window_note(window) + problem(
             "no series has a price in that window (widen it, or loosen the filters)")  # fmt: skip
@@ -51,8 +54,8 @@ def history_panel(store: Path, query: api.Query, models: list[str], timeout_s: f
     return (
         form
         + _window_note(window)
-        + _history_charts(store, shown, window, timeout_s)
-        + _stats_table(shown, len(found))
+        + _history_charts(store, shown, window, timeout_s, price)
+        + _stats_table(shown, len(found), price)
     )
 
 
@@ -66,7 +69,13 @@ def _window_note(window: Window) -> str:
     )
 
 
-def _history_charts(store: Path, shown: list[SeriesStats], window: Any, timeout_s: float) -> str:
+def _unit(price: str) -> str:
+    return "GPU-hour" if "gpu_hour" in price else "instance-hour"
+
+
+def _history_charts(
+    store: Path, shown: list[SeriesStats], window: Any, timeout_s: float, price: str
+) -> str:
     from tracker.charts import history as history_chart
 
     per_currency: dict[str, list[SeriesStats]] = {}
@@ -76,22 +85,24 @@ def _history_charts(store: Path, shown: list[SeriesStats], window: Any, timeout_
     for currency, rows in per_currency.items():  # never two currencies on one axis
         drawn = rows[: history_chart.MAX_SERIES]
         keys = tuple(row.key for row in drawn)
-        steps = dashboard.intervals(store, SeriesFilters(keys=keys), window, timeout_s=timeout_s)
+        steps = dashboard.intervals(
+            store, SeriesFilters(keys=keys), window, price=price, timeout_s=timeout_s
+        )
         lines = [history_chart.Series(r.key.label, steps.get((r.key, r.currency), []))
                  for r in drawn]  # fmt: skip
-        svg = charts.history_svg(lines, currency, window, len(rows) - len(drawn))
+        svg = charts.history_svg(lines, currency, window, len(rows) - len(drawn), _unit(price))
         figures.append(f'<figure class="chart" data-currency="{escape(currency)}">{svg}</figure>')
     return '<div class="charts">' + "".join(figures) + "</div>"
 
 
-def _stats_table(shown: list[SeriesStats], total: int) -> str:
+def _stats_table(shown: list[SeriesStats], total: int, price: str) -> str:
     rows = [
         (r.key.label, r.currency, f"{r.covered_hours:,.0f}", f"{r.min:.4f}", f"{r.mean:.4f}",
          f"{r.p50:.4f}", f"{r.p95:.4f}", f"{r.max:.4f}", str(r.changes),
          "" if r.current is None else f"{r.current:.4f}")
         for r in shown
     ]  # fmt: skip
-    note = f"{len(shown)} of {total} series (cheapest mean first); prices per instance-hour"
+    note = f"{len(shown)} of {total} series (cheapest mean first); prices per {_unit(price)}"
     return f'<p class="note">{note}</p>' + table("stats", _STATS, rows)
 
 
@@ -105,6 +116,8 @@ def _history_form(query: api.Query, models: list[str]) -> str:
         + _select("kind", "price kind", list(_KINDS), query)
         + _select("since", "window", list(WINDOWS), query, default="30d")
         + _input("limit", "series", query, default="12", kind="number")
+        + _switch("per_gpu", "per GPU-hour", query)
+        + _switch("usd", "in USD", query)
         + '<button type="submit">Show</button></form>'
     )
 
@@ -252,6 +265,13 @@ def _input(
 ) -> str:
     value = escape(_value(query, name, default))
     return f'<label>{label} <input type="{kind}" name="{name}" value="{value}"{extra}></label>'
+
+
+def _switch(name: str, label: str, query: api.Query) -> str:
+    """A checkbox sent as `name=true` (history's --per-gpu, --usd), checked as the URL says."""
+    on = _value(query, name, "").lower() in ("1", "true", "yes", "on")
+    checked = " checked" if on else ""
+    return f'<label><input type="checkbox" name="{name}" value="true"{checked}> {label}</label>'
 
 
 def _query_string(query: api.Query) -> str:

@@ -21,7 +21,7 @@ from collectors.gpus.forms import FORM_FACTORS
 from storage.connection import connect
 from storage.fx import GpuFact
 from storage.store import Store
-from tests.collectors.support import NOW, demo_json
+from tests.collectors.support import NOW, demo_json, list_price
 from tracker.cli import cli
 from tracker.config import Config, from_dict
 
@@ -172,18 +172,12 @@ def test_an_unknown_board_is_a_config_error_naming_its_key() -> None:
 
 
 def _offer(itype: str, price: str) -> PriceRecord:
-    return PriceRecord(
-        provider="lambdalabs",
+    return list_price(
+        "lambdalabs",
         region="us-east-1",
-        zone=None,
         instance_type=itype,
         price_kind="on_demand",
-        term_months=None,
-        payment_option=None,
-        offering_class=None,
-        currency="USD",
         price_per_hour=Decimal(price),
-        upfront_total=None,
         gpu_model="H100",
         gpu_count=1,
         gpu_memory_gib=80,

@@ -12,6 +12,7 @@ run into an empty store (migrations and the largest write). Target: within 2x of
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
 import statistics
 import subprocess
@@ -29,13 +30,17 @@ from tracker.collecting.replay import Recording, ReplayServer
 HERE = Path(__file__).parent
 
 
-def _timed(cmd: list[str]) -> float:
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """Wall-clock and CPU seconds (user + system) of one command run to its end; a failed run
+    stops the benchmark with its stderr."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
-        raise SystemExit(f"{cmd[:3]} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return elapsed
+        raise SystemExit(f"{cmd[-5:]} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def main() -> None:
@@ -59,15 +64,15 @@ def main() -> None:
         times: dict[str, list[float]] = {"usual": [], "first": [], "walk": []}
         ratios: dict[str, list[float]] = {"usual": [], "first": []}
         try:
-            _timed([*collect, "--provider", "azure"])  # warm-up, and the previous collection
+            timed([*collect, "--provider", "azure"])  # warm-up, and the previous collection
             shutil.copy(store, previous)
             for _ in range(args.runs):
                 for kind in ("usual", "first"):
                     store.unlink()
                     if kind == "usual":
                         shutil.copy(previous, store)
-                    times[kind].append(_timed([*collect, "--provider", "azure"]))
-                    times["walk"].append(_timed(walk))
+                    times[kind].append(timed([*collect, "--provider", "azure"])[0])
+                    times["walk"].append(timed(walk)[0])
                     ratios[kind].append(times[kind][-1] / times["walk"][-1])
         finally:
             server.stop()

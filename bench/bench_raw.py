@@ -30,7 +30,6 @@ import argparse
 import json
 import logging
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -45,6 +44,7 @@ from typing import Any, ClassVar
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from bench_collect import timed
 from generate import (
     AWS_REGIONS,
     aws_payloads,
@@ -65,18 +65,6 @@ from tracker.collecting.keeping import fetch_and_parse, keep
 from tracker.collecting.replay import Recording, ReplayServer
 
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
-
-
-def _timed(cmd: list[str]) -> tuple[float, float]:
-    """Wall-clock and CPU seconds (user + system) of one command run to its end."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"{cmd[-5:]} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def _size(folder: Path) -> int:
@@ -208,18 +196,18 @@ def speed(runs: int) -> None:
         ratios: dict[str, list[float]] = {"wall": [], "CPU": []}
         command = [sys.executable, "-m", "tracker", "--config"]
         both = ["collect", "--provider", "aws", "--provider", "azure"]
-        _timed([*command, str(configs["none"]), *both])
+        timed([*command, str(configs["none"]), *both])
         previous = root / "previous.duckdb"
         shutil.copy(root / "none.duckdb", previous)
-        _timed([*command, str(configs["kept"]), *both])
+        timed([*command, str(configs["kept"]), *both])
         first, files = _size(raw), len(list(raw.iterdir()))
-        _timed([*command, str(configs["kept"]), *both])
+        timed([*command, str(configs["kept"]), *both])
         added = _size(raw) - first
         for _ in range(runs):
             for name in ("kept", "none"):
                 shutil.rmtree(raw, ignore_errors=True)  # every kept run writes its files
                 shutil.copy(previous, root / f"{name}.duckdb")
-                times[name].append(_timed([*command, str(configs[name]), *both]))
+                times[name].append(timed([*command, str(configs[name]), *both]))
             for n, kind in enumerate(ratios):
                 ratios[kind].append(times["kept"][-1][n] / times["none"][-1][n])
         records = subprocess.run(

@@ -359,9 +359,11 @@ def write_aws_recording(folder: Path, per_page: int = 100) -> int:
             token = f"{region}-{n + 1}" if n < len(keys) else None
             name = f"spot-{region}-{n}.xml"
             (folder / name).write_text(_spot_xml(items, token))
-            form = {"Action": "DescribeSpotPriceHistory",
-                    "NextToken": f"{region}-{n}" if n > 1 else None}  # fmt: skip
-            exchanges.append({"match": {"method": "POST", "path": "/", "form": form,
+            spot_form: dict[str, str | None] = {
+                "Action": "DescribeSpotPriceHistory",
+                "NextToken": f"{region}-{n}" if n > 1 else None,
+            }
+            exchanges.append({"match": {"method": "POST", "path": "/", "form": spot_form,
                                         "region": region},
                               "content_type": "text/xml", "body_file": name})  # fmt: skip
     (folder / "exchanges.json").write_text(json.dumps({"exchanges": exchanges}, indent=1))

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 DEPLOY = Path(__file__).parents[2] / "deploy"
 DASHBOARD = DEPLOY / "grafana" / "gpu-tracker.json"
@@ -39,14 +40,11 @@ def exported(exposition: str) -> set[str]:
     its declared name (a labelled counter with no child yet shows only `# HELP` / `# TYPE`)
     with the parts its type adds."""
     names: set[str] = set()
-    for line in exposition.splitlines():
-        if line.startswith("# TYPE "):
-            _, _, name, kind = line.split()
-            names.add(name)
-            if kind == "histogram":
-                names.update(name + part for part in HISTOGRAM_PARTS)
-            if kind == "counter" and not name.endswith("_total"):
-                names.add(name + "_total")
-        elif line and not line.startswith("#"):
-            names.add(re.split(r"[{ ]", line, maxsplit=1)[0])
+    for family in text_string_to_metric_families(exposition):
+        names.add(family.name)
+        names.update(sample.name for sample in family.samples)
+        if family.type == "histogram":
+            names.update(family.name + part for part in HISTOGRAM_PARTS)
+        if family.type == "counter":  # the parser drops the samples' _total from the name
+            names.add(family.name + "_total")
     return names

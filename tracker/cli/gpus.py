@@ -63,23 +63,19 @@ def gpus(
     if unknown or check:
         _unknown(ctx, config, provider, fmt, check)
     elif types or provider:
-        rows = gpus_rows.type_rows(config.gpus, provider)
+        rows = gpus_rows.answer(config, types=types, provider=provider)
         _print(ctx, gpus_rows.TYPE_COLUMNS, rows, fmt, "Instance types with GPU facts")
     else:
-        rows = gpus_rows.model_rows(config.gpus)
-        _print(ctx, gpus_rows.MODEL_COLUMNS, rows, fmt, "GPU models")
+        _print(ctx, gpus_rows.MODEL_COLUMNS, gpus_rows.answer(config), fmt, "GPU models")
 
 
 def _unknown(
     ctx: click.Context, config: Config, provider: str | None, fmt: str, check: bool
 ) -> None:
-    from storage.reads.gpu_types import unknown_types
-
     try:
-        found = unknown_types(config.store_path, provider, timeout_s=config.store.query_timeout_s)
+        rows = gpus_rows.answer(config, unknown=True, provider=provider)
     except StoreError as exc:
         common.read_failed(ctx, exc, "gpus")
-    rows = gpus_rows.unknown_rows(found, config.gpus)
     missing = [row for row in rows if not row["configured"]]
     err = common.err(ctx)
     if fmt != "table":

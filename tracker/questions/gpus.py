@@ -8,7 +8,7 @@ The rows are plain dicts with JSON values, one shape for the table, CSV and JSON
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from collectors.gpus import (
     GPU_MODELS,
@@ -20,6 +20,9 @@ from collectors.gpus import (
 )
 from storage.reads.gpu_filter import GpuChoice
 from storage.reads.gpu_types import UnknownType
+
+if TYPE_CHECKING:
+    from tracker.config import Config
 
 MODEL_COLUMNS = (
     "model", "variant", "form_factor", "vendor", "memory_gib", "fp16_tflops", "fp32_tflops",
@@ -33,6 +36,24 @@ UNKNOWN_COLUMNS = (
     "provider", "instance_type", "reason", "stored", "gpu_count", "gpu_memory_gib", "regions",
     "first_seen", "last_seen", "configured", "snippet",
 )  # fmt: skip
+
+
+def answer(
+    config: Config, *, unknown: bool = False, types: bool = False, provider: str | None = None
+) -> list[dict[str, Any]]:
+    """What `gpus` answers: the types the store has seen without facts (`unknown`: the only
+    read of the store, a StoreError when it fails), else the per-type entries (`types`, or a
+    `provider` named), else the models."""
+    if unknown:
+        from storage.reads.gpu_types import unknown_types
+
+        found = unknown_types(config.store_path, provider, timeout_s=config.store.query_timeout_s)
+        return unknown_rows(found, config.gpus)
+    if types or provider:
+        return type_rows(config.gpus, provider)
+    return model_rows(config.gpus)
+
+
 # The placeholder the user replaces; a bare one (a number to give) is not TOML until then, so a
 # config with an entry left unfilled fails to load, naming the line.
 TO_FILL = "?"

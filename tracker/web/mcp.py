@@ -144,15 +144,8 @@ def _gpus(config: Config, arguments: dict[str, Any]) -> list[dict[str, Any]]:
     provider = arguments.get("provider")
     if provider is not None and provider not in REGISTRY:
         raise api.BadRequest(f"unknown provider {provider!r} (known: {', '.join(REGISTRY)})")
-    if arguments.get("unknown"):
-        from storage.reads.gpu_types import unknown_types
-
-        found = unknown_types(config.store_path, provider, timeout_s=config.store.query_timeout_s)
-        rows = gpu_rows.unknown_rows(found, config.gpus)
-    elif arguments.get("types") or provider:
-        rows = gpu_rows.type_rows(config.gpus, provider)
-    else:
-        rows = gpu_rows.model_rows(config.gpus)
+    unknown, types = bool(arguments.get("unknown")), bool(arguments.get("types"))
+    rows = gpu_rows.answer(config, unknown=unknown, types=types, provider=provider)
     return [{k: documents.plain(v) for k, v in row.items()} for row in rows]
 
 

@@ -22,10 +22,10 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from collectors import REGISTRY
-from collectors.common import StoreError
+from collectors.common import PRICE_KINDS, StoreError
 from tracker.config import Config
 from tracker.questions import documents
-from tracker.questions.types import Count, Number
+from tracker.questions.types import PROVIDER, Count, Number, PriceKindName, ProviderName
 from tracker.web import api, market
 
 Answer = Callable[[Config, dict[str, Any]], list[dict[str, Any]]]
@@ -106,10 +106,10 @@ def _type_schema(param: click.Option) -> dict[str, Any]:
         least = "exclusiveMinimum" if low_open else "minimum"
         name = "integer" if isinstance(kind, Count) else "number"
         return {"type": name, least: low, "maximum": high}
-    if param.name == "provider":
+    if isinstance(kind, ProviderName):
         return {"enum": sorted(REGISTRY)}
-    if param.name == "kind":
-        return {"enum": ["on_demand", "spot", "reserved"]}
+    if isinstance(kind, PriceKindName):
+        return {"enum": list(PRICE_KINDS)}
     return {"type": "string"}
 
 
@@ -142,8 +142,11 @@ def _gpus(config: Config, arguments: dict[str, Any]) -> list[dict[str, Any]]:
         raise api.BadRequest(f"unknown argument {sorted(unexpected)[0]!r} (accepted: unknown, "
                              "types, provider)")  # fmt: skip
     provider = arguments.get("provider")
-    if provider is not None and provider not in REGISTRY:
-        raise api.BadRequest(f"unknown provider {provider!r} (known: {', '.join(REGISTRY)})")
+    if provider is not None:  # the command's own check, and its words
+        try:
+            provider = PROVIDER.convert(provider, None, None)
+        except click.BadParameter as exc:
+            raise api.BadRequest(exc.format_message()) from exc
     unknown, types = bool(arguments.get("unknown")), bool(arguments.get("types"))
     rows = gpu_rows.answer(config, unknown=unknown, types=types, provider=provider)
     return [{k: documents.plain(v) for k, v in row.items()} for row in rows]

@@ -230,6 +230,16 @@ def canonical_model(provider: str, name: Any) -> str | None:
     return None
 
 
+def stored_model(provider: str, name: Any) -> str | None:
+    """The `gpu_model` to store for a provider's own GPU name: the canonical model where anyone
+    knows it, else the name as the API gives it, trimmed, so a GPU shows up the day a cloud
+    sells it (docs/gpus.md); None only for an empty name or one that is not a string."""
+    found = canonical_model(provider, name)
+    if found is not None or not isinstance(name, str):
+        return found
+    return " ".join(name.split())[:60] or None
+
+
 def only_memory(name: str | None) -> float | None:
     """The per-GPU memory of model `name` where it is sold in one variant only (what a provider
     that does not say the memory must mean); None otherwise or for a model nobody knows."""

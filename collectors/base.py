@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from collectors.common import MissingCredentials, PriceKind
-from collectors.gpus import Overrides, install
+from collectors.gpus import Overrides, install, known
 
 # docs/sql.md: a month is 730 h, a year 8760 h, three years 26280 h.
 HOURS_PER_MONTH = 730
@@ -158,7 +158,7 @@ class ParseResult:
         """How many GPU types this answer priced, how many from the API's own facts, and which
         have no facts yet (priced with the model unknown, or not priced: count unknown)."""
         priced = {r.instance_type for r in self.records}
-        unnamed = {r.instance_type for r in self.records if r.gpu_model is None}
+        unnamed = {r.instance_type for r in self.records if not known(r.gpu_model)}
         from_api = sum(1 for t in priced if self.facts.get(t) == "api")
         return GpuSummary(len(priced), from_api, sorted(unnamed | self.unknown_instance_types))
 

@@ -105,9 +105,9 @@ class JarvislabsCollector(Collector):
 
     def _offers(self, row: _Row, result: ParseResult) -> None:
         """Records of every GPU count of `row`, or its types reported when no one knows its GPU."""
-        if row.said is not None and row.said.gpu_model is None:
+        if row.said is not None and not gpus.known(row.said.gpu_model):
             self.log.warning(
-                "%s: %s: GPU not in the GPU table; stored with gpu_model NULL",
+                "%s: %s: GPU not in the GPU table; stored under its own name",
                 self.name,
                 row.gpu_type,
             )
@@ -147,7 +147,7 @@ def _row(entry: Any) -> _Row:
     on_demand = _price(row.get("price_per_hour"))
     if on_demand is None:
         raise _Skip(f"price_per_hour is {str(row.get('price_per_hour'))[:40]!r}")
-    model = gpus.canonical_model(JarvislabsCollector.name, gpu_type)
+    model = gpus.stored_model(JarvislabsCollector.name, gpu_type)
     memory = kit.size(row.get("vram")) or gpus.only_memory(model)
     host = (kit.size(row.get("cpus_per_gpu")), kit.size(row.get("ram_per_gpu")))
     free = row.get("effective_num_free_devices", row.get("num_free_devices"))

@@ -9,7 +9,7 @@ close, the sold-out one opens; when capacity returns, the reverse), `regions` co
 not. With `regions` configured, a type with capacity only in other regions makes no record: its
 offers in the asked ones close. The GPU is Lambda's own
 `gpu_description` ("H100 (80 GB SXM5)") and `specs.gpus` (API facts); a GPU name the table
-does not know is stored with gpu_model NULL, the count and memory being known.
+does not know is stored under its own name, the count and memory being known.
 """
 
 from __future__ import annotations
@@ -144,16 +144,16 @@ class LambdaCollector(Collector):
         said = _said(entry)
         contradiction = (
             gpus.contradiction(self.name, instance_type, said, "GB")
-            if said is not None and said.gpu_model is not None and offer.source == "api"
+            if said is not None and gpus.known(said.gpu_model) and offer.source == "api"
             else None
         )
         if contradiction:
             self.log.warning(
                 "%s: %s: %s; the API's facts are stored", self.name, instance_type, contradiction
             )
-        elif offer.gpu.gpu_model is None:
+        elif not gpus.known(offer.gpu.gpu_model):
             self.log.warning(
-                "%s: %s: GPU %r is not in the GPU table; stored with gpu_model NULL",
+                "%s: %s: GPU %r is not in the GPU table; stored under its own name",
                 self.name,
                 instance_type,
                 entry["instance_type"].get("gpu_description"),
@@ -239,7 +239,7 @@ def _said(entry: dict[str, Any]) -> gpus.InstanceGpu | None:
     found = _GPU_DESCRIPTION.fullmatch(description) if isinstance(description, str) else None
     if found is None:
         return None
-    model = gpus.canonical_model(LambdaCollector.name, found["name"])
+    model = gpus.stored_model(LambdaCollector.name, found["name"])
     specs = described["specs"]
     return gpus.InstanceGpu(
         model,
@@ -257,7 +257,7 @@ def _gpu(instance_type: str, said: gpus.InstanceGpu | None, description: Any) ->
     known = gpus.resolve(LambdaCollector.name, instance_type)
     if (
         said is not None
-        and said.gpu_model is None
+        and not gpus.known(said.gpu_model)
         and known is not None
         and (known.gpu.gpu_count, known.gpu.gpu_memory_gib) == (said.gpu_count, said.gpu_memory_gib)
     ):

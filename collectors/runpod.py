@@ -155,7 +155,7 @@ def _gpu(row: dict[str, Any]) -> gpus.InstanceGpu:
     if memory is None:
         raise _Skip(f"memoryInGb is {str(row.get('memoryInGb'))[:40]!r}")
     name: Any = row.get("displayName")  # anything, in a hostile answer: no model then
-    model = gpus.canonical_model(RunpodCollector.name, name)
+    model = gpus.stored_model(RunpodCollector.name, name)
     return gpus.InstanceGpu(model, 1, memory)
 
 

@@ -78,7 +78,7 @@ class _Sorter:
 
     def _said(self, itype: str, item: dict[str, Any]) -> InstanceGpu | None:
         """What DescribeInstanceTypes says of a GPU type, the table filling its gaps; None
-        without a GPU count. A GPUSpec nobody spells leaves the model None (stored NULL)."""
+        without a GPU count. A GPUSpec nobody spells is stored as the answer names it."""
         count = kit.size(item.get("GPUAmount"), kit.NUMBERS_OR_TEXT)
         if count is None:
             return None
@@ -88,8 +88,9 @@ class _Sorter:
         if name is None and table is not None and table.gpu_count == count:
             name = table.gpu_model  # a spelling the table lacks, of a type it knows
         elif name is None:
+            name = gpus.stored_model(PROVIDER, spec)
             self._warn(
-                "%s: %s: GPUSpec %r is no GPU the table knows: stored with the model unknown "
+                "%s: %s: GPUSpec %r is no GPU the table knows: stored under its own name "
                 "(name it in [gpus.models.<name>] aliases)",
                 PROVIDER,
                 itype,

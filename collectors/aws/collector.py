@@ -28,7 +28,7 @@ import botocore.loaders
 import botocore.session
 from botocore.config import Config
 
-from collectors import kit
+from collectors import gpus, kit
 from collectors.aws import facts, source, terms
 from collectors.aws.pages import Pages, pages_of
 from collectors.aws.terms import PRODUCT_FILTERS
@@ -273,9 +273,12 @@ class AwsCollector(Collector):
 
     def _log_summary(self, result: ParseResult) -> None:
         self.log.info("aws: %d records, %d rows skipped", len(result.records), result.skipped_rows)
-        unnamed = sorted({r.instance_type for r in result.records if r.gpu_model is None})
+        unnamed = sorted({r.instance_type for r in result.records if not gpus.known(r.gpu_model)})
         if unnamed:
-            self.log.warning("aws: GPU model unknown (stored without one): %s", ", ".join(unnamed))
+            self.log.warning(
+                "aws: GPU not in the GPU table, stored under the API's name: %s",
+                ", ".join(unnamed),
+            )
         if result.unknown_instance_types:
             unknown = ", ".join(sorted(result.unknown_instance_types))
             self.log.warning("aws: instance types with no GPU count: %s", unknown)

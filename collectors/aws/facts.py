@@ -106,7 +106,7 @@ def from_gpu_info(info: dict[str, Any]) -> InstanceGpu | None:
     share of one whole GPU, whose memory is the one recorded."""
     devices = [kit.obj(g) for g in info.get("Gpus") or [] if isinstance(g, dict)]
     names = {d.get("Name") for d in devices}
-    model = gpus.canonical_model("aws", names.pop()) if len(names) == 1 else None
+    model = gpus.stored_model("aws", names.pop()) if len(names) == 1 else None
     count, whole_mib = 0.0, None
     for device in devices:
         share = kit.size(device.get("GpuPartitionSize")) or 1.0
@@ -173,7 +173,7 @@ class Facts:
         said = self._said.get(instance_type)
         if said is not None:
             table = gpus.bundled("aws", instance_type)
-            if said.gpu_model is None and table is not None:
+            if not gpus.known(said.gpu_model) and table is not None:
                 said = replace(said, gpu_model=table.gpu_model)  # a spelling not yet mapped
             self._check(instance_type, said)
             return gpus.resolve("aws", instance_type, said)

@@ -53,12 +53,14 @@ __all__ = [
     "form_factor_rules",
     "install",
     "instance_types",
+    "known",
     "lookup",
     "model",
     "models",
     "only_memory",
     "parse_overrides",
     "resolve",
+    "stored_model",
 ]
 
 # Where a type's GPU facts came from, for the run summary and `gpu-tracker gpus`.
@@ -228,6 +230,12 @@ def canonical_model(provider: str, name: Any) -> str | None:
         if name == known.name or name in known.aliases:
             return known.name
     return None
+
+
+def known(name: str | None) -> bool:
+    """Whether `name` is a model the GPU table or the user's [gpus.models] knows: an offer stored
+    under a provider's own GPU name (`stored_model`) is not, until someone adds it."""
+    return model(name) is not None
 
 
 def stored_model(provider: str, name: Any) -> str | None:

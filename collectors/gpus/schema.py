@@ -16,7 +16,7 @@ from collectors.gpus.checks import clash, quoted, sold_with
 from collectors.gpus.forms import FormFactor, form_factor, lowest, parse_forms
 from collectors.gpus.values import model_name, number, table
 
-_VENDORS = ("nvidia", "amd", "intel", "google", "aws", "other")
+_VENDORS = ("nvidia", "amd", "intel", "google", "aws", "huawei", "other")
 # No GPU has a tenth of a TFLOPS or a million; no instance a thousand GPUs or 10 TB per GPU.
 TFLOPS_RANGE = (0.1, 1_000_000.0)
 COUNT_RANGE = (0.001, 1000.0)

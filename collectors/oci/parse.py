@@ -87,7 +87,7 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
             result.skipped_rows += 1
             continue
         seen.add(shape.name)
-        if shape.gpu.gpu_model is None:
+        if not gpus.known(shape.gpu.gpu_model):
             unknown.append(shape.name)
         result.records.extend(rec for region in regions for rec in _records(shape, region))
         result.facts[shape.name] = shape.source
@@ -95,9 +95,9 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
         raise PayloadShapeError(
             PROVIDER, f"none of the {examined} GPU shapes could be priced: changed shape?"
         )
-    if unknown:  # the run summary names them (gpu_model NULL) by itself
+    if unknown:  # the run summary names them by itself
         log.warning(
-            "%s: GPU not in the GPU table, stored with gpu_model NULL: %s",
+            "%s: GPU not in the GPU table, stored under the shape's name for it: %s",
             PROVIDER,
             ", ".join(unknown),
         )
@@ -231,11 +231,15 @@ def _gpu(name: str, count: int, memory: Any) -> tuple[gpus.Resolved, str | None]
     # "BM.GPU.H100.8" names its GPU after "GPU."; the older "VM.GPU3.1" in the family.
     tokens = name.split(".")
     token = tokens[2] if len(tokens) > 3 and tokens[1] == "GPU" else tokens[1:2] or [""]
-    model = gpus.canonical_model(PROVIDER, token[0] if isinstance(token, list) else token)
+    # A GPU the table does not know keeps the shape's own name for it ("BM.GPU.X9.8": X9).
+    named = token[0] if isinstance(token, list) else token
+    model = gpus.canonical_model(PROVIDER, named)
+    if model is None and isinstance(token, str):
+        model = gpus.stored_model(PROVIDER, named)
     stated = kit.size(memory)
     known = gpus.bundled(PROVIDER, name)
     if known is None:
-        # A GPU the table does not know (model None) is still stored, its count being known
+        # A GPU the table does not know is still stored, its count being known
         # (docs/sql.md); its memory by the estimator's usual rule, the shape's total.
         said = None if stated is None else gpus.InstanceGpu(model, count, stated / count)
         found = gpus.resolve(PROVIDER, name, said)

@@ -7,7 +7,7 @@ false, whatever regions are asked (the store looks for an offer of no region in 
 collection); a size listed only in regions not asked makes no record. `price_hourly` is used as
 given: `price_monthly` is 672 or 744 hours of it depending on the size, so it is never divided
 back. The GPU facts are `gpu_info`'s (the API's), over the GPU table; a model the table does not
-know is stored with gpu_model NULL, its count and memory being known.
+know is stored under its own name, its count and memory being known.
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ def _said(size: dict[str, Any]) -> gpus.InstanceGpu | None:
     memory is not given in GiB (never guessed from another unit)."""
     info = size["gpu_info"]
     count = info["count"]
-    model = gpus.canonical_model(PROVIDER, info.get("model"))
+    model = gpus.stored_model(PROVIDER, info.get("model"))
     vram = info.get("vram")
     amount = vram.get("amount") if isinstance(vram, dict) else None
     unit = vram.get("unit") if isinstance(vram, dict) else None
@@ -194,7 +194,7 @@ def _gpu(slug: str, said: gpus.InstanceGpu | None) -> gpus.Resolved | None:
     know, on a size the table knows with the same count and memory, takes the table's model:
     the size's history keeps its meaning when DigitalOcean spells its GPU anew."""
     known = gpus.resolve(PROVIDER, slug)
-    if said is not None and said.gpu_model is None and known is not None:
+    if said is not None and not gpus.known(said.gpu_model) and known is not None:
         same = (known.gpu.gpu_count, known.gpu.gpu_memory_gib) == (
             said.gpu_count,
             said.gpu_memory_gib,
@@ -206,10 +206,8 @@ def _gpu(slug: str, said: gpus.InstanceGpu | None) -> gpus.Resolved | None:
 def _note(offer: _Offer, said: gpus.InstanceGpu | None, info: dict[str, Any]) -> str | None:
     """What a user should hear of the size's GPU facts: an unknown model, a memory the table
     stood in for, or an answer that contradicts the table."""
-    if offer.gpu.gpu_model is None:
-        return (
-            f"GPU model {info.get('model')!r} is not in the GPU table; stored with gpu_model NULL"
-        )
+    if not gpus.known(offer.gpu.gpu_model):
+        return f"GPU model {info.get('model')!r} is not in the GPU table; stored under its own name"
     if said is None:
         vram = info.get("vram")
         return (

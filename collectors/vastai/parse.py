@@ -157,7 +157,7 @@ def _offer(row: dict[str, Any]) -> _Offer:
     ram = kit.size(row.get("gpu_ram"))
     if ram is None:
         raise _Skip(f"gpu_ram is {_shown(row.get('gpu_ram'))}")
-    model = gpus.canonical_model(PROVIDER, name)
+    model = gpus.stored_model(PROVIDER, name)
     said = gpus.InstanceGpu(model, count, float(round(ram / MIB_PER_GIB)))
     # The offer's own facts; a user's [gpus.instance_types."<count>x <name>"] entry over them.
     found = gpus.resolve(PROVIDER, _type(count, name), said)

@@ -327,11 +327,11 @@ def test_a_type_absent_from_the_table_is_priced_from_the_api_facts(result: Parse
     assert result.facts[GN7I_NEW] == "api"
 
 
-def test_an_unknown_gpu_spec_is_stored_with_the_model_unknown(result: ParseResult) -> None:
-    # gn8v.4xlarge: GPUSpec "NVIDIA H20" (no table spells it), 1 GPU of 96 GiB, 16 vCPUs,
-    # 96 GiB; Hour-1 14.20. Stored with gpu_model None and named in the run summary.
+def test_an_unknown_gpu_spec_is_stored_under_its_own_name(result: ParseResult) -> None:
+    # gn8v.4xlarge: GPUSpec "NVIDIA H30" (no GPU the table knows), 1 GPU of 96 GiB, 16 vCPUs,
+    # 96 GiB; Hour-1 14.20. Stored under the API's name and named in the run summary.
     [record] = find(result, instance_type=GN8V)
-    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == (None, 1, 96)
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == ("NVIDIA H30", 1, 96)
     assert (record.vcpus, record.memory_gib, record.price_per_hour) == (
         16.0,
         96.0,
@@ -391,16 +391,16 @@ def test_a_gpu_type_without_its_memory_or_a_table_entry_is_reported(
 def test_the_users_entries_name_the_gpu_and_correct_the_facts(
     fetched: Payloads, observed_at: datetime
 ) -> None:
-    h20 = gpus.GpuModel("H20", "nvidia", 148.0, 44.0, aliases=("NVIDIA H20",))
+    h30 = gpus.GpuModel("H30", "nvidia", 148.0, 44.0, aliases=("NVIDIA H30",))
     mine = gpus.Overrides(
-        {GN7I_NEW: gpus.TypeOverride(provider="alibaba", vcpus=30.0)}, {"H20": h20}
+        {GN7I_NEW: gpus.TypeOverride(provider="alibaba", vcpus=30.0)}, {"H30": h30}
     )
     try:
         collector = AlibabaCollector(ProviderSettings(regions=REGIONS, gpus=mine))
         result = collector.parse(fetched, observed_at=observed_at)
     finally:
         gpus.install(None)
-    assert {r.gpu_model for r in find(result, instance_type=GN8V)} == {"H20"}
+    assert {r.gpu_model for r in find(result, instance_type=GN8V)} == {"H30"}
     assert result.facts[GN8V] == "api"
     assert {r.vcpus for r in find(result, instance_type=GN7I_NEW)} == {30.0}
     assert result.facts[GN7I_NEW] == "config"

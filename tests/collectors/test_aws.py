@@ -657,8 +657,8 @@ def test_a_type_the_table_does_not_know_takes_the_apis_facts(
     [g5g] = find(result, instance_type="g5g.xlarge")
     assert (g5g.gpu_model, g5g.gpu_count, g5g.gpu_memory_gib) == ("T4", 1, 16)
     assert g5g.price_per_hour == Decimal("0.42")  # "0.4200000000"
-    # g7e.2xlarge: a GPU no one maps ("RTX PRO 6000"): stored with the API's count and memory
-    # (98304 MiB = 96 GiB) and no model, priced as the Price List says ("2.2700000000").
+    # g7e.2xlarge: "RTX PRO 6000", no [names.aws] spelling but the model's alias: stored with
+    # the API's count and memory (98304 MiB = 96 GiB), priced as the Price List says.
     [g7e] = find(result, instance_type="g7e.2xlarge")
     assert g7e == PriceRecord(
         provider="aws",
@@ -672,7 +672,7 @@ def test_a_type_the_table_does_not_know_takes_the_apis_facts(
         currency="USD",
         price_per_hour=Decimal("2.27"),
         upfront_total=None,
-        gpu_model=None,
+        gpu_model="RTXPRO6000",
         gpu_count=1,
         gpu_memory_gib=96,
         vcpus=8.0,
@@ -684,7 +684,7 @@ def test_a_type_the_table_does_not_know_takes_the_apis_facts(
     [p5en] = find(result, instance_type="p5en.48xlarge", price_kind="on_demand")
     assert (p5en.gpu_model, p5en.gpu_count, p5en.gpu_memory_gib) == ("H200", 8, 141)
     summary = result.gpu_summary()
-    assert (summary.priced, summary.from_api, summary.without_facts) == (7, 7, ["g7e.2xlarge"])
+    assert (summary.priced, summary.from_api, summary.without_facts) == (7, 7, [])
 
 
 def test_without_describe_permission_the_table_and_the_price_list_stand_in(
@@ -727,7 +727,7 @@ def test_the_run_summary_counts_the_types_from_api_facts(
     done = CliRunner().invoke(cli, ["--config", str(tmp_path / "config.toml"), "collect"])
     assert done.exit_code == 0, done.output
     said = " ".join(done.output.replace("│", " ").split())  # the notes cell's lines, joined
-    assert "GPU model unknown, stored with gpu_model NULL: g7e.2xlarge" in said
+    assert "GPU not in the GPU table" not in said  # g7e's RTX PRO 6000 is in it now
     assert "GPU types: 7 priced, 7 from API facts" in said
 
 
@@ -773,10 +773,10 @@ def test_a_contradiction_of_the_table_takes_the_api_and_is_logged_once(
         ),
         # no per-GPU memory: the total over the count
         ({"Gpus": [{"Name": "H100", "Count": 8}], "TotalGpuMemoryInMiB": 655360}, ("H100", 8, 80)),
-        # an unknown maker's part: the facts without a model
+        # a part the table lacks: stored under the API's own name for it, with its facts
         (
-            {"Gpus": [{"Name": "Gaudi", "Count": 8, "MemoryInfo": {"SizeInMiB": 32768}}]},
-            (None, 8, 32),
+            {"Gpus": [{"Name": " Gaudi ", "Count": 8, "MemoryInfo": {"SizeInMiB": 32768}}]},
+            ("Gaudi", 8, 32),
         ),
         ({"Gpus": []}, None),
         ({"Gpus": [{"Name": "A100", "Count": "eight"}]}, None),

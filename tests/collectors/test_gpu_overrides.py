@@ -92,23 +92,23 @@ def test_an_entry_limited_to_one_provider_leaves_the_others_alone() -> None:
 
 def test_a_user_model_is_known_to_facts_alerts_and_spellings() -> None:
     config = _config(
-        {"models": {"B300": {"fp16_tflops": 2500.0, "aliases": ["NVIDIA B300 SXM6"]}}},
+        {"models": {"B400": {"fp16_tflops": 2500.0, "aliases": ["NVIDIA B400 SXM6"]}}},
         alerts={
             "rules": [
                 {
-                    "name": "b300",
+                    "name": "b400",
                     "kind": "spot_price_below",
                     "threshold": 10.0,
                     "currency": "USD",
-                    "gpu_model": "B300",
+                    "gpu_model": "B400",
                 }
             ]
         },
     )
-    assert ("B300", 2500.0) in {(f.gpu_model, f.fp16_tflops) for f in config.gpu_facts}
+    assert ("B400", 2500.0) in {(f.gpu_model, f.fp16_tflops) for f in config.gpu_facts}
     gpus.install(config.gpus)
-    assert gpus.canonical_model("aws", "NVIDIA B300 SXM6") == "B300"
-    assert gpus.model("B300") is not None and gpus.model("B300").vendor == "other"  # type: ignore[union-attr]
+    assert gpus.canonical_model("aws", "NVIDIA B400 SXM6") == "B400"
+    assert gpus.model("B400") is not None and gpus.model("B400").vendor == "other"  # type: ignore[union-attr]
 
 
 def test_a_correction_keeps_the_bundled_fields_it_does_not_name() -> None:
@@ -153,12 +153,12 @@ def test_the_entries_travel_to_the_daemon_child_with_the_settings() -> None:
         ({"instance_types": {"X": {"gpu_count": 1, "colour": 1}}}, '"X".colour: unknown key'),
         ({"instance_types": {"X": {"provider": "awz", "gpu_count": 1}}}, "unknown provider"),
         ({"instance_types": {"X": 3}}, 'gpus.instance_types."X": expected a table'),
-        ({"models": {"B300": {"fp16_tflops": -1}}}, "gpus.models.B300.fp16_tflops"),
-        ({"models": {"B300": {"vendor": "acme"}}}, "gpus.models.B300.vendor"),
-        ({"models": {"B300": {"memory_gib": []}}}, "gpus.models.B300.memory_gib"),
-        ({"models": {"B300": {"variants": {"big": {}}}}}, 'variants."big"'),
-        ({"models": {"B300;DROP": {}}}, "not a GPU model name"),
-        ({"models": {"B300": {"aliases": "x"}}}, "gpus.models.B300.aliases"),
+        ({"models": {"B400": {"fp16_tflops": -1}}}, "gpus.models.B400.fp16_tflops"),
+        ({"models": {"B400": {"vendor": "acme"}}}, "gpus.models.B400.vendor"),
+        ({"models": {"B400": {"memory_gib": []}}}, "gpus.models.B400.memory_gib"),
+        ({"models": {"B400": {"variants": {"big": {}}}}}, 'variants."big"'),
+        ({"models": {"B400;DROP": {}}}, "not a GPU model name"),
+        ({"models": {"B400": {"aliases": "x"}}}, "gpus.models.B400.aliases"),
         # A name read case-insensitively must mean one GPU: no alias, variant name or model
         # name another GPU already has.
         (
@@ -176,8 +176,8 @@ def test_the_entries_travel_to_the_daemon_child_with_the_settings() -> None:
             "add it to [gpus.models.L40S] memory_gib if it is sold so",
         ),
         (
-            {"models": {"B300": {"aliases": ["X9"]}, "B301": {"aliases": ["x9"]}}},
-            "gpus.models.B301.aliases[0]: 'x9' already names the B300",
+            {"models": {"B400": {"aliases": ["X9"]}, "B301": {"aliases": ["x9"]}}},
+            "gpus.models.B301.aliases[0]: 'x9' already names the B400",
         ),
     ],
 )
@@ -192,11 +192,11 @@ def test_the_documented_example_loads(tmp_path: Path) -> None:
     path.write_text(
         '[gpus.instance_types."Standard_ND40rs_v2"]\n'
         'gpu_model = "V100"\ngpu_count = 8\ngpu_memory_gib = 32\n\n'
-        "[gpus.models.B300]\nfp16_tflops = 2500.0\n"
+        "[gpus.models.B400]\nfp16_tflops = 2500.0\n"
     )
     config = load(path)
     assert set(config.gpus.instance_types) == {"Standard_ND40rs_v2"}
-    assert set(config.gpus.models) == {"B300"}
+    assert set(config.gpus.models) == {"B400"}
 
 
 def test_the_commented_gpus_example_of_config_toml_loads_uncommented() -> None:
@@ -210,7 +210,7 @@ def test_the_commented_gpus_example_of_config_toml_loads_uncommented() -> None:
         "Standard_ND40rs_v2",
         "n1-highmem-8+nvidia-tesla-t4x1",
     }
-    assert config.gpus.models["B300"].fp16_tflops == 2500.0
+    assert config.gpus.models["MI300A"].fp16_tflops == 980.6
     assert config.gpus.models["H100"].tflops(94) == (835.5, 60.0)
 
 
@@ -238,6 +238,6 @@ def test_a_memory_the_model_lists_or_a_model_listing_none_is_taken() -> None:
     entry = {"gpu_model": "L40S", "gpu_count": 1, "gpu_memory_gib": 32}
     config = _config({"instance_types": {"X": entry}, "models": {"L40S": {"memory_gib": [32, 48]}}})
     assert config.gpus.instance_types["X"].gpu_memory_gib == 32
-    b300 = {"gpu_model": "B300", "gpu_count": 8, "gpu_memory_gib": 270}
-    config = _config({"instance_types": {"Y": b300}, "models": {"B300": {"fp16_tflops": 2500.0}}})
+    b400 = {"gpu_model": "B400", "gpu_count": 8, "gpu_memory_gib": 270}
+    config = _config({"instance_types": {"Y": b400}, "models": {"B400": {"fp16_tflops": 2500.0}}})
     assert config.gpus.instance_types["Y"].gpu_memory_gib == 270

@@ -162,7 +162,7 @@ def test_records_in_full(observed_at: datetime) -> None:
 
 def test_every_offer_and_price(observed_at: datetime) -> None:
     """The whole result: CPU-only and unreadable entries are absent; a type sold out
-    everywhere is one record in no region; a GPU the table does not know is stored unnamed."""
+    everywhere is one record in no region; a GPU the table does not know keeps its own name."""
     result = parse(answer(), observed_at)
     prices = {key: r.price_per_hour for key, r in by_offer(result).items()}
     # cents / 100, one record per region with capacity (tracker/demo_data/lambdalabs/README.md)
@@ -209,7 +209,7 @@ def test_every_offer_and_price(observed_at: datetime) -> None:
     assert result.skipped_rows == 1
     # every priced type's GPU facts are the API's own (gpu_description and specs.gpus)
     assert result.facts == dict.fromkeys({r.instance_type for r in result.records}, "api")
-    assert result.gpu_summary().without_facts == ["gpu_8x_b300_sxm6"]
+    assert result.gpu_summary().without_facts == []  # the B300 is in the GPU table
 
 
 def test_cents_become_exact_dollars() -> None:
@@ -232,8 +232,6 @@ def test_sold_out_types_are_logged_not_skipped(
     ) in messages
     assert [m for level, m in messages if level == logging.WARNING] == [
         "lambdalabs: gpu_4x_h100_sxm5 skipped: price_cents_per_hour is '1636'",
-        "lambdalabs: gpu_8x_b300_sxm6: GPU 'B300 (288 GB SXM6)' is not in the GPU table; "
-        "stored with gpu_model NULL",
     ]
     assert all(m.startswith("lambdalabs: ") for _, m in messages)
 
@@ -255,13 +253,13 @@ def test_a_type_with_no_capacity_keeps_its_list_price(observed_at: datetime) -> 
     assert result.facts["gpu_8x_a100"] == "api"
 
 
-def test_an_unknown_gpu_with_a_known_count_is_stored_unnamed(observed_at: datetime) -> None:
+def test_a_gpu_new_to_the_table_is_read_from_the_description(observed_at: datetime) -> None:
     result = parse(answer(), observed_at)
     assert by_offer(result)["gpu_8x_b300_sxm6", "us-south-2"] == lambda_record(
         region="us-south-2",
         instance_type="gpu_8x_b300_sxm6",
         price_per_hour=Decimal("71.920000"),  # 7192 cents; 8.99 per GPU
-        gpu_model=None,  # "B300" is no spelling the table knows
+        gpu_model="B300",  # "B300 (288 GB SXM6)": the model's own name
         gpu_count=8,
         gpu_memory_gib=288,
         vcpus=208,
@@ -415,7 +413,8 @@ def test_an_unknown_spelling_on_a_known_type_keeps_the_tables_model(
 @pytest.mark.parametrize(
     ("item", "facts"),
     [
-        (entry(gpu="Quadro RTX 8000 (48 GB)"), (None, 1, 48)),  # unknown model, other memory
+        # a model the table lacks, other memory: stored under Lambda's name for it
+        (entry(gpu="Quadro RTX 8000 (48 GB)"), ("Quadro RTX 8000", 1, 48)),
         (entry(gpu="A10 (48 GB PCIe)"), ("A10", 1, 48)),  # the table says 24 GB
         (entry(gpu="A100 (24 GB PCIe)"), ("A100", 1, 24)),  # the table says A10
         (entry(gpus=2), ("A10", 2, 24)),  # the table says 1 GPU

@@ -131,17 +131,15 @@ def test_without_configured_regions_the_gpu_regions_are_used(observed_at: dateti
 def test_traps(observed_at: datetime, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
         result = parse(with_traps(), observed_at, regions=("us-ashburn-1",))
-    # The display suffix is stripped; GB200 is not in the GPU table: stored with its count
-    # and no model, named in the run summary. B110000 16 x 4 GPUs = 64; 768 / 4 = 192 GB.
+    # The display suffix is stripped; the GB200 is read from the shape's name, its count and
+    # memory from the estimator. B110000 16 x 4 GPUs = 64; 768 / 4 = 192 GB.
     assert result.unknown_instance_types == set()
     gb200 = by_offer(result)["BM.GPU.GB200.4", "us-ashburn-1", "on_demand"]
-    assert (gb200.gpu_model, gb200.gpu_count, gb200.gpu_memory_gib) == (None, 4, 192)
+    assert (gb200.gpu_model, gb200.gpu_count, gb200.gpu_memory_gib) == ("GB200", 4, 192)
     assert gb200.price_per_hour == Decimal(64)
     assert result.facts["BM.GPU.GB200.4"] == "api"  # the estimator's count and memory
-    assert "BM.GPU.GB200.4" in result.gpu_summary().without_facts  # named in the run summary
-    assert "oci: GPU not in the GPU table, stored with gpu_model NULL: BM.GPU.GB200.4" in (
-        caplog.text
-    )
+    assert "BM.GPU.GB200.4" not in result.gpu_summary().without_facts
+    assert "GPU not in the GPU table" not in caplog.text
     # No price for B999999, a tiered L40S part, an H200 part without a USD entry, and a GPU
     # shape billed by an OCPU part (never priced x OCPUs): skipped and counted.
     assert result.unreadable == {"BM.GPU.A100-v2.8", "BM.GPU.L40S.4", "BM.GPU.H200.8", "BM.GPU4.8"}

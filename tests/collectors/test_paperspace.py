@@ -234,7 +234,7 @@ def test_skips_and_unknowns_are_logged_with_the_provider_name(
         "paperspace: gpu-h200x1-141gb: gpu_info.vram is {'amount': 141, 'unit': 'gb'}; "
         "the GPU table's entry is stored",
         "paperspace: gpu-mi350x8-2304gb: GPU model 'amd_mi350x' is not in the GPU table; "
-        "stored with gpu_model NULL",
+        "stored under its own name",
         "paperspace: page-2 size 7 skipped: gpu-l40sx8-384gb: price_hourly is None",
     ]
 
@@ -268,10 +268,12 @@ def test_sizes_offered_nowhere_asked_are_reported_as_sold_out(observed_at: datet
     assert (nowhere.available, nowhere.price_per_hour) == (False, Decimal("1.570000"))
 
 
-def test_an_unknown_model_with_a_known_count_is_stored_unnamed(observed_at: datetime) -> None:
-    # 2304 GiB / 8 = 288 GiB per GPU; 19.92 as given
+def test_an_unknown_model_with_a_known_count_is_stored_under_its_name(
+    observed_at: datetime,
+) -> None:
+    # 2304 GiB / 8 = 288 GiB per GPU; 19.92 as given; the model as DigitalOcean names it
     record = by_offer(parse(load_pages(), observed_at))["gpu-mi350x8-2304gb", "atl1"]
-    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == (None, 8, 288)
+    assert (record.gpu_model, record.gpu_count, record.gpu_memory_gib) == ("amd_mi350x", 8, 288)
     assert record.price_per_hour == Decimal("19.920000")
 
 
@@ -359,7 +361,7 @@ def test_sizes_not_understood_are_skipped(observed_at: datetime, item: Any) -> N
         (gpu_info(amount=160), ("H100", 1, 160), "api"),  # the table says 80 per GPU
         (gpu_info(count=2, amount=160), ("H100", 2, 80), "api"),  # the table says 1 GPU
         (gpu_info(model="nvidia_h200"), ("H200", 1, 80), "api"),  # the table says H100
-        (gpu_info(model="nvidia_b300", amount=96), (None, 1, 96), "api"),  # not the table's
+        (gpu_info(model="nvidia_x9", amount=96), ("nvidia_x9", 1, 96), "api"),  # unknown
     ],
 )
 def test_gpu_info_over_the_table(

@@ -130,13 +130,10 @@ def test_traps(caplog: pytest.LogCaptureFixture) -> None:
     pro = "secure/NVIDIA RTX PRO 6000 Blackwell Server Edition"
     assert offers[pro, "on_demand"] == pod(
         instance_type=pro, price_kind="on_demand", price_per_hour=Decimal("1.79"),
-        gpu_model=None, gpu_memory_gib=96.0, available=True,
+        gpu_model="RTXPRO6000", gpu_memory_gib=96.0, available=True,
     )  # fmt: skip
-    # named by the run summary, as for every provider
-    assert result.gpu_summary().without_facts == [
-        "community/NVIDIA RTX PRO 6000 Blackwell Server Edition",
-        pro,
-    ]
+    # displayName "RTX PRO 6000" is the model's alias in the GPU table: every type known
+    assert result.gpu_summary().without_facts == []
     # every type's facts are the answer's own: displayName and memoryInGb
     assert result.facts == dict.fromkeys({r.instance_type for r in result.records}, "api")
     # memoryInGb "94": skipped and counted, not guessed
@@ -148,17 +145,17 @@ def test_traps(caplog: pytest.LogCaptureFixture) -> None:
 
 
 def test_a_users_entry_names_an_unknown_gpu() -> None:
-    pro6000 = gpus.parse_model("RTXPRO6000", {"vendor": "nvidia"}, "gpus.models.RTXPRO6000.")
     pro = "secure/NVIDIA RTX PRO 6000 Blackwell Server Edition"
     entry = gpus.TypeOverride("runpod", "RTXPRO6000")
-    result = parse(answer(), gpus=gpus.Overrides({pro: entry}, {"RTXPRO6000": pro6000}))
+    result = parse(answer(), gpus=gpus.Overrides({pro: entry}))
     offers = by_offer(result)
     secure = offers[pro, "on_demand"]
     assert (secure.gpu_model, secure.gpu_count, secure.gpu_memory_gib) == ("RTXPRO6000", 1, 96)
     assert result.facts[pro] == "config"
-    # the entry names the Secure Cloud type only: the Community one stays unnamed
+    # the entry names the Secure Cloud type only: the Community one keeps the answer's facts
     community = "community/NVIDIA RTX PRO 6000 Blackwell Server Edition"
-    assert offers[community, "on_demand"].gpu_model is None
+    assert offers[community, "on_demand"].gpu_model == "RTXPRO6000"
+    assert result.facts[community] == "api"
 
 
 @pytest.mark.parametrize(
@@ -222,7 +219,7 @@ def test_collect_without_the_key_skips_runpod_naming_the_variable(
 def test_region_less_offers_are_stored_and_closed_when_gone(
     tmp_path: Path, replay: Replay, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Through the CLI into a real store: region NULL and gpu_model NULL rows land; a type no
+    """Through the CLI into a real store: region NULL rows land; a type no
     longer offered closes; a type whose row cannot be read stays open (unconfirmed)."""
     (tmp_path / "types.json").write_text(json.dumps(answer()))
     exchange = {"match": {"method": "POST", "path": "/graphql"}, "body_file": "types.json"}
@@ -234,11 +231,11 @@ def test_region_less_offers_are_stored_and_closed_when_gone(
         return json.loads(cli_ok(config, "sql", query, "--format", "json").output)
 
     first = cli_ok(config, "collect", "--provider", "runpod")
-    assert "stored with gpu_model NULL" in " ".join(first.output.split())
+    assert "GPU not in the GPU table" not in " ".join(first.output.split())
     # 24 recorded + the PRO 6000 (on-demand in both clouds) + the B200 (secure on-demand)
     assert sql("SELECT count(*) AS n FROM latest_prices WHERE region IS NULL") == [{"n": 27}]
     assert sql(
-        "SELECT instance_type, price_per_hour FROM latest_prices WHERE gpu_model IS NULL"
+        "SELECT instance_type, price_per_hour FROM latest_prices WHERE gpu_model = 'RTXPRO6000'"
         " ORDER BY ALL"
     ) == [
         {"instance_type": "community/NVIDIA RTX PRO 6000 Blackwell Server Edition",
@@ -255,7 +252,7 @@ def test_region_less_offers_are_stored_and_closed_when_gone(
     server.serve(Recording.load(tmp_path))
     cli_ok(config, "collect", "--provider", "runpod")
     assert sql(
-        "SELECT count(*) AS n FROM prices WHERE gpu_model IS NULL AND valid_to IS NOT NULL"
+        "SELECT count(*) AS n FROM prices WHERE gpu_model = 'RTXPRO6000' AND valid_to IS NOT NULL"
     ) == [{"n": 2}]
     assert sql("SELECT count(*) AS n FROM latest_prices WHERE instance_type LIKE '%RTX A6000'") == [
         {"n": 4}

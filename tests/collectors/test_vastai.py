@@ -131,14 +131,14 @@ def test_traps(caplog: pytest.LogCaptureFixture) -> None:
     # no country (2001), a price as a string (2002), a zero price (2003): skipped, counted
     assert result.skipped_rows == 3
     assert "offer 2001 skipped: geolocation None names no country" in caplog.text
-    # A GPU the table does not know: stored, model NULL, named; 49140 MiB -> 48 GB
+    # A GPU the table does not know: stored under Vast.ai's name, named; 49140 MiB -> 48 GB
     assert offers["JP", "2x RTX 5880Ada", "on_demand"] == vast_record(
-        instance_type="2x RTX 5880Ada", region="JP", gpu_model=None, gpu_count=2,
+        instance_type="2x RTX 5880Ada", region="JP", gpu_model="RTX 5880Ada", gpu_count=2,
         gpu_memory_gib=48.0, price_kind="on_demand", price_per_hour=Decimal("1.100000"),
     )  # fmt: skip
     assert offers["JP", "2x RTX 5880Ada", "spot"].price_per_hour == Decimal("0.7")
     assert result.notes[1:] == ["left out: 2 rented or not rentable, 2 unverified host"]
-    # the run summary names it (gpu_model NULL), as for every provider
+    # the run summary names it, as for every provider
     assert result.gpu_summary().without_facts == ["2x RTX 5880Ada"]
     # every group's facts are the offers' own: gpu_name, num_gpus, gpu_ram
     assert result.facts == dict.fromkeys({r.instance_type for r in result.records}, "api")

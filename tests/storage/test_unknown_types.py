@@ -1,6 +1,6 @@
 """The GPU types a run saw without a GPU count: noted in the run's transaction, kept with their
 first and last sighting, forgotten once a run of their provider prices them; and the read that
-lists them beside the offers stored with gpu_model NULL."""
+lists them beside the offers stored under a model the table lacks."""
 
 from __future__ import annotations
 
@@ -88,14 +88,21 @@ def test_offers_without_a_model_are_listed_with_what_is_known(tmp_path: Path) ->
             offer("vultr", "vcg-x", region="ewr", **unnamed),
             offer("vultr", "vcg-x", region="ams", price_kind="spot", **unnamed),
             offer("vultr", "vcg-known"),
+            offer("vultr", "vcg-b400", region="ewr", gpu_model="B400", gpu_count=8.0),
         ],
         started_at=T0,
         observed_at=T0,
         regions=None,
     )
-    assert unknown_types(path, timeout_s=None) == [
-        UnknownType("vultr", "vcg-x", "GPU model unknown", True, 2.0, 94.0, ("ams", "ewr"), T0, T0)
-    ]
+    x = UnknownType(
+        "vultr", "vcg-x", "GPU model unknown", True, None, 2.0, 94.0, ("ams", "ewr"), T0, T0
+    )
+    assert unknown_types(path, timeout_s=None) == [x]
+    # A GPU stored under the provider's own name is unknown to a table that lacks it.
+    b400 = UnknownType(
+        "vultr", "vcg-b400", "GPU not in the GPU table", True, "B400", 8.0, 24.0, ("ewr",), T0, T0
+    )
+    assert unknown_types(path, known=["L4", "A100"], timeout_s=None) == [b400, x]
     assert unknown_types(path, "aws", timeout_s=None) == []
 
 

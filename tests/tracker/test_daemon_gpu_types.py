@@ -2,9 +2,10 @@
 summary table does: how many types were priced, how many from the API's own facts, how many
 have none yet (the types are named in the JSON fields and in the pipeline's own line).
 
-A real collection of Lambda's recording with the test traps laid over it (an unknown GPU
-stored with gpu_model NULL, a type placed from its description, a price it cannot read),
-from the loopback replay server, through the job's own log method; no daemon process."""
+A real collection of Lambda's recording with the test traps laid over it (a GPU the table
+lacks, stored under Lambda's name for it, a type placed from its description, a price it
+cannot read), from the loopback replay server, through the job's own log method; no daemon
+process."""
 
 from __future__ import annotations
 
@@ -34,7 +35,9 @@ def test_the_job_line_says_the_gpu_types(
 ) -> None:
     folder = tmp_path / "lambdalabs"
     shutil.copytree(RECORDING, folder)
-    (folder / "instance-types.json").write_text(json.dumps(answer()))
+    # The trap's B300 renamed to a GPU no table knows (invented): stored as "B400".
+    traps = json.dumps(answer()).replace("B300 (288 GB SXM6)", "B400 (288 GB SXM6)")
+    (folder / "instance-types.json").write_text(traps)
     server = replay(folder)
     providers: dict[str, Any] = {name: {"enabled": False} for name in REGISTRY}
     providers["lambdalabs"] = {"endpoint": server.url, "timeout": 2}
@@ -49,7 +52,7 @@ def test_the_job_line_says_the_gpu_types(
         ProviderJob(lambdalabs, daemon.shared)._log(outcome, "", "")
     (record,) = [r for r in caplog.records if r.name == "tracker.daemon"]
     # The recording's 17 GPU types, less gpu_4x_h100_sxm5 (its price a string: skipped),
-    # plus gpu_8x_b300_sxm6 (model unknown) and gpu_4x_b200_sxm6: 18, every one from the
+    # plus gpu_8x_b300_sxm6 (its GPU new to the table) and gpu_4x_b200_sxm6: 18, every one from the
     # answer's own description; one of them without a model.
     assert record.getMessage().startswith("lambdalabs ok: 28 records, 28 changes in ")
     assert record.getMessage().endswith(

@@ -170,11 +170,11 @@ USER_MODELS = """
 [gpus.models.A100]
 variants."80" = { name = "A100 Big" }
 
-[gpus.models.B300]
-vendor = "nvidia"
+[gpus.models.MI300A]
+vendor = "amd"
 fp16_tflops = 2500.0
-memory_gib = [288]
-aliases = ["Blackwell Ultra"]
+memory_gib = [128]
+aliases = ["Instinct MI300A"]
 source = "a test"
 """
 
@@ -183,7 +183,7 @@ source = "a test"
 def user_models(db: Path, tmp_path: Path) -> Iterator[Path]:
     store = Store(db, gpu_facts=FACTS)
     then = NOW - timedelta(hours=1)
-    b300 = record("lambdalabs", "gpu_8x_b300", "B300", 8, 288, "40.00")
+    b300 = record("lambdalabs", "gpu_8x_mi300a", "MI300A", 8, 128, "40.00")
     store.write_run("lambdalabs", [b300], started_at=then, observed_at=then, regions=None)
     config = tmp_path / "config.toml"
     config.write_text(USER_MODELS, encoding="utf-8")
@@ -195,9 +195,9 @@ def user_models(db: Path, tmp_path: Path) -> Iterator[Path]:
     ("command", "gpu", "expected"),
     [
         (("latest",), "A100 Big", {"p4de.24xlarge", "Standard_NC24ads_A100_v4"}),
-        (("latest",), "blackwell ultra", {"gpu_8x_b300"}),
-        (("history", "--since", "2h"), "B300 288GB", {"gpu_8x_b300"}),
-        (("tco", "--months", "1"), "Blackwell Ultra", {"gpu_8x_b300"}),
+        (("latest",), "instinct mi300a", {"gpu_8x_mi300a"}),
+        (("history", "--since", "2h"), "MI300A 128GB", {"gpu_8x_mi300a"}),
+        (("tco", "--months", "1"), "Instinct MI300A", {"gpu_8x_mi300a"}),
         (("tco", "--months", "1"), "a100 big", {"p4de.24xlarge", "Standard_NC24ads_A100_v4"}),
     ],
 )
@@ -213,9 +213,9 @@ def test_the_configs_own_models_and_variants_are_names_gpu_takes(
 def test_a_variant_of_a_users_model_nobody_sells_is_refused_naming_its_variants(
     db: Path, user_models: Path
 ) -> None:
-    code, _, result = run(db, "--config", str(user_models), "latest", "--gpu", "B300 144GB")
+    code, _, result = run(db, "--config", str(user_models), "latest", "--gpu", "MI300A 64GB")
     assert code == 2
-    assert "--gpu B300 144GB: no current offer has it (accepted: B300, B300 288GB)" in (
+    assert "--gpu MI300A 64GB: no current offer has it (accepted: MI300A, MI300A 128GB)" in (
         result.stderr
     )
 
@@ -224,6 +224,6 @@ def test_the_dashboard_forms_offer_the_configs_models(db: Path, user_models: Pat
     from tracker.web import server
 
     # `serve` loads its config as every command does: its [gpus] entries are in force.
-    code, _, _ = run(db, "--config", str(user_models), "latest", "--gpu", "B300")
+    code, _, _ = run(db, "--config", str(user_models), "latest", "--gpu", "MI300A")
     assert code == 0
-    assert {"A100 Big", "B300", "B300 288GB"} <= set(server._models())
+    assert {"A100 Big", "MI300A", "MI300A 128GB"} <= set(server._models())

@@ -29,10 +29,10 @@ from tracker.config.store import StoreSettings
 
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 USER_MODEL = """
-[gpus.models.B300]
-vendor = "nvidia"
+[gpus.models.MI300A]
+vendor = "amd"
 fp16_tflops = 2500.0
-memory_gib = [288]
+memory_gib = [128]
 source = "vendor page"
 """
 
@@ -76,8 +76,9 @@ def offer(itype: str, region: str, **kw: Any) -> PriceRecord:
 
 @pytest.fixture
 def seen(tmp_path: Path) -> Path:
-    """A store with an offer whose GPU model nobody knows (two regions, seen twice) and a type
-    seen with no GPU count (not stored), beside a known one."""
+    """A store with an offer whose GPU model nobody knows (two regions, seen twice), one stored
+    under the provider's own name for a GPU the table lacks (an invented B400) and a type seen
+    with no GPU count (not stored), beside a known one."""
     store = Store(tmp_path / "prices.duckdb")
     unnamed = {"gpu_model": None, "gpu_count": 4.0, "gpu_memory_gib": 48.0}
     for at in (T0 - timedelta(hours=1), T0):
@@ -87,6 +88,7 @@ def seen(tmp_path: Path) -> Path:
                 offer("Standard_NC6s_v3", "eastus"),
                 offer("Standard_NX4_v9", "eastus", **unnamed),
                 offer("Standard_NX4_v9", "westus", **unnamed),
+                offer("Standard_ND_B400_v7", "eastus", gpu_model="B400", gpu_count=8.0),
             ],
             started_at=at,
             observed_at=at,
@@ -101,12 +103,12 @@ def test_the_models_include_the_users_own_and_need_no_store(tmp_path: Path) -> N
     code, out, err = run(config, "gpus", "--format", "json")
     assert code == 0, err
     rows = {(r["model"], r["variant"], r["form_factor"]): r for r in json.loads(out)}
-    assert rows["B300", None, None] == {
-        "model": "B300",
+    assert rows["MI300A", None, None] == {
+        "model": "MI300A",
         "variant": None,
         "form_factor": None,
-        "vendor": "nvidia",
-        "memory_gib": [288.0],
+        "vendor": "amd",
+        "memory_gib": [128.0],
         "fp16_tflops": 2500.0,
         "fp32_tflops": None,
         "source": "vendor page",
@@ -131,7 +133,7 @@ def test_the_models_include_the_users_own_and_need_no_store(tmp_path: Path) -> N
 
     code, out, _ = run(config, "gpus")
     assert code == 0
-    line = next(line for line in out.splitlines() if "B300" in line)
+    line = next(line for line in out.splitlines() if "MI300A" in line)
     assert "2500" in line and "config" in line and "vendor page" in line
 
 
@@ -179,12 +181,13 @@ def test_the_types_of_a_provider_with_the_users_entries(tmp_path: Path) -> None:
 def test_unknown_lists_an_unnamed_offer_and_a_type_not_stored(seen: Path) -> None:
     code, out, err = run(seen, "gpus", "--unknown", "--format", "json")
     assert code == 0, err
-    not_stored, unnamed = json.loads(out)  # by provider and type
+    not_stored, named, unnamed = json.loads(out)  # by provider and type
     assert unnamed == {
         "provider": "azure",
         "instance_type": "Standard_NX4_v9",
         "reason": "GPU model unknown",
         "stored": True,
+        "gpu_model": None,
         "gpu_count": 4.0,
         "gpu_memory_gib": 48.0,
         "regions": ["eastus", "westus"],
@@ -208,6 +211,27 @@ def test_unknown_lists_an_unnamed_offer_and_a_type_not_stored(seen: Path) -> Non
         "last_seen": "2026-11-30T06:00:00+00:00",
     }
     assert "gpu_count = ?\ngpu_memory_gib = ?" in not_stored["snippet"]
+    # The GPU the table lacks, stored under its own name: the entry to add is the model's.
+    assert named == {
+        **named,
+        "instance_type": "Standard_ND_B400_v7",
+        "reason": "GPU not in the GPU table",
+        "stored": True,
+        "gpu_model": "B400",
+        "gpu_count": 8.0,
+        "configured": False,
+        "snippet": '[gpus.models."B400"]\n'
+        "fp16_tflops = ?  # dense FP16/BF16 of ONE GPU, from its datasheet\n"
+        "memory_gib = [16]\n"
+        'source = "?"  # the datasheet',
+    }
+
+    # Its offer answers to its own name, as any model's.
+    code, out, err = run(seen, "latest", "--gpu", "B400", "--format", "json")
+    assert code == 0, err
+    assert [(r["instance_type"], r["gpu_model"]) for r in json.loads(out)] == [
+        ("Standard_ND_B400_v7", "B400")
+    ]
 
     code, out, _ = run(seen, "gpus", "--unknown")
     assert code == 0
@@ -221,16 +245,19 @@ def test_unknown_lists_an_unnamed_offer_and_a_type_not_stored(seen: Path) -> Non
 def test_check_fails_until_every_type_has_an_entry(seen: Path, tmp_path: Path) -> None:
     code, _, err = run(seen, "gpus", "--check")
     assert code == 1
-    assert "2 GPU instance types without facts have no [gpus] entry yet" in err
+    assert "3 GPU instance types without facts have no [gpus] entry yet" in err
 
     entries = (
         '[gpus.instance_types."Standard_NX4_v9"]\ngpu_model = "L40S"\n'
         '[gpus.instance_types."Standard_ND40rs_v2"]\nprovider = "azure"\ngpu_model = "V100"\n'
         "gpu_count = 8\ngpu_memory_gib = 32\n"
+        '[gpus.models.B400]\nvendor = "nvidia"\nfp16_tflops = 5000\nmemory_gib = [16]\n'
+        'source = "a test"\n'
     )
     seen.write_text(seen.read_text() + entries)
     code, out, err = run(seen, "gpus", "--check", "--format", "json")
     assert code == 0, err
+    # The model's entry known, its offer is no longer one without facts.
     assert [row["configured"] for row in json.loads(out)] == [True, True]
     code, out, _ = run(seen, "gpus", "--check")
     assert code == 0
@@ -243,7 +270,7 @@ def test_an_entry_without_its_count_does_not_count_as_one(seen: Path) -> None:
     )
     code, out, _ = run(seen, "gpus", "--unknown", "--format", "json")
     assert code == 0
-    assert [row["configured"] for row in json.loads(out)] == [False, False]
+    assert [row["configured"] for row in json.loads(out)] == [False, False, False]
 
 
 def test_no_store_and_a_damaged_one_say_so_in_one_line(tmp_path: Path) -> None:

@@ -33,8 +33,8 @@ TYPE_COLUMNS = (
     "memory_gib", "origin",
 )  # fmt: skip
 UNKNOWN_COLUMNS = (
-    "provider", "instance_type", "reason", "stored", "gpu_count", "gpu_memory_gib", "regions",
-    "first_seen", "last_seen", "configured", "snippet",
+    "provider", "instance_type", "reason", "stored", "gpu_model", "gpu_count", "gpu_memory_gib",
+    "regions", "first_seen", "last_seen", "configured", "snippet",
 )  # fmt: skip
 
 
@@ -47,7 +47,10 @@ def answer(
     if unknown:
         from storage.reads.gpu_types import unknown_types
 
-        found = unknown_types(config.store_path, provider, timeout_s=config.store.query_timeout_s)
+        known = sorted({*GPU_MODELS, *config.gpus.models})
+        found = unknown_types(
+            config.store_path, provider, known=known, timeout_s=config.store.query_timeout_s
+        )
         return unknown_rows(found, config.gpus)
     if types or provider:
         return type_rows(config.gpus, provider)
@@ -156,6 +159,7 @@ def unknown_rows(found: list[UnknownType], overrides: Overrides) -> list[dict[st
             "instance_type": t.instance_type,
             "reason": t.reason,
             "stored": t.stored,
+            "gpu_model": t.gpu_model,
             "gpu_count": t.gpu_count,
             "gpu_memory_gib": t.gpu_memory_gib,
             "regions": list(t.regions),
@@ -170,7 +174,10 @@ def unknown_rows(found: list[UnknownType], overrides: Overrides) -> list[dict[st
 
 def configured(found: UnknownType, overrides: Overrides) -> bool:
     """Whether the user's [gpus] entry for the type, over what the store knows of it, gives a
-    model, a GPU count and a per-GPU memory."""
+    model, a GPU count and a per-GPU memory; for a GPU stored under the provider's own name,
+    whether [gpus.models] has that model now."""
+    if found.gpu_model is not None:
+        return found.gpu_model in overrides.models
     entry = overrides.instance_types.get(found.instance_type)
     if entry is None or entry.provider not in (None, found.provider):
         return False
@@ -182,7 +189,18 @@ def configured(found: UnknownType, overrides: Overrides) -> bool:
 
 
 def snippet(found: UnknownType) -> str:
-    """The config.toml entry for the type: what the store knows filled in, a ? for the rest."""
+    """The config.toml entry for the type: what the store knows filled in, a ? for the rest. A
+    GPU stored under the provider's own name gets a model entry (its figures from a datasheet)."""
+    if found.gpu_model is not None:
+        memory = TO_FILL if found.gpu_memory_gib is None else toml_number(found.gpu_memory_gib)
+        return "\n".join(
+            [
+                f"[gpus.models.{toml_string(found.gpu_model)}]",
+                f"fp16_tflops = {TO_FILL}  # dense FP16/BF16 of ONE GPU, from its datasheet",
+                f"memory_gib = [{memory}]",
+                f'source = "{TO_FILL}"  # the datasheet',
+            ]
+        )
     count = TO_FILL if found.gpu_count is None else toml_number(found.gpu_count, share=True)
     memory = TO_FILL if found.gpu_memory_gib is None else toml_number(found.gpu_memory_gib)
     return "\n".join(

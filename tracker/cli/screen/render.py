@@ -178,7 +178,7 @@ def _notes(o: Outcome) -> str:
         notes.append(o.error)
     unnamed = sorted(set(o.gpus.without_facts) - o.unknown_instance_types) if o.gpus else []
     if unnamed:
-        notes.append(f"GPU model unknown, stored with gpu_model NULL: {_some(unnamed)}")
+        notes.append(f"GPU not in the GPU table, stored under the API's name: {_some(unnamed)}")
     if o.unknown_instance_types:
         names = sorted(o.unknown_instance_types)
         notes.append(f"unknown GPU instance types, not stored: {_some(names)}")

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any, Protocol, TypeGuard
 
 from collectors import gpus, kit
-from collectors.aws import feeds, terms
+from collectors.aws import feeds, plans, terms
 from collectors.aws.public import PublicFiles
 from collectors.base import (
     InterruptionBand,
@@ -162,6 +162,7 @@ def parse_public(
     # them: by attributes, so a type the GPU table does not know is priced all the same.
     gpu_types: set[str] = set()
     hosts: dict[str, Host] = {}
+    boxes: dict[tuple[str, plans.Usage], dict[str, Any]] = {}  # what Savings Plans rates name
     unchanged = []
     for key, kept in payloads.items():
         if not key.startswith("public/offers/"):
@@ -181,8 +182,12 @@ def parse_public(
             gpu_types.add(str(attrs.get("instanceType")))
             records = collector._product_records(product, regions, hosts, result)
             result.records.extend(records)
+            usage = plans.usage_of(attrs)
+            if records and usage is not None and terms.is_plain_linux_box(attrs):
+                boxes[(str(attrs.get("regionCode")), usage)] = attrs
     if unchanged:
         result.notes.append(f"offer files unchanged since the last run: {', '.join(unchanged)}")
+    result.records.extend(_plan_records(collector, payloads, boxes, result))
     if "public/spot" in payloads:
         # The feed lists every type, CPU ones too: the GPU types of the files, or configured,
         # and the table's (a region whose file the index does not name still has its feed).
@@ -190,6 +195,37 @@ def parse_public(
         feed = payloads["public/spot"]
         result.records.extend(_spot_records(collector, feed, wanted, hosts, result))
     return hosts
+
+
+def _plan_records(
+    collector: AwsCollector,
+    payloads: Payloads,
+    boxes: dict[tuple[str, plans.Usage], dict[str, Any]],
+    result: ParseResult,
+) -> list[PriceRecord]:
+    """The Savings Plans rates of the boxes priced, per region asked; a region whose file could
+    not be read leaves its types' stored offers open (unconfirmed), never withdrawn."""
+    records = []
+    index = kit.obj(payloads.get("public/plans"))
+    if index.get("failed"):
+        result.notes.append(f"no Savings Plans prices: {index['failed']}")
+    for region in collector.regions:
+        kept = kit.obj(payloads.get(f"public/plans/{region}"))
+        if kept.get("failed") or (index.get("failed") and not index.get("missing")):
+            if kept.get("failed"):
+                result.notes.append(f"{region} Savings Plans not read: {kept['failed']}")
+            types = (str(a["instanceType"]) for (at, _), a in boxes.items() if at == region)
+            result.unreadable.update(types)
+            continue
+        for usage, offer in plans.offers(kept):
+            attrs = boxes.get((region, usage))
+            if attrs is None:  # another OS, tenancy or type: not a box this collection prices
+                continue
+            host = terms.host_size(attrs)
+            place = collector._place(str(attrs["instanceType"]), region, None, host, result)
+            if place is not None and collector._usable(offer, place, result):
+                records.append(terms.record(place, offer))
+    return records
 
 
 def _readable(

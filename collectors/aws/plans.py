@@ -12,13 +12,15 @@ rate and `upfront_total` stays NULL (docs/sql.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol, TypeGuard
 
 from collectors import kit
+from collectors.aws import terms
 from collectors.aws.terms import LEASE_MONTHS, PURCHASE_OPTIONS
-from collectors.base import money
-from collectors.kit import Offer
+from collectors.base import ParseResult, Payloads, PriceRecord, money
+from collectors.kit import Host, Offer
 
 # productFamily -> offering_class (the file's spelling, spaces and case aside).
 PLAN_CLASSES = {
@@ -29,6 +31,74 @@ YEAR_MONTHS = {1: 12, 3: 36}
 HOURLY = "Hrs"
 
 Usage = tuple[str, str]  # (usageType, operation) of an EC2 product
+
+
+Boxes = dict[tuple[str, Usage], dict[str, Any]]  # (region, usage) -> the box's attributes
+
+
+class Pricer(Protocol):
+    """What `records` uses of the collector (collectors.aws.collector), by its shape."""
+
+    @property
+    def instance_types(self) -> tuple[str, ...]: ...
+    def wanted(self, attrs: dict[str, Any]) -> bool: ...
+    def _place(
+        self, instance_type: str, region: str, zone: str | None, host: Host, result: ParseResult
+    ) -> terms.Place | None: ...
+    def _usable(
+        self, offer: Offer | None, place: terms.Place, result: ParseResult
+    ) -> TypeGuard[Offer]: ...
+
+
+def records(
+    payloads: Payloads,
+    regions: Iterable[str],
+    boxes: Boxes,
+    collector: Pricer,
+    result: ParseResult,
+) -> list[PriceRecord]:
+    """The Savings Plans rates of `boxes`, per region asked; a region whose file could not be
+    read leaves its types' stored offers open (unconfirmed), never withdrawn."""
+    found: dict[tuple[Any, ...], PriceRecord] = {}
+    index = kit.obj(payloads.get("public/plans"))
+    if index.get("failed"):
+        result.notes.append(f"no Savings Plans prices: {index['failed']}")
+    for region in regions:
+        kept = kit.obj(payloads.get(f"public/plans/{region}"))
+        if kept.get("failed") or (index.get("failed") and not index.get("missing")):
+            if kept.get("failed"):
+                result.notes.append(f"{region} Savings Plans not read: {kept['failed']}")
+            types = (str(a["instanceType"]) for (at, _), a in boxes.items() if at == region)
+            result.unreadable.update(types)
+            continue
+        for usage, offer in offers(kept):
+            attrs = boxes.get((region, usage))
+            if attrs is None:  # another OS, tenancy or type: not a box this collection prices
+                continue
+            host = terms.host_size(attrs)
+            place = collector._place(str(attrs["instanceType"]), region, None, host, result)
+            if place is not None and collector._usable(offer, place, result):
+                record = terms.record(place, offer)
+                # A plan listed twice is one price: the first one read.
+                found.setdefault(record.key(), record)
+    return list(found.values())
+
+
+def api_boxes(collector: Pricer, pages: Iterable[tuple[str, Any]]) -> Boxes:
+    """The plain Linux boxes of the Price List pages (what the plans' rates are joined to on
+    the API path); items that are not products are the API path's to count, skipped here."""
+    boxes: Boxes = {}
+    for _, page in pages:
+        for item in kit.obj(page).get("PriceList") or []:
+            try:
+                product = json.loads(item) if isinstance(item, str) else None
+            except (ValueError, RecursionError):
+                continue
+            attrs = kit.obj(kit.obj(kit.obj(product).get("product")).get("attributes"))
+            usage = usage_of(attrs)
+            if usage and terms.is_plain_linux_box(attrs) and collector.wanted(attrs):
+                boxes[(str(attrs.get("regionCode")), usage)] = attrs
+    return boxes
 
 
 def usage_of(attrs: dict[str, Any]) -> Usage | None:

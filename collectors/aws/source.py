@@ -21,7 +21,9 @@ from typing import Any, Protocol, TypeGuard
 
 from collectors import gpus, kit
 from collectors.aws import feeds, plans, terms
+from collectors.aws.pages import pages_of
 from collectors.aws.public import PublicFiles
+from collectors.aws.savings import SavingsPlanFiles
 from collectors.base import (
     InterruptionBand,
     ParseResult,
@@ -123,6 +125,15 @@ def fetch(collector: AwsCollector, api: Callable[[], Payloads]) -> Payloads:
             advice = public.advisor()
         if advice is not None:
             payloads["public/advisor"] = advice
+    # Savings Plans: only the public files price them, for the boxes the API priced.
+    if options.get("offers_endpoint") or not _mirrored(collector.settings):
+        boxes = plans.api_boxes(collector, pages_of(payloads, "pricing"))
+        usages: dict[str, list[list[str]]] = {region: [] for region in collector.regions}
+        for region, (usage, operation) in sorted(boxes):
+            if region in usages:  # the Price List answers for every region
+                usages[region].append([usage, operation])
+        with public.session:
+            payloads.update(SavingsPlanFiles(public).fetch(usages))
     return payloads
 
 
@@ -187,7 +198,10 @@ def parse_public(
                 boxes[(str(attrs.get("regionCode")), usage)] = attrs
     if unchanged:
         result.notes.append(f"offer files unchanged since the last run: {', '.join(unchanged)}")
-    result.records.extend(_plan_records(collector, payloads, boxes, result))
+    if not boxes:  # the API's products, where the plans join the API path (fetch above)
+        boxes = plans.api_boxes(collector, pages_of(payloads, "pricing"))
+    found = plans.records(payloads, collector.regions, boxes, collector, result)
+    result.records.extend(found)
     if "public/spot" in payloads:
         # The feed lists every type, CPU ones too: the GPU types of the files, or configured,
         # and the table's (a region whose file the index does not name still has its feed).
@@ -195,37 +209,6 @@ def parse_public(
         feed = payloads["public/spot"]
         result.records.extend(_spot_records(collector, feed, wanted, hosts, result))
     return hosts
-
-
-def _plan_records(
-    collector: AwsCollector,
-    payloads: Payloads,
-    boxes: dict[tuple[str, plans.Usage], dict[str, Any]],
-    result: ParseResult,
-) -> list[PriceRecord]:
-    """The Savings Plans rates of the boxes priced, per region asked; a region whose file could
-    not be read leaves its types' stored offers open (unconfirmed), never withdrawn."""
-    records = []
-    index = kit.obj(payloads.get("public/plans"))
-    if index.get("failed"):
-        result.notes.append(f"no Savings Plans prices: {index['failed']}")
-    for region in collector.regions:
-        kept = kit.obj(payloads.get(f"public/plans/{region}"))
-        if kept.get("failed") or (index.get("failed") and not index.get("missing")):
-            if kept.get("failed"):
-                result.notes.append(f"{region} Savings Plans not read: {kept['failed']}")
-            types = (str(a["instanceType"]) for (at, _), a in boxes.items() if at == region)
-            result.unreadable.update(types)
-            continue
-        for usage, offer in plans.offers(kept):
-            attrs = boxes.get((region, usage))
-            if attrs is None:  # another OS, tenancy or type: not a box this collection prices
-                continue
-            host = terms.host_size(attrs)
-            place = collector._place(str(attrs["instanceType"]), region, None, host, result)
-            if place is not None and collector._usable(offer, place, result):
-                records.append(terms.record(place, offer))
-    return records
 
 
 def _readable(

@@ -283,3 +283,21 @@ def test_the_walk_keeps_only_a_few_pieces_of_text(monkeypatch: pytest.MonkeyPatc
             stream.skip()
             longest = max(longest, len(stream._text))
     assert len(text) > 300_000 and longest <= 2_000
+
+
+def test_the_api_source_reads_the_plans_where_the_files_url_is_given(
+    replay: Any, files: Files, tmp_path: Path
+) -> None:
+    """With credentials the Price List API prices EC2's own terms; the plans still come from the
+    public files, joined to the boxes the API priced: the same records as the public source."""
+    from tests.collectors.test_aws import answers, make
+
+    server = replay(*answers(tmp_path))
+    collector = make(server.url, regions=("us-east-1",), options={"offers_endpoint": files.url})
+    result = collector.parse(collector.fetch(), observed_at=NOW)
+    from_api = by_key(result.records)
+    from_files = {k: v for k, v in by_key(collected(files).records).items() if k[0] == "us-east-1"}
+    assert from_api == from_files and len(from_api) == 17
+    # Without the files' URL, a mirror of the APIs is asked for nothing else.
+    quiet = make(server.url, regions=("us-east-1",))
+    assert plan_records(quiet.parse(quiet.fetch(), observed_at=NOW).records) == []

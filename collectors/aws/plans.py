@@ -7,13 +7,14 @@ discounted usage. A rate prices an instance type where its `discountedUsageType`
 offer file (`BoxUsage:<type>` and `RunInstances`): the product the on-demand price is read from,
 so the plan's rate is for exactly that offer. The rate is the effective hourly price under the
 plan whatever the purchase option (the file splits out no upfront part): `price_per_hour` is the
-rate and `upfront_total` stays NULL (docs/sql.md).
+rate and `upfront_total` 0, no part of it split out (docs/sql.md).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from decimal import Decimal
 from typing import Any, Protocol, TypeGuard
 
 from collectors import kit
@@ -29,6 +30,7 @@ PLAN_CLASSES = {
 }
 YEAR_MONTHS = {1: 12, 3: 36}
 HOURLY = "Hrs"
+NO_UPFRONT = Decimal(0)  # none split out: the plan's rate is the whole effective price
 
 Usage = tuple[str, str]  # (usageType, operation) of an EC2 product
 
@@ -110,10 +112,10 @@ def usage_of(attrs: dict[str, Any]) -> Usage | None:
 
 def offers(kept: dict[str, Any]) -> Iterator[tuple[Usage, Offer | None]]:
     """(usage, offer or None when the rate or its plan is not understood) per kept rate."""
-    plans = {kit.obj(p).get("sku"): kit.obj(p) for p in _list(kept.get("products"))}
+    plans = {_text(kit.obj(p).get("sku")): kit.obj(p) for p in _list(kept.get("products"))}
     for term in _list(kept.get("terms")):
         term = kit.obj(term)
-        plan = plans.get(term.get("sku"))
+        plan = plans.get(_text(term.get("sku")))
         shape = _plan(plan, term) if plan is not None else None
         for rate in _list(term.get("rates")):
             rate = kit.obj(rate)
@@ -158,8 +160,12 @@ def _offer(shape: tuple[int, str, str] | None, rate: dict[str, Any]) -> Offer | 
     if amount is None or not isinstance(currency, str) or not currency:
         return None
     months, payment, offering = shape
-    return Offer("reserved", currency, money(amount), months, payment, offering)
+    return Offer("reserved", currency, money(amount), months, payment, offering, NO_UPFRONT)
 
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

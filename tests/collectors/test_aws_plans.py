@@ -86,7 +86,7 @@ def test_rates_by_hand_every_term_and_purchase_option(files: Files) -> None:
     assert len(plans) == len(plan_records(result.records)) == 20
     found = plan_records(result.records)
     assert {r.price_kind for r in found} == {"reserved"}
-    assert {r.upfront_total for r in found} == {None}  # no upfront part is split out
+    assert {r.upfront_total for r in found} == {Decimal(0)}  # no upfront part is split out
     assert {r.zone for r in found} == {None} and {r.currency for r in found} == {"USD"}
     p4d = next(r for r in found if r.instance_type == "p4d.24xlarge")
     assert (p4d.gpu_model, p4d.gpu_count, p4d.vcpus) == ("A100", 8.0, 96.0)
@@ -235,7 +235,7 @@ def test_savings_plans_through_the_cli_and_the_store(
             f"SELECT count(*) FROM prices WHERE offering_class IN {PLAN_CLASSES}"
         ).fetchone()
     assert len(rows) == 8 and intervals == (20,)
-    assert rows[0] == ("compute_savings_plan", 12, "all_upfront", 14.3458, None, 14.3458 / 8)
+    assert rows[0] == ("compute_savings_plan", 12, "all_upfront", 14.3458, 0, 14.3458 / 8)
     shown = runner.invoke(
         cli, ["--config", str(config), "latest", "--provider", "aws", "--kind", "reserved",
               "--gpu", "A100", "--format", "json"],

@@ -597,7 +597,7 @@ def test_the_daemons_collection_child_hands_back_bands_and_notes(
     settings = public(files, tmp_path).settings
     answer = isolation._collect("aws", settings, NOW, isolation._RECORD_FIELDS)
     fetched = isolation._answer("aws", pickle.dumps(answer), 0)
-    # g4ad.xlarge's one price and the Savings Plans rates (tests/collectors/test_aws_plans.py) included
+    # g4ad.xlarge's one price and the Savings Plans rates (test_aws_plans.py) included
     assert len(fetched.parsed.records) == 36 + 9 + len(plan_records(fetched.parsed.records))
     assert fetched.parsed.notes == ['prices from the public price files (source = "public")']
     assert fetched.parsed.interruption is not None and len(fetched.parsed.interruption) == 7

@@ -301,3 +301,15 @@ def test_the_api_source_reads_the_plans_where_the_files_url_is_given(
     # Without the files' URL, a mirror of the APIs is asked for nothing else.
     quiet = make(server.url, regions=("us-east-1",))
     assert plan_records(quiet.parse(quiet.fetch(), observed_at=NOW).records) == []
+
+
+def test_a_gzip_encoded_file_is_unpacked_and_a_missing_one_left_unconfirmed(
+    files: Files,
+) -> None:
+    files.gzipped = {US_EAST}
+    del files.files[f"{PLANS_VERSION}/us-west-2/index.json"]
+    result = collected(files)
+    assert {r.region for r in plan_records(result.records)} == {"us-east-1", "eu-west-1"}
+    assert len(plan_records(result.records)) == 17 + 1
+    assert "p4d.24xlarge" in result.unreadable  # us-west-2's, kept open
+    assert any(n.startswith("us-west-2 Savings Plans not read:") for n in result.notes)

@@ -118,7 +118,7 @@ class SavingsPlanFiles:
             "etag": response.headers.get("ETag"),
             "last_modified": response.headers.get("Last-Modified"),
             "usages": digest,
-            "products": [plans[t["sku"]] for t in terms if t.get("sku") in plans],
+            "products": list({s: plans[s] for s in _skus(terms) if s in plans}.values()),
             "terms": terms,
         }
         self._remember(region, kept)
@@ -199,6 +199,11 @@ def _term(stream: JsonStream, keep: dict[str, set[str]]) -> dict[str, Any]:
         else:
             stream.skip()
     return term
+
+
+def _skus(terms: list[dict[str, Any]]) -> list[str]:
+    """The plans the kept terms name (a term's sku may be anything in a hostile file)."""
+    return [t["sku"] for t in terms if isinstance(t.get("sku"), str)]
 
 
 def _wanted(rate: Any, keep: dict[str, set[str]]) -> bool:

@@ -195,8 +195,21 @@ def test_a_missing_index_means_no_plans_and_a_broken_file_keeps_them_open(
         b'{"products": [], "terms": {"savingsPlan": [{"sku": "CSP1YRNUPFRONT00", "rates": [{'
         b'"discountedUsageType": "BoxUsage:p4d.24xlarge", "discountedOperation": '
         b'"RunInstances", "discountedRate": {"price": "1e400", "currency": "USD"}}]}]}',
+        b'{"products": [{"sku": {}}], "terms": {"savingsPlan": [{"sku": ["x"], "rates": [{'
+        b'"discountedUsageType": "BoxUsage:p4d.24xlarge", "discountedOperation": '
+        b'"RunInstances", "discountedRate": {"price": "1", "currency": "USD"}}]}]}',
     ],
-    ids=["text", "list", "products-object", "rates-object", "odd-rates", "deep", "bytes", "huge"],
+    ids=[
+        "text",
+        "list",
+        "products-object",
+        "rates-object",
+        "odd-rates",
+        "deep",
+        "bytes",
+        "huge",
+        "odd-skus",
+    ],
 )
 def test_hostile_files_never_fail_the_run(files: Files, body: bytes) -> None:
     files.files[US_EAST] = body

@@ -2,10 +2,11 @@
 
 A plan is a product of the Savings Plans file (`productFamily` ComputeSavingsPlans or
 EC2InstanceSavingsPlans, `purchaseOption`, `purchaseTerm`); its term lists one hourly rate per
-discounted usage. A rate prices an instance type where its `discountedUsageType` and
-`discountedOperation` are those of a plain Linux, shared-tenancy EC2 product of the region's
-offer file (`BoxUsage:<type>` and `RunInstances`): the product the on-demand price is read from,
-so the plan's rate is for exactly that offer. The rate is the effective hourly price under the
+discounted product. A rate prices an instance type where its `discountedSku` is the SKU of a
+plain Linux, shared-tenancy EC2 product of the region (the product the on-demand price is read
+from), or, for a rate naming no such SKU, where its `discountedUsageType` and
+`discountedOperation` are that product's (`BoxUsage:<type>` and `RunInstances`): the plan's
+rate is for exactly that offer. The rate is the effective hourly price under the
 plan whatever the purchase option (the file splits out no upfront part): `price_per_hour` is the
 rate and `upfront_total` 0, no part of it split out (docs/sql.md).
 """
@@ -32,7 +33,8 @@ YEAR_MONTHS = {1: 12, 3: 36}
 HOURLY = "Hrs"
 NO_UPFRONT = Decimal(0)  # none split out: the plan's rate is the whole effective price
 
-Usage = tuple[str, str]  # (usageType, operation) of an EC2 product
+Usage = tuple[str, str]  # (usageType, operation) of an EC2 product, or (SKU_KEY, its SKU)
+SKU_KEY = "#sku"  # no usage type is spelled so
 
 
 Boxes = dict[tuple[str, Usage], dict[str, Any]]  # (region, usage) -> the box's attributes
@@ -73,8 +75,8 @@ def records(
             types = (str(a["instanceType"]) for (at, _), a in boxes.items() if at == region)
             result.unreadable.update(types)
             continue
-        for usage, offer in offers(kept):
-            attrs = boxes.get((region, usage))
+        for keys, offer in offers(kept):
+            attrs = next((boxes[(region, k)] for k in keys if (region, k) in boxes), None)
             if attrs is None:  # another OS, tenancy or type: not a box this collection prices
                 continue
             host = terms.host_size(attrs)
@@ -97,21 +99,27 @@ def api_boxes(collector: Pricer, pages: Iterable[tuple[str, Any]]) -> Boxes:
             except (ValueError, RecursionError):
                 continue
             attrs = kit.obj(kit.obj(kit.obj(product).get("product")).get("attributes"))
-            usage = usage_of(attrs)
-            if usage and terms.is_plain_linux_box(attrs) and collector.wanted(attrs):
-                boxes[(str(attrs.get("regionCode")), usage)] = attrs
+            if terms.is_plain_linux_box(attrs) and collector.wanted(attrs):
+                for key in keys_of(kit.obj(product)):
+                    boxes[(str(attrs.get("regionCode")), key)] = attrs
     return boxes
 
 
-def usage_of(attrs: dict[str, Any]) -> Usage | None:
-    """The usage a Savings Plans rate names an EC2 product by."""
-    usage, operation = attrs.get("usagetype"), attrs.get("operation")
-    ok = isinstance(usage, str) and isinstance(operation, str)
-    return (usage, operation) if ok else None  # type: ignore[return-value]
+def keys_of(product: dict[str, Any]) -> list[Usage]:
+    """The keys a Savings Plans rate names an EC2 product by: its SKU (`discountedSku`), and
+    its usage type and operation (`discountedUsageType`, `discountedOperation`)."""
+    head = kit.obj(product.get("product"))
+    attrs = kit.obj(head.get("attributes"))
+    sku, usage, operation = head.get("sku"), attrs.get("usagetype"), attrs.get("operation")
+    keys: list[Usage] = [(SKU_KEY, sku)] if isinstance(sku, str) else []
+    if isinstance(usage, str) and isinstance(operation, str):
+        keys.append((usage, operation))
+    return keys
 
 
-def offers(kept: dict[str, Any]) -> Iterator[tuple[Usage, Offer | None]]:
-    """(usage, offer or None when the rate or its plan is not understood) per kept rate."""
+def offers(kept: dict[str, Any]) -> Iterator[tuple[list[Usage], Offer | None]]:
+    """(the keys of the product it prices, offer or None when the rate or its plan is not
+    understood) per kept rate."""
     plans = {_text(kit.obj(p).get("sku")): kit.obj(p) for p in _list(kept.get("products"))}
     for term in _list(kept.get("terms")):
         term = kit.obj(term)
@@ -119,9 +127,13 @@ def offers(kept: dict[str, Any]) -> Iterator[tuple[Usage, Offer | None]]:
         shape = _plan(plan, term) if plan is not None else None
         for rate in _list(term.get("rates")):
             rate = kit.obj(rate)
-            usage = (rate.get("discountedUsageType"), rate.get("discountedOperation"))
-            if isinstance(usage[0], str) and isinstance(usage[1], str):
-                yield usage, _offer(shape, rate)  # type: ignore[misc]
+            sku, usage = _text(rate.get("discountedSku")), _text(rate.get("discountedUsageType"))
+            operation = _text(rate.get("discountedOperation"))
+            keys: list[Usage] = [(SKU_KEY, sku)] if sku is not None else []
+            if usage is not None and operation is not None:
+                keys.append((usage, operation))
+            if keys:
+                yield keys, _offer(shape, rate)
 
 
 def _plan(plan: dict[str, Any], term: dict[str, Any]) -> tuple[int, str, str] | None:

@@ -31,6 +31,7 @@ import urllib3
 
 from collectors import kit
 from collectors.aws.jsonstream import JsonShapeError, JsonStream
+from collectors.aws.plans import SKU_KEY
 from collectors.common import CollectorError, FetchError, PayloadShapeError
 
 INDEX = "/savingsPlan/v1.0/aws/AWSComputeSavingsPlan/current/region_index.json"
@@ -41,17 +42,22 @@ TERM_KEYS = ("sku", "leaseContractLength", "effectiveDate")
 
 
 def usages(kept: dict[str, Any]) -> list[list[str]]:
-    """The (usageType, operation) pairs of the GPU rows kept of a region's EC2 offer file: the
-    usages whose Savings Plans rates are worth keeping."""
+    """What a rate of the region's Savings Plans file is kept by: the SKUs of the GPU rows kept
+    of the region's EC2 offer file (as `[SKU_KEY, sku]`, the product a rate's `discountedSku`
+    names) and their (usageType, operation) pairs, for a file that names the product otherwise."""
     columns = kept.get("columns") or []
-    if not isinstance(columns, list) or "usageType" not in columns or "operation" not in columns:
+    if not isinstance(columns, list):
         return []
-    usage, operation = columns.index("usageType"), columns.index("operation")
-    found = {
-        (row[usage], row[operation])
-        for row in kept.get("rows") or []
-        if isinstance(row, list) and len(row) == len(columns)
-    }
+    names = ("SKU", "usageType", "operation")
+    at = {name: columns.index(name) for name in names if name in columns}
+    found: set[tuple[str, str]] = set()
+    for row in kept.get("rows") or []:
+        if not isinstance(row, list) or len(row) != len(columns):
+            continue
+        if "SKU" in at:
+            found.add((SKU_KEY, row[at["SKU"]]))
+        if "usageType" in at and "operation" in at:
+            found.add((row[at["usageType"]], row[at["operation"]]))
     return [list(pair) for pair in sorted(found)]
 
 
@@ -207,16 +213,15 @@ def _skus(terms: list[dict[str, Any]]) -> list[str]:
 
 
 def _wanted(rate: Any, keep: dict[str, set[str]]) -> bool:
-    """A rate of a usage and operation of `keep` (usage -> operations), of EC2."""
-    if not isinstance(rate, dict):
+    """A rate of EC2 for a product of `keep` (usage -> operations; SKU_KEY -> SKUs): by its
+    `discountedSku`, else by its usage type and operation."""
+    if not isinstance(rate, dict) or rate.get("discountedServiceCode", EC2) != EC2:
         return False
-    usage = rate.get("discountedUsageType")
+    sku, usage = rate.get("discountedSku"), rate.get("discountedUsageType")
+    if isinstance(sku, str) and sku in keep.get(SKU_KEY, ()):
+        return True
     operations = keep.get(usage) if isinstance(usage, str) else None
-    return (
-        operations is not None
-        and rate.get("discountedOperation") in operations
-        and rate.get("discountedServiceCode", EC2) == EC2
-    )
+    return operations is not None and rate.get("discountedOperation") in operations
 
 
 def _text(response: requests.Response) -> Callable[[int], str]:

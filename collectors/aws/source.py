@@ -193,9 +193,9 @@ def parse_public(
             gpu_types.add(str(attrs.get("instanceType")))
             records = collector._product_records(product, regions, hosts, result)
             result.records.extend(records)
-            usage = plans.usage_of(attrs)
-            if records and usage is not None and terms.is_plain_linux_box(attrs):
-                boxes[(str(attrs.get("regionCode")), usage)] = attrs
+            if records and terms.is_plain_linux_box(attrs):
+                for join in plans.keys_of(product):
+                    boxes[(str(attrs.get("regionCode")), join)] = attrs
     if unchanged:
         result.notes.append(f"offer files unchanged since the last run: {', '.join(unchanged)}")
     if not boxes:  # the API's products, where the plans join the API path (fetch above)

@@ -326,3 +326,21 @@ def test_a_gzip_encoded_file_is_unpacked_and_a_missing_one_left_unconfirmed(
     assert len(plan_records(result.records)) == 17 + 1
     assert "p4d.24xlarge" in result.unreadable  # us-west-2's, kept open
     assert any(n.startswith("us-west-2 Savings Plans not read:") for n in result.notes)
+
+
+def test_a_rate_names_its_box_by_sku_or_else_by_usage(files: Files) -> None:
+    """p5's rates name its SKU under another usage type (priced by the SKU, as documented);
+    g4dn's name an unknown SKU under its usage type and operation (priced by those)."""
+    text = files.files[US_EAST].decode()
+    text = text.replace('"BoxUsage:p5.48xlarge"', '"USE1-Other:p5.48xlarge"')
+    text = text.replace('"7TVXMFHQR6U7W5CV"', '"UNLISTEDSKU00001"')
+    files.files[US_EAST] = text.encode()
+    plans = by_key(collected(files).records)
+    east = "us-east-1"
+    assert plans[(east, "p5.48xlarge", 36, "no_upfront", "compute_savings_plan")] == Decimal(
+        "27.52"
+    )
+    assert plans[(east, "g4dn.xlarge", 12, "no_upfront", "ec2_instance_savings_plan")] == (
+        Decimal("0.331")
+    )
+    assert len(plans) == 20

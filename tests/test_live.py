@@ -183,6 +183,12 @@ def test_aws_public_files_give_every_gpu_type_count_and_memory_live(tmp_path: An
     # said to have stopped changing in May 2024).
     spot = {r.instance_type for r in result.records if r.price_kind == "spot"}
     assert any(t.startswith("g6e.") for t in spot), f"the spot feed prices no g6e: {sorted(spot)}"
+    # The public Savings Plans file prices the GPU boxes under both kinds of plan.
+    classes = ("compute_savings_plan", "ec2_instance_savings_plan")
+    p4d_plans = [r for r in p4d if r.offering_class in classes]
+    plans = {(r.offering_class, r.term_months) for r in p4d_plans}
+    assert {c for c, _ in plans} == set(classes), plans
+    assert {m for _, m in plans} == {12, 36}, plans
 
 
 def _live_settings(

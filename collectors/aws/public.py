@@ -29,7 +29,7 @@ import requests
 import urllib3
 
 from collectors import kit
-from collectors.aws import feeds
+from collectors.aws import feeds, savings
 from collectors.base import Payloads, ProviderSettings
 from collectors.common import CollectorError, FetchError, PayloadShapeError
 from collectors.http import make_session
@@ -70,6 +70,10 @@ class PublicFiles:
                 csv_url = urljoin(self.offers_endpoint, url.removesuffix(".json") + ".csv")
                 payloads[f"public/offers/{region}"] = self._offer_file(region, csv_url)
                 self.progress(len(payloads), self.items)
+            # The Savings Plans rates of the GPU usages the EC2 files list (collectors.aws.savings)
+            usages = {r: savings.usages(payloads[f"public/offers/{r}"]) for r in regions
+                      if f"public/offers/{r}" in payloads}  # fmt: skip
+            payloads.update(savings.SavingsPlanFiles(self).fetch(usages))
             payloads["public/spot"] = self._json(self.spot_feed_url, "spot feed", jsonp=True)
             found = self.advisor() if advisor else None
             if found is not None:

@@ -20,8 +20,10 @@ from datetime import datetime
 from typing import Any, Protocol, TypeGuard
 
 from collectors import gpus, kit
-from collectors.aws import feeds, terms
+from collectors.aws import feeds, plans, terms
+from collectors.aws.pages import pages_of
 from collectors.aws.public import PublicFiles
+from collectors.aws.savings import SavingsPlanFiles
 from collectors.base import (
     InterruptionBand,
     ParseResult,
@@ -123,6 +125,15 @@ def fetch(collector: AwsCollector, api: Callable[[], Payloads]) -> Payloads:
             advice = public.advisor()
         if advice is not None:
             payloads["public/advisor"] = advice
+    # Savings Plans: only the public files price them, for the boxes the API priced.
+    if options.get("offers_endpoint") or not _mirrored(collector.settings):
+        boxes = plans.api_boxes(collector, pages_of(payloads, "pricing"))
+        usages: dict[str, list[list[str]]] = {region: [] for region in collector.regions}
+        for region, (usage, operation) in sorted(boxes):
+            if region in usages:  # the Price List answers for every region
+                usages[region].append([usage, operation])
+        with public.session:
+            payloads.update(SavingsPlanFiles(public).fetch(usages))
     return payloads
 
 
@@ -162,6 +173,7 @@ def parse_public(
     # them: by attributes, so a type the GPU table does not know is priced all the same.
     gpu_types: set[str] = set()
     hosts: dict[str, Host] = {}
+    boxes: dict[tuple[str, plans.Usage], dict[str, Any]] = {}  # what Savings Plans rates name
     unchanged = []
     for key, kept in payloads.items():
         if not key.startswith("public/offers/"):
@@ -181,8 +193,15 @@ def parse_public(
             gpu_types.add(str(attrs.get("instanceType")))
             records = collector._product_records(product, regions, hosts, result)
             result.records.extend(records)
+            if records and terms.is_plain_linux_box(attrs):
+                for join in plans.keys_of(product):
+                    boxes[(str(attrs.get("regionCode")), join)] = attrs
     if unchanged:
         result.notes.append(f"offer files unchanged since the last run: {', '.join(unchanged)}")
+    if not boxes:  # the API's products, where the plans join the API path (fetch above)
+        boxes = plans.api_boxes(collector, pages_of(payloads, "pricing"))
+    found = plans.records(payloads, collector.regions, boxes, collector, result)
+    result.records.extend(found)
     if "public/spot" in payloads:
         # The feed lists every type, CPU ones too: the GPU types of the files, or configured,
         # and the table's (a region whose file the index does not name still has its feed).

@@ -43,6 +43,8 @@ NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 REGIONS = ("us-east-1", "us-west-2", "eu-west-1")
 INDEX = "/offers/v1.0/aws/AmazonEC2/current/region_index.json"
 VERSION = "/offers/v1.0/aws/AmazonEC2/20261125183542"
+PLANS_INDEX = "/savingsPlan/v1.0/aws/AWSComputeSavingsPlan/current/region_index.json"
+PLANS_VERSION = "/savingsPlan/v1.0/aws/AWSComputeSavingsPlan/20261125190000"
 
 
 class Files(ThreadingHTTPServer):
@@ -54,6 +56,10 @@ class Files(ThreadingHTTPServer):
         self.files: dict[str, bytes] = {INDEX: (PUBLIC / "region_index.json").read_bytes()}
         for region in REGIONS:
             self.files[f"{VERSION}/{region}/index.csv"] = (PUBLIC / f"{region}.csv").read_bytes()
+        self.files[PLANS_INDEX] = (PUBLIC / "savings-plans-region_index.json").read_bytes()
+        for region in REGIONS:
+            path = f"{PLANS_VERSION}/{region}/index.json"
+            self.files[path] = (PUBLIC / f"savings-plans-{region}.json").read_bytes()
         self.files["/spot.js"] = (PUBLIC / "spot.js").read_bytes()
         self.files["/spot-advisor-data.json"] = (PUBLIC / "spot-advisor-data.json").read_bytes()
         self.requests: list[tuple[str, str | None]] = []
@@ -145,10 +151,23 @@ def api_parse() -> ParseResult:
 CSV_ONLY = "g4ad.xlarge"
 
 
+# Savings Plans come from the public files alone.
+PLAN_CLASSES = ("compute_savings_plan", "ec2_instance_savings_plan")
+
+
 def listed(records: list[PriceRecord], *kinds: str) -> list[PriceRecord]:
     """The records of `kinds` both sources price, in a stable order."""
-    both = (r for r in records if r.price_kind in kinds and r.instance_type != CSV_ONLY)
+    both = (
+        r
+        for r in records
+        if r.price_kind in kinds and r.instance_type != CSV_ONLY
+        and r.offering_class not in PLAN_CLASSES
+    )  # fmt: skip
     return sorted(both, key=lambda r: repr(r.key()))
+
+
+def plan_records(records: list[PriceRecord]) -> list[PriceRecord]:
+    return [r for r in records if r.offering_class in PLAN_CLASSES]
 
 
 def test_public_files_give_the_api_records_exactly(files: Files, tmp_path: Path) -> None:
@@ -209,8 +228,8 @@ def test_reserved_effective_hourly_by_hand(files: Files, tmp_path: Path) -> None
     (whole,) = [
         r
         for r in result.records
-        if (r.instance_type, r.region, r.term_months, r.payment_option)
-        == ("p4d.24xlarge", "us-east-1", 36, "all_upfront")
+        if (r.instance_type, r.region, r.term_months, r.payment_option, r.offering_class)
+        == ("p4d.24xlarge", "us-east-1", 36, "all_upfront", "standard")
     ]
     # All Upfront: an "Hrs" dimension of 0 and the fee, 214420 / 26280 = 8.159056.
     assert (whole.price_per_hour, whole.upfront_total) == (Decimal("8.159056"), Decimal("214420"))
@@ -578,7 +597,8 @@ def test_the_daemons_collection_child_hands_back_bands_and_notes(
     settings = public(files, tmp_path).settings
     answer = isolation._collect("aws", settings, NOW, isolation._RECORD_FIELDS)
     fetched = isolation._answer("aws", pickle.dumps(answer), 0)
-    assert len(fetched.parsed.records) == 36 + 9  # g4ad.xlarge's one price included
+    # g4ad.xlarge's one price and the Savings Plans rates (test_aws_plans.py) included
+    assert len(fetched.parsed.records) == 36 + 9 + len(plan_records(fetched.parsed.records))
     assert fetched.parsed.notes == ['prices from the public price files (source = "public")']
     assert fetched.parsed.interruption is not None and len(fetched.parsed.interruption) == 7
 

@@ -17,11 +17,14 @@ import pytest
 
 import collectors
 from collectors import REGISTRY, collector_class, gpus
+from collectors.aws.plans import PLAN_CLASSES
 from collectors.base import Collector, ParseResult
 from collectors.common import OFFERING_CLASSES, PAYMENT_OPTIONS, PRICE_KINDS
 from collectors.gpus import GPU_MODELS
 from tests.collectors.support import NOW, parse_demos
 from tracker.collecting.demo import DEMO_DATA
+
+AWS_PLANS = tuple(PLAN_CLASSES.values())  # AWS Savings Plans, beside the reserved instances
 
 CURRENCIES = {"USD", "CNY", "EUR"}
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -89,7 +92,7 @@ def test_records_are_sound(parsed: dict[str, ParseResult], name: str) -> None:
         else:
             assert (r.term_months, r.upfront_total, r.payment_option) == (None, None, None), where
         assert r.payment_option in (None, *PAYMENT_OPTIONS), where
-        assert r.offering_class in (None, *OFFERING_CLASSES), where
+        assert r.offering_class in (None, *OFFERING_CLASSES, *AWS_PLANS), where
         if r.effective_at is not None:
             assert r.effective_at.tzinfo is not None and r.effective_at <= NOW, where
 

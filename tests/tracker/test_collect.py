@@ -251,8 +251,14 @@ def test_demo_runs_offline_end_to_end(tmp_path: Path) -> None:
     for provider, (earlier, now) in by_provider.items():
         assert 180 <= (now[1] - earlier[1]).days <= 185, provider
     # AWS from its public files: 35 on-demand and reserved prices, 11 spot (one per region and
-    # type: 3 in us-east-1, 2 in us-west-2, 6 in eu-west-1).
-    assert (by_provider["aws"][1][0], by_provider["azure"][1][0]) == (46, 51)
+    # type: 3 in us-east-1, 2 in us-west-2, 6 in eu-west-1), and the Savings Plans prices.
+    plans = query(
+        store,
+        "SELECT count(*) FROM latest_prices WHERE offering_class IN"
+        " ('compute_savings_plan', 'ec2_instance_savings_plan')",
+    )
+    assert plans.rows == [(20,)]  # tracker/demo_data/aws/README.md
+    assert (by_provider["aws"][1][0], by_provider["azure"][1][0]) == (46 + 20, 51)
     kinds = query(store, "SELECT DISTINCT provider, price_kind FROM latest_prices ORDER BY ALL")
     for provider in ("aws", "azure"):
         assert {k for p, k in kinds.rows if p == provider} == {"on_demand", "reserved", "spot"}

@@ -97,7 +97,8 @@ def test_cycles_while_another_process_queries(tmp_path: Path) -> None:
     assert set(rows) == set(recordings())
     assert all(row["result"] == "ok" and row["next_run"] for row in rows.values())
     # AWS from its public files: 17 on-demand, 18 reserved, 11 spot (one per region and type)
-    assert rows["aws"]["records"] == 46
+    # and 20 Savings Plans prices (tracker/demo_data/aws/README.md)
+    assert rows["aws"]["records"] == 46 + 20
     assert "daemon stopped" in daemon.text()
     assert _read(setup.store, _OVERLAPS)[0][0] == 0
     assert _read(setup.store, _DUPLICATE_CURRENT)[0][0] == 0
@@ -114,7 +115,7 @@ def test_json_log_lines_carry_the_job_figures(tmp_path: Path) -> None:
         assert daemon.stop(signal.SIGINT) == 0
     records = [json.loads(line) for line in daemon.lines]  # every line is one JSON object
     jobs = {r["provider"]: r for r in records if "records" in r}
-    assert jobs["aws"]["records"] == 46 and jobs["aws"]["changes"] == 46
+    assert jobs["aws"]["records"] == 46 + 20 and jobs["aws"]["changes"] == 46 + 20
     assert jobs["azure"]["status"] == "ok" and jobs["azure"]["duration_s"] > 0
     assert {"time", "level", "logger", "message"} <= set(jobs["aws"])
 

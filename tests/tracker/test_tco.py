@@ -281,7 +281,7 @@ def test_no_candidate_says_why(store: Path) -> None:
     result = run(store, "--gpu", "A100", "--provider", "paperspace")
     assert result.exit_code == 0
     # The filter that emptied it is named, with what the others have.
-    said = "no candidate: no offers for A100 from paperspace (140 A100 offers from other providers)"
+    said = "no candidate: no offers for A100 from paperspace (146 A100 offers from other providers)"
     assert said in result.output
     # A CSV of no candidates still has its header: the fields of the JSON objects.
     empty = run(store, "--gpu", "A100", "--provider", "paperspace", "--format", "csv")

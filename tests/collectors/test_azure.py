@@ -929,6 +929,25 @@ def test_collect_without_the_entry_reports_the_sku_and_how_to_add_it(
     assert "GPU types: 14 priced, 0 from API facts" in said
 
 
+def test_collect_asks_for_a_sku_outside_the_series_a_users_entry_names(
+    replay: Callable[..., ReplayServer], tmp_path: Path
+) -> None:
+    """From config.toml to the request: the entry's SKU is in the `$filter` sent."""
+    server = replay(DEMO)
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[storage]\npath = "{tmp_path / "prices.duckdb"}"\n'
+        f'[providers.azure]\nendpoint = "{server.url}/api/retail/prices"\n'
+        '[gpus.instance_types."Standard_NX24ads_B9_v9"]\n'  # a made-up size outside the series
+        'provider = "azure"\ngpu_model = "A10"\ngpu_count = 1\ngpu_memory_gib = 24\n'
+    )
+    result = CliRunner().invoke(cli, ["--config", str(config), "collect", "--provider", "azure"])
+    assert result.exit_code == 0, result.output
+    assert server.requests[0].query["$filter"] == SERIES_FILTER.replace(
+        "'Standard_NV'))", "'Standard_NV') or armSkuName eq 'Standard_NX24ads_B9_v9')"
+    )
+
+
 def test_demo_recording_replays_cleanly(
     replay: Callable[..., ReplayServer], observed_at: datetime
 ) -> None:

@@ -2,8 +2,8 @@
 
 `fetch` asks once with an OData `$filter` for the GPU series (NC, ND, NG, NV) and the SKUs a
 user's `[gpus.instance_types]` entries name outside them, and follows `NextPageLink` until it
-is null. `parse` (`collectors.azure.parse`, pure) turns each row into at most one
-price, with GPU facts from `collectors.gpus`: the API names no GPU.
+is null. `parse` (`collectors.azure.parse`, pure) turns each row into at most one price (and
+an on-demand row's savings plans), with GPU facts from `collectors.gpus`: the API names no GPU.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ DEFAULT_ENDPOINT = "https://prices.azure.com/api/retail/prices"
 # 2023-01-01-preview adds `savingsPlan` and makes filter values case-sensitive ('Standard_NC'
 # matches, 'standard_nc' does not).
 API_VERSION = "2023-01-01-preview"
-# Every GPU VM size is named N<family>: NC, ND and NV (NVIDIA, AMD MI300X and Radeon V710)
-# and NG (AMD Radeon PRO V620); the NP sizes are FPGAs.
+# Every GPU VM size is named N<family>: NC, ND, NV (NVIDIA; AMD's MI300X in ND, MI25 and V710
+# in NV) and NG (AMD Radeon PRO V620). The NP sizes are FPGAs.
 GPU_SERIES = ("Standard_NC", "Standard_ND", "Standard_NG", "Standard_NV")
 # A NextPageLink that never ends (or loops) must not hang the daemon.
 MAX_PAGES = 2000

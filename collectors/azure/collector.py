@@ -1,8 +1,9 @@
 """Azure: GPU VM prices from the public Retail Prices API (no credentials).
 
-`fetch` asks once with an OData `$filter` for the NC/ND/NV series and follows `NextPageLink`
-until it is null. `parse` (`collectors.azure.parse`, pure) turns each row into at most one
-price, with GPU facts from `collectors.gpus`: the API names no GPU.
+`fetch` asks once with an OData `$filter` for the GPU series (NC, ND, NG, NV) and the SKUs a
+user's `[gpus.instance_types]` entries name outside them, and follows `NextPageLink` until it
+is null. `parse` (`collectors.azure.parse`, pure) turns each row into at most one price (and
+an on-demand row's savings plans), with GPU facts from `collectors.gpus`: the API names no GPU.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ DEFAULT_ENDPOINT = "https://prices.azure.com/api/retail/prices"
 # 2023-01-01-preview adds `savingsPlan` and makes filter values case-sensitive ('Standard_NC'
 # matches, 'standard_nc' does not).
 API_VERSION = "2023-01-01-preview"
-GPU_SERIES = ("Standard_NC", "Standard_ND", "Standard_NV")
+# Every GPU VM size is named N<family>: NC, ND, NV (NVIDIA; AMD's MI300X in ND, MI25 and V710
+# in NV) and NG (AMD Radeon PRO V620). The NP sizes are FPGAs.
+GPU_SERIES = ("Standard_NC", "Standard_ND", "Standard_NG", "Standard_NV")
 # A NextPageLink that never ends (or loops) must not hang the daemon.
 MAX_PAGES = 2000
 
@@ -57,7 +60,10 @@ class AzureCollector(Collector):
 
     def odata_filter(self) -> str:
         """The `$filter` sent: Virtual Machines of the GPU series, in the asked regions only."""
-        series = " or ".join(f"contains(armSkuName, {_quote(s)})" for s in GPU_SERIES)
+        series = " or ".join(
+            [f"contains(armSkuName, {_quote(s)})" for s in GPU_SERIES]
+            + [f"armSkuName eq {_quote(sku)}" for sku in self.asked_skus()]
+        )
         # Windows rows are half of every GPU series' rows: leave them at the server (the syntax
         # gpuhunt uses). The parser still drops any that come back.
         clause = (
@@ -68,6 +74,20 @@ class AzureCollector(Collector):
             regions = " or ".join(f"armRegionName eq {_quote(r)}" for r in self.regions)
             clause += f" and ({regions})"
         return clause
+
+    def asked_skus(self) -> tuple[str, ...]:
+        """The SKUs outside the GPU series a user's `[gpus.instance_types]` entry prices: those
+        of `provider = "azure"`, and those of no provider named as Azure names sizes
+        ("Standard_..."). Asked by name, so the entry takes effect."""
+        entries = self.settings.gpus.instance_types if self.settings.gpus else {}
+        return tuple(
+            sorted(
+                sku
+                for sku, entry in entries.items()
+                if (entry.provider == self.name or (entry.provider is None and _azure_name(sku)))
+                and not any(series in sku for series in GPU_SERIES)
+            )
+        )
 
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         """Rows to records (`parse`); every row not stored is counted in `skipped_rows`."""
@@ -86,6 +106,10 @@ PAGES = Cap(
     MAX_PAGES,
     lambda most: PayloadShapeError(AzureCollector.name, f"more than {most} pages; giving up"),
 )
+
+
+def _azure_name(sku: str) -> bool:
+    return sku.startswith("Standard_")
 
 
 def _quote(value: str) -> str:

@@ -1,7 +1,8 @@
 """Azure's Retail Prices rows to price records: pure, no I/O.
 
-`Consumption` rows are on-demand (spot when the sku or meter name ends in " Spot"),
-`Reservation` rows are 1 or 3 year reservations. The API names no GPU, so GPU and host facts
+`Consumption` rows are on-demand (spot when the sku or meter name ends in " Spot"), with the
+savings plans of their `savingsPlan` array (`collectors.azure.plans`); `Reservation` rows are
+1 or 3 year reservations. The API names no GPU, so GPU and host facts
 come from `collectors.gpus`: the user's `[gpus.instance_types."<sku>"]` entry, else the bundled
 table. A SKU neither knows has no GPU count: it is reported (`unknown_instance_types`), not
 stored.
@@ -18,6 +19,7 @@ from operator import itemgetter
 from typing import Any
 
 from collectors import gpus, kit
+from collectors.azure import plans
 from collectors.base import ParseResult, Payloads, PriceRecord, effective_hourly, money
 from collectors.common import PayloadShapeError, PriceKind
 
@@ -141,6 +143,8 @@ class _Parser:
         kept = offers.setdefault(record.key(), record)
         if kept is record:
             result.facts[record.instance_type] = found.source if found else "table"
+            if record.price_kind == "on_demand":  # savings plans cover no spot VM
+                self._place_plans(item, gpu, where, offers, result)
             return None
         # Two rows pricing the same offer differently: which one Azure bills is not knowable
         # from the payload, so keep the first seen (pages are read in order: deterministic)
@@ -161,6 +165,34 @@ class _Parser:
         # The API repeats rows. Consumption and Reservation rows can share a meterId, so the
         # offer key (kind and term included), not the meter, tells a repeat from a new price.
         return "duplicate"
+
+    def _place_plans(
+        self,
+        item: dict[str, Any],
+        gpu: gpus.InstanceGpu,
+        where: tuple[str, int],
+        offers: dict[tuple[Any, ...], PriceRecord],
+        result: ParseResult,
+    ) -> None:
+        """The row's savings-plan prices, each an offer of its own beside the on-demand one."""
+        found, problems = plans.offers(item)
+        for problem in problems:
+            self.log.warning("%s: %s item %d: %s: %s", PROVIDER, *where, problem, _describe(item))
+        if problems:  # its plans missing here: unconfirmed, not withdrawn
+            result.unreadable.add(item["armSkuName"])
+        for offer in found:
+            record = kit.record(PROVIDER, item["armRegionName"], item["armSkuName"], gpu, offer)
+            kept = offers.setdefault(record.key(), record)
+            if kept.price_per_hour != record.price_per_hour:  # first seen, as for any price
+                self.log.warning(
+                    "%s: %s item %d: second %d-month savings-plan price %s for %s; keeping %s",
+                    PROVIDER,
+                    *where,
+                    record.term_months,
+                    record.price_per_hour,
+                    _describe(item),
+                    kept.price_per_hour,
+                )
 
     def _skip_malformed(self, item: Any, problem: str, result: ParseResult) -> None:
         self.log.warning("%s: %s; skipped", PROVIDER, problem)

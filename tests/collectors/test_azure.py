@@ -40,9 +40,12 @@ DEMO = demo_of("azure")
 FIXTURES = fixtures_of("azure")
 ENDPOINT = "https://prices.azure.com/api/retail/prices"
 UPSTREAM = "https://prices.azure.com:443"
+# A real size whose GPU facts Microsoft's pages leave open, so not in the bundled table.
+NC8_A10 = "Standard_NC8ads_A10_v4"
 SERIES_FILTER = (
     "serviceName eq 'Virtual Machines' and (contains(armSkuName, 'Standard_NC') or "
-    "contains(armSkuName, 'Standard_ND') or contains(armSkuName, 'Standard_NV'))"
+    "contains(armSkuName, 'Standard_ND') or contains(armSkuName, 'Standard_NG') or "
+    "contains(armSkuName, 'Standard_NV'))"
     " and contains(productName, 'Windows') eq false"
 )
 
@@ -81,7 +84,18 @@ def parse(payloads: dict[str, Any], observed_at: datetime, **settings: Any) -> P
 
 
 def by_offer(result: ParseResult) -> dict[tuple[Any, ...], PriceRecord]:
-    return keyed(result, "region", "instance_type", "price_kind", "term_months")
+    """The records without the savings plans (`plans`), by region, type, kind and term."""
+    plain = dataclasses.replace(result, records=[r for r in result.records if not r.offering_class])
+    return keyed(plain, "region", "instance_type", "price_kind", "term_months")
+
+
+def plans(result: ParseResult) -> dict[tuple[Any, ...], PriceRecord]:
+    """The savings-plan records, by region, type and term."""
+    saved = [r for r in result.records if r.offering_class == "savings_plan"]
+    assert len(saved) == sum(r.offering_class is not None for r in result.records)
+    return keyed(
+        dataclasses.replace(result, records=saved), "region", "instance_type", "term_months"
+    )
 
 
 def page(items: list[Any], next_link: str | None = None) -> dict[str, Any]:
@@ -254,10 +268,11 @@ def test_records_in_full(observed_at: datetime) -> None:
 
 def test_every_offer_and_price(observed_at: datetime) -> None:
     """The offers worked by hand are there at their prices, and no more offers than the rows the
-    recording prices (62 rows, 51 offers: tracker/demo_data/azure/README.md)."""
+    recording prices (66 rows, 55 offers, 12 savings plans: tracker/demo_data/azure/README.md)."""
     result = parse(load_pages(), observed_at)
     prices = {key: (r.price_per_hour, r.upfront_total) for key, r in by_offer(result).items()}
-    assert len(prices) == 51
+    assert len(prices) == 55
+    assert len(plans(result)) == 12
     # NC24ads A100 v4 reservations: 20288 / 8760 and 39024 / 26280 (term totals, invented)
     assert prices["eastus", "Standard_NC24ads_A100_v4", "reserved", 12] == (
         Decimal("2.315982"),
@@ -303,6 +318,99 @@ def test_reservation_total_is_spread_over_the_term() -> None:
     assert (Decimal("1033582") / 26280).quantize(Decimal("0.000001")) == Decimal("39.329604")
 
 
+def test_savings_plans_are_reserved_offers_of_their_own(observed_at: datetime) -> None:
+    result = parse(load_pages(), observed_at)
+    saved = plans(result)
+    # NC24ads A100 v4 eastus: savingsPlan unitPrice 2.2658737 (3 Years), 2.9384 (1 Year), per
+    # hour as given, rounded once to six places: 2.2658737 -> 2.265874.
+    assert saved["eastus", "Standard_NC24ads_A100_v4", 36] == PriceRecord(
+        provider="azure",
+        region="eastus",
+        zone=None,
+        instance_type="Standard_NC24ads_A100_v4",
+        price_kind="reserved",
+        term_months=36,
+        payment_option=None,
+        offering_class="savings_plan",
+        currency="USD",
+        price_per_hour=Decimal("2.265874"),
+        upfront_total=Decimal("0"),
+        gpu_model="A100",
+        gpu_count=1,
+        gpu_memory_gib=80,
+        vcpus=24,
+        memory_gib=220,
+    )
+    hourly = {key: r.price_per_hour for key, r in saved.items()}
+    assert hourly["eastus", "Standard_NC24ads_A100_v4", 12] == Decimal("2.938400")
+    # ND96isr H100 v5 eastus: the plans beside the reservations of the same terms, none replaced
+    assert hourly["eastus", "Standard_ND96isr_H100_v5", 12] == Decimal("78.656")
+    assert hourly["eastus", "Standard_ND96isr_H100_v5", 36] == Decimal("61.9416")
+    offers = by_offer(result)
+    assert offers["eastus", "Standard_ND96isr_H100_v5", "reserved", 12].price_per_hour == (
+        Decimal("62.924772")
+    )
+    assert offers["eastus", "Standard_ND96isr_H100_v5", "on_demand", None].price_per_hour == (
+        Decimal("98.32")
+    )
+    # NG32ads V620 v1 (the AMD NG series): 1.8 on demand, plans 1.44 and 1.1106
+    assert hourly["eastus", "Standard_NG32ads_V620_v1", 12] == Decimal("1.44")
+    assert offers["eastus", "Standard_NG32ads_V620_v1", "on_demand", None].gpu_model == "V620"
+    # a plan on each Linux on-demand row that has one, below its on-demand price
+    for (region, sku, _), plan in saved.items():
+        assert plan.price_per_hour < offers[region, sku, "on_demand", None].price_per_hour
+    assert {r.upfront_total for r in saved.values()} == {Decimal(0)}
+
+
+@pytest.mark.parametrize(
+    ("plans_given", "problem"),
+    [
+        ("a list", "savingsPlan is a str, not a list"),
+        (
+            [{"unitPrice": 2.0, "retailPrice": 2.0, "term": "5 Years"}],
+            "has an unknown term '5 Years'",
+        ),
+        ([{"retailPrice": 2.0, "term": "1 Year"}], "(1 Year) has no price: unitPrice None"),
+        ([{"unitPrice": 0.0, "retailPrice": 0.0, "term": "1 Year"}], "has no price: unitPrice 0.0"),
+        ([{"unitPrice": "NaN", "term": "3 Years"}], "has no price: unitPrice 'NaN'"),
+        ([["1 Year", 2.0]], "savingsPlan[0] is not an object"),
+        ([{"unitPrice": 2.0, "term": ["1 Year"]}], "has an unknown term ['1 Year']"),
+    ],
+)
+def test_an_unreadable_savings_plan_is_skipped_and_said(
+    observed_at: datetime, caplog: pytest.LogCaptureFixture, plans_given: Any, problem: str
+) -> None:
+    good = {"unitPrice": 2.9384, "retailPrice": 2.9384, "term": "1 Year"}
+    given = [*plans_given, good] if isinstance(plans_given, list) else plans_given
+    with caplog.at_level(logging.WARNING, logger="collectors.azure"):
+        result = parse_rows(observed_at, row(savingsPlan=given))
+    # the on-demand price stands; a readable plan beside the bad one is kept
+    assert by_offer(result)["eastus", "Standard_NC24ads_A100_v4", "on_demand", None]
+    kept = {key[2]: r.price_per_hour for key, r in plans(result).items()}
+    assert kept == ({12: Decimal("2.938400")} if isinstance(plans_given, list) else {})
+    [message] = caplog.messages
+    assert message.startswith("azure: page-1 item 0: savingsPlan")
+    assert problem in message
+    # its plans missing from this answer are unconfirmed, not withdrawn
+    assert result.unreadable == {"Standard_NC24ads_A100_v4"}
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"savingsPlan": None},
+        {"savingsPlan": []},
+        {"skuName": "NC24ads A100 v4 Spot", "meterName": "NC24ads A100 v4 Spot"},
+    ],
+)
+def test_rows_without_savings_plans(observed_at: datetime, changes: dict[str, Any]) -> None:
+    """No array, an empty one, or a spot row's (savings plans cover no spot VM): no plan."""
+    result = parse_rows(observed_at, row(**changes))
+    assert len(result.records) == 1
+    assert plans(result) == {}
+    assert result.unreadable == set()
+
+
 def test_trap_rows_are_not_stored(observed_at: datetime) -> None:
     result = parse(load_pages(), observed_at)
     stored = {r.price_per_hour for r in result.records} | {r.upfront_total for r in result.records}
@@ -316,11 +424,13 @@ def test_trap_rows_are_not_stored(observed_at: datetime) -> None:
         Decimal("0.752")
     )
     # the Dedicated host row is dropped before the GPU table is asked about it
-    assert result.unknown_instance_types == {"Standard_ND40rs_v2"}
+    assert result.unknown_instance_types == {"Standard_NC8ads_A10_v4"}
     items = sum(len(p["Items"]) for p in load_pages().values())
     # dedicated 1, windows 5, dev/test 2, $0 1, duplicate 1, low priority 2, unknown SKU 1
     assert result.skipped_rows == 13
-    assert len(result.records) + result.skipped_rows == items == 64
+    # every row is one price or skipped; six rows carry two savings plans each besides
+    assert len(by_offer(result)) + result.skipped_rows == items == 68
+    assert len(result.records) == len(by_offer(result)) + 2 * 6
 
 
 def test_skips_are_logged_with_the_provider_name(
@@ -328,17 +438,17 @@ def test_skips_are_logged_with_the_provider_name(
 ) -> None:
     with caplog.at_level(logging.INFO, logger="collectors.azure"):
         result = parse(load_pages(), observed_at)
-    assert result.unknown_instance_types == {"Standard_ND40rs_v2"}
+    assert result.unknown_instance_types == {"Standard_NC8ads_A10_v4"}
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     # oddities only: the policy skips (Windows, dev/test, ...) are counted, not warned about
     assert warnings == [
         "azure: page-1 item 13: skipped (no price): Standard_NC8as_T4_v3 eastus Consumption "
         "'NC8as T4 v3' 0.0 '1 Hour'",
-        "azure: Standard_ND40rs_v2 is not in the GPU table; its prices are not stored (add "
-        '[gpus.instance_types."Standard_ND40rs_v2"] to config.toml to price it)',
+        "azure: Standard_NC8ads_A10_v4 is not in the GPU table; its prices are not stored (add "
+        '[gpus.instance_types."Standard_NC8ads_A10_v4"] to config.toml to price it)',
     ]
     assert caplog.records[-1].getMessage() == (
-        "azure: 51 records, 13 rows skipped (dedicated host: 1, windows: 5, dev/test price: 2, "
+        "azure: 67 records, 13 rows skipped (dedicated host: 1, windows: 5, dev/test price: 2, "
         "no price: 1, duplicate: 1, low priority: 2, unknown instance type: 1)"
     )
 
@@ -371,7 +481,7 @@ def test_pages_are_read_in_page_number_order(observed_at: datetime) -> None:
     assert parse(shuffled, observed_at).records == parse(pages, observed_at).records
     # numeric, not lexical: page-10 comes after page-9
     many = {f"page-{n}": page([row(retailPrice=float(n))]) for n in (10, 9, 2, 1)}
-    [kept] = parse(many, observed_at).records
+    [kept] = by_offer(parse(many, observed_at)).values()
     assert kept.price_per_hour == Decimal("1")
 
 
@@ -426,8 +536,10 @@ def test_spot_is_the_name_suffix(observed_at: datetime, changes: dict[str, Any])
 
 
 def test_currency_is_the_rows_own(observed_at: datetime) -> None:
-    [record] = parse_rows(observed_at, row(currencyCode="EUR", retailPrice=3.4071)).records
+    result = parse_rows(observed_at, row(currencyCode="EUR", retailPrice=3.4071))
+    [record] = by_offer(result).values()
     assert (record.currency, record.price_per_hour) == ("EUR", Decimal("3.4071"))
+    assert {r.currency for r in result.records} == {"EUR"}  # its savings plans too
 
 
 def test_reservation_and_consumption_rows_sharing_a_meter_id(observed_at: datetime) -> None:
@@ -448,7 +560,7 @@ def test_exact_duplicate_is_skipped_quietly(
 ) -> None:
     with caplog.at_level(logging.WARNING, logger="collectors.azure"):
         result = parse_rows(observed_at, row(), copy.deepcopy(row()))
-    assert len(result.records) == 1
+    assert len(result.records) == 1 + 2  # on-demand and its two savings plans, once
     assert result.skipped_rows == 1
     assert caplog.messages == []
 
@@ -460,7 +572,7 @@ def test_two_prices_for_one_offer_keep_the_first(
     rows = (row(retailPrice=first), row(retailPrice=second, meterId="another-meter"))
     with caplog.at_level(logging.WARNING, logger="collectors.azure"):
         result = parse_rows(observed_at, *rows)
-    [record] = result.records
+    [record] = by_offer(result).values()
     assert record.price_per_hour == Decimal(str(first))  # first seen, not the lower one
     assert result.skipped_rows == 1
     [message] = caplog.messages
@@ -521,7 +633,7 @@ def test_fetch_sends_the_filter_and_follows_next_page_link(
 
     assert got == pages
     assert [c.request.url for c in rsps.calls][1] == link  # followed as given, ":443" and all
-    assert progress == [(1, 32), (2, 64)]  # 31 + 31 recorded rows, one trap row on each page
+    assert progress == [(1, 32), (2, 68)]  # 31 + 35 recorded rows, one trap row on each page
     assert rsps.calls[0].request.headers["User-Agent"].startswith("gpu-price-tracker/")
 
 
@@ -529,6 +641,25 @@ def test_fetch_asks_only_the_configured_regions(rsps: responses.RequestsMock) ->
     regional = SERIES_FILTER + " and (armRegionName eq 'eastus' or armRegionName eq 'westus2')"
     rsps.get(ENDPOINT, json=page([row()]), match=[first_page_params(regional)])
     got = collector(regions=("eastus", "westus2")).fetch()
+    assert list(got) == ["page-1"]
+
+
+def test_fetch_asks_for_the_skus_a_users_entry_names(rsps: responses.RequestsMock) -> None:
+    entry = gpus.TypeOverride
+    entries = {
+        "Standard_NX24ads_B9_v9": entry(provider="azure"),  # a size outside the series (made up)
+        "Standard_NP10s": entry(),  # no provider: named as Azure names sizes
+        "Standard_ND40rs_v2": entry(),  # in a GPU series: asked already
+        "p4d.24xlarge": entry(),  # another provider's name
+        "Standard_D4s_v5": entry(provider="aws"),  # another provider's entry
+    }
+    asked = SERIES_FILTER.replace(
+        "contains(armSkuName, 'Standard_NV'))",
+        "contains(armSkuName, 'Standard_NV') or armSkuName eq 'Standard_NP10s'"
+        " or armSkuName eq 'Standard_NX24ads_B9_v9')",
+    )
+    rsps.get(ENDPOINT, json=page([]), match=[first_page_params(asked)])
+    got = collector(gpus=gpus.Overrides(instance_types=entries)).fetch()
     assert list(got) == ["page-1"]
 
 
@@ -690,7 +821,7 @@ def test_replay_fixture_fetch_then_parse(
     assert payloads["page-1"]["NextPageLink"].startswith(server.url + "/api/retail/prices?")
     fetched = azure_collector.parse(payloads, observed_at=observed_at)
     assert fetched.records == parse(recorded_pages(), observed_at).records
-    assert len(fetched.records) == 51
+    assert len(fetched.records) == 67
 
 
 def test_table_facts_are_marked_as_the_tables(observed_at: datetime) -> None:
@@ -699,43 +830,39 @@ def test_table_facts_are_marked_as_the_tables(observed_at: datetime) -> None:
 
 
 def test_a_sku_only_a_users_entry_knows_is_priced(observed_at: datetime) -> None:
-    entry = gpus.TypeOverride("azure", "V100", 8, 32, 40, 672)
-    result = parse(
-        load_pages(), observed_at, gpus=gpus.Overrides(instance_types={"Standard_ND40rs_v2": entry})
-    )
-    nd40 = [r for r in result.records if r.instance_type == "Standard_ND40rs_v2"]
-    assert nd40 == [
+    entry = gpus.TypeOverride("azure", "A10", 1, 24)
+    result = parse(load_pages(), observed_at, gpus=gpus.Overrides(instance_types={NC8_A10: entry}))
+    nc8 = [r for r in result.records if r.instance_type == NC8_A10]
+    assert nc8 == [
         PriceRecord(
             provider="azure",
             region="eastus",
             zone=None,
-            instance_type="Standard_ND40rs_v2",
+            instance_type=NC8_A10,
             price_kind="on_demand",
             term_months=None,
             payment_option=None,
             offering_class=None,
             currency="USD",
-            price_per_hour=Decimal("22.032000"),  # retailPrice as given: 2.754 per GPU-hour
+            price_per_hour=Decimal("0.930000"),  # retailPrice as given
             upfront_total=None,
-            gpu_model="V100",
-            gpu_count=8,
-            gpu_memory_gib=32,
-            vcpus=40,
-            memory_gib=672,
+            gpu_model="A10",
+            gpu_count=1,
+            gpu_memory_gib=24,
         )
     ]
-    assert result.facts["Standard_ND40rs_v2"] == "config"
+    assert result.facts[NC8_A10] == "config"
     assert result.unknown_instance_types == set()
 
 
 # ---------------------------------------------------------------------------------------------
 # the user's [gpus] entry, through `gpu-tracker collect` against the loopback server
 
-ND40 = """
-[gpus.instance_types."Standard_ND40rs_v2"]
-gpu_model = "V100"
-gpu_count = 8
-gpu_memory_gib = 32
+NC8 = f"""
+[gpus.instance_types."{NC8_A10}"]
+gpu_model = "A10"
+gpu_count = 1
+gpu_memory_gib = 24
 """
 
 
@@ -764,31 +891,30 @@ def stored(tmp_path: Path, query: str) -> Any:
     return json.loads(result.output)
 
 
-ND40_ROWS = (
+NC8_ROWS = (
     "SELECT region, price_kind, price_per_hour, gpu_model, gpu_count, gpu_memory_gib"
-    " FROM latest_prices WHERE instance_type = 'Standard_ND40rs_v2'"
+    f" FROM latest_prices WHERE instance_type = '{NC8_A10}'"
 )
 
 
 def test_collect_prices_a_sku_the_users_entry_knows(
     replay: Callable[..., ReplayServer], tmp_path: Path
 ) -> None:
-    result = collect(replay, tmp_path, ND40)
+    result = collect(replay, tmp_path, NC8)
     assert result.exit_code == 0, result.output
-    # retailPrice 22.032 for 8 V100s: 2.754 per GPU-hour
-    assert stored(tmp_path, ND40_ROWS) == [
+    assert stored(tmp_path, NC8_ROWS) == [
         {
             "region": "eastus",
             "price_kind": "on_demand",
-            "price_per_hour": 22.032,
-            "gpu_model": "V100",
-            "gpu_count": 8.0,
-            "gpu_memory_gib": 32.0,
+            "price_per_hour": 0.93,
+            "gpu_model": "A10",
+            "gpu_count": 1.0,
+            "gpu_memory_gib": 24.0,
         }
     ]
     said = " ".join(result.output.split())
     assert "unknown GPU instance types" not in said
-    assert "GPU types: 12 priced, 0 from API facts" in said  # the 11 of the recording and it
+    assert "GPU types: 15 priced, 0 from API facts" in said  # the 14 of the recording and it
 
 
 def test_collect_without_the_entry_reports_the_sku_and_how_to_add_it(
@@ -796,11 +922,30 @@ def test_collect_without_the_entry_reports_the_sku_and_how_to_add_it(
 ) -> None:
     result = collect(replay, tmp_path, "")
     assert result.exit_code == 0, result.output
-    assert stored(tmp_path, ND40_ROWS) == []  # no GPU count: nothing to store
+    assert stored(tmp_path, NC8_ROWS) == []  # no GPU count: nothing to store
     said = " ".join(result.output.split())
-    assert "unknown GPU instance types, not stored: Standard_ND40rs_v2" in said
+    assert f"unknown GPU instance types, not stored: {NC8_A10}" in said
     assert "see gpu-tracker gpus --unknown" in said
-    assert "GPU types: 11 priced, 0 from API facts" in said
+    assert "GPU types: 14 priced, 0 from API facts" in said
+
+
+def test_collect_asks_for_a_sku_outside_the_series_a_users_entry_names(
+    replay: Callable[..., ReplayServer], tmp_path: Path
+) -> None:
+    """From config.toml to the request: the entry's SKU is in the `$filter` sent."""
+    server = replay(DEMO)
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[storage]\npath = "{tmp_path / "prices.duckdb"}"\n'
+        f'[providers.azure]\nendpoint = "{server.url}/api/retail/prices"\n'
+        '[gpus.instance_types."Standard_NX24ads_B9_v9"]\n'  # a made-up size outside the series
+        'provider = "azure"\ngpu_model = "A10"\ngpu_count = 1\ngpu_memory_gib = 24\n'
+    )
+    result = CliRunner().invoke(cli, ["--config", str(config), "collect", "--provider", "azure"])
+    assert result.exit_code == 0, result.output
+    assert server.requests[0].query["$filter"] == SERIES_FILTER.replace(
+        "'Standard_NV'))", "'Standard_NV') or armSkuName eq 'Standard_NX24ads_B9_v9')"
+    )
 
 
 def test_demo_recording_replays_cleanly(
@@ -819,8 +964,17 @@ def test_demo_recording_replays_cleanly(
         ("reserved", 12),
         ("reserved", 36),
     }
-    assert {r.gpu_model for r in result.records} == {"T4", "A100", "H100", "H200", "A10"}
-    assert 40 <= len(result.records) <= 60
+    assert {r.gpu_model for r in result.records} == {
+        "T4",
+        "A100",
+        "H100",
+        "H200",
+        "A10",
+        "V100",
+        "V620",
+    }
+    # the whole recording less eastus2's ND96amsr A100 v4: on-demand, spot, two savings plans
+    assert len(result.records) == len(parse(recorded_pages(), observed_at).records) - 4
     eastus = by_offer(result)
     assert eastus["eastus", "Standard_ND96isr_H100_v5", "reserved", 12].price_per_hour == (
         Decimal("62.924772")

@@ -72,13 +72,17 @@ def test_an_entry_for_a_type_nobody_knows_needs_a_count_and_memory() -> None:
     config = _config(
         {
             "instance_types": {
-                "Standard_ND40rs_v2": {"gpu_model": "V100", "gpu_count": 8, "gpu_memory_gib": 32},
+                "Standard_NC8ads_A10_v4": {
+                    "gpu_model": "A10",
+                    "gpu_count": 1,
+                    "gpu_memory_gib": 24,
+                },
                 "only-model": {"gpu_model": "T4"},
             }
         }
     )
     gpus.install(config.gpus)
-    assert gpus.lookup("azure", "Standard_ND40rs_v2") == InstanceGpu("V100", 8, 32)
+    assert gpus.lookup("azure", "Standard_NC8ads_A10_v4") == InstanceGpu("A10", 1, 24)
     assert gpus.lookup("aws", "only-model") is None  # no count, no memory: no per-GPU price
 
 

@@ -92,7 +92,7 @@ def test_records_are_sound(parsed: dict[str, ParseResult], name: str) -> None:
         else:
             assert (r.term_months, r.upfront_total, r.payment_option) == (None, None, None), where
         assert r.payment_option in (None, *PAYMENT_OPTIONS), where
-        assert r.offering_class in (None, *OFFERING_CLASSES, *AWS_PLANS), where
+        assert r.offering_class in (None, *OFFERING_CLASSES, *AWS_PLANS, "savings_plan"), where
         if r.effective_at is not None:
             assert r.effective_at.tzinfo is not None and r.effective_at <= NOW, where
 

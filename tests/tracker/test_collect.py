@@ -89,7 +89,7 @@ def test_collect_stores_both_providers(replay: Any, tmp_path: Path) -> None:
         store,
         "SELECT provider, price_per_hour, upfront_total FROM latest_prices WHERE "
         "(instance_type = 'Standard_ND96isr_H100_v5' AND price_kind = 'reserved' "
-        " AND term_months = 12 AND region = 'eastus') OR "
+        " AND term_months = 12 AND region = 'eastus' AND offering_class IS NULL) OR "
         "(instance_type = 'p4d.24xlarge' AND price_kind = 'on_demand' AND region = 'us-east-1') "
         "ORDER BY provider",
     ).rows
@@ -251,14 +251,15 @@ def test_demo_runs_offline_end_to_end(tmp_path: Path) -> None:
     for provider, (earlier, now) in by_provider.items():
         assert 180 <= (now[1] - earlier[1]).days <= 185, provider
     # AWS from its public files: 35 on-demand and reserved prices, 11 spot (one per region and
-    # type: 3 in us-east-1, 2 in us-west-2, 6 in eu-west-1), and the Savings Plans prices.
+    # type: 3 in us-east-1, 2 in us-west-2, 6 in eu-west-1) and the Savings Plans prices.
+    # Azure: 55 offers and 12 savings plans (tracker/demo_data/azure/README.md).
     plans = query(
         store,
         "SELECT count(*) FROM latest_prices WHERE offering_class IN"
         " ('compute_savings_plan', 'ec2_instance_savings_plan')",
     )
     assert plans.rows == [(20,)]  # tracker/demo_data/aws/README.md
-    assert (by_provider["aws"][1][0], by_provider["azure"][1][0]) == (46 + 20, 51)
+    assert (by_provider["aws"][1][0], by_provider["azure"][1][0]) == (46 + 20, 67)
     kinds = query(store, "SELECT DISTINCT provider, price_kind FROM latest_prices ORDER BY ALL")
     for provider in ("aws", "azure"):
         assert {k for p, k in kinds.rows if p == provider} == {"on_demand", "reserved", "spot"}
@@ -323,5 +324,5 @@ def test_progress_display_on_a_terminal(replay: Any, tmp_path: Path) -> None:
     outcomes = run_collection(console, config, (), {})
     assert [o.status for o in outcomes] == ["ok"]
     text = screen.getvalue()
-    assert "azure ok" in text and "2 pages, 62 items" in text
+    assert "azure ok" in text and "2 pages, 66 items" in text
     assert "Collection summary" in text

@@ -140,20 +140,20 @@ def test_the_models_include_the_users_own_and_need_no_store(tmp_path: Path) -> N
 def test_the_types_of_a_provider_with_the_users_entries(tmp_path: Path) -> None:
     config = write_config(
         tmp_path,
-        '[gpus.instance_types."Standard_ND40rs_v2"]\nprovider = "azure"\ngpu_model = "V100"\n'
-        "gpu_count = 8\ngpu_memory_gib = 32\n"
+        '[gpus.instance_types."Standard_NC8ads_A10_v4"]\nprovider = "azure"\ngpu_model = "A10"\n'
+        "gpu_count = 1\ngpu_memory_gib = 24\n"
         '[gpus.instance_types."Standard_NC6s_v3"]\nvcpus = 7\n',
     )
     code, out, err = run(config, "gpus", "--provider", "Azure", "--format", "json")
     assert code == 0, err
     rows = {r["instance_type"]: r for r in json.loads(out)}
     assert {r["provider"] for r in rows.values()} == {"azure"}
-    assert rows["Standard_ND40rs_v2"] == {
+    assert rows["Standard_NC8ads_A10_v4"] == {
         "provider": "azure",
-        "instance_type": "Standard_ND40rs_v2",
-        "gpu_model": "V100",
-        "gpu_count": 8.0,
-        "gpu_memory_gib": 32.0,
+        "instance_type": "Standard_NC8ads_A10_v4",
+        "gpu_model": "A10",
+        "gpu_count": 1.0,
+        "gpu_memory_gib": 24.0,
         "vcpus": None,
         "memory_gib": None,
         "origin": "config",
@@ -175,7 +175,7 @@ def test_the_types_of_a_provider_with_the_users_entries(tmp_path: Path) -> None:
     assert out.splitlines()[0] == (
         "provider,instance_type,gpu_model,gpu_count,gpu_memory_gib,vcpus,memory_gib,origin"
     )
-    assert "azure,Standard_ND40rs_v2,V100,8,32,,,config" in out.splitlines()
+    assert "azure,Standard_NC8ads_A10_v4,A10,1,24,,,config" in out.splitlines()
 
 
 def test_unknown_lists_an_unnamed_offer_and_a_type_not_stored(seen: Path) -> None:
@@ -303,9 +303,9 @@ def test_types_and_unknown_together_is_a_usage_error(tmp_path: Path) -> None:
     assert code == 2 and "either --types or --unknown" in err
 
 
-# A Retail Prices row for a SKU only an entry of the user's knows (NDv2: 8x V100 32 GB), beside
-# one the GPU table knows. The prices are Azure's own for eastus (NDv2 from the API's answer
-# recorded in tests/fixtures/azure/traps.json).
+# A Retail Prices row for a SKU only an entry of the user's knows (NC A10 v4), beside one the
+# GPU table knows. Prices for eastus: NC6s v3 Azure's own, NC8ads A10 v4 the invented one of
+# tests/fixtures/azure/traps.json.
 def _row(sku: str, meter: str, price: float) -> dict[str, Any]:
     return {
         "currencyCode": "USD",
@@ -329,7 +329,7 @@ PAGES = {
         "BillingCurrency": "USD",
         "Items": [
             _row("Standard_NC6s_v3", "NC6s v3", 3.06),
-            _row("Standard_ND40rs_v2", "ND40rs v2", 22.032),
+            _row("Standard_NC8ads_A10_v4", "NC8ads A10 v4", 0.93),
         ],
         "NextPageLink": None,
         "Count": 2,
@@ -356,7 +356,7 @@ def test_the_entry_filled_in_prices_the_type_at_the_next_collection(tmp_path: Pa
     code, out, err = run(config, "gpus", "--unknown", "--format", "json")
     assert code == 0, err
     (found,) = json.loads(out)
-    assert (found["instance_type"], found["stored"]) == ("Standard_ND40rs_v2", False)
+    assert (found["instance_type"], found["stored"]) == ("Standard_NC8ads_A10_v4", False)
 
     # Left as printed, the entry is refused: nothing is guessed.
     config.write_text(config.read_text() + "\n" + found["snippet"] + "\n")
@@ -365,9 +365,9 @@ def test_the_entry_filled_in_prices_the_type_at_the_next_collection(tmp_path: Pa
 
     filled = (
         found["snippet"]
-        .replace('gpu_model = "?"', 'gpu_model = "V100"')
-        .replace("gpu_count = ?", "gpu_count = 8")
-        .replace("gpu_memory_gib = ?", "gpu_memory_gib = 32")
+        .replace('gpu_model = "?"', 'gpu_model = "A10"')
+        .replace("gpu_count = ?", "gpu_count = 1")
+        .replace("gpu_memory_gib = ?", "gpu_memory_gib = 24")
     )
     config.write_text('[storage]\npath = "prices.duckdb"\n\n' + filled + "\n")
     _collect(config, T0 + timedelta(hours=1))
@@ -375,9 +375,9 @@ def test_the_entry_filled_in_prices_the_type_at_the_next_collection(tmp_path: Pa
     priced = query(
         tmp_path / "prices.duckdb",
         "SELECT gpu_model, gpu_count, gpu_memory_gib, price_per_hour, price_per_gpu_hour"
-        " FROM latest_prices WHERE instance_type = 'Standard_ND40rs_v2'",
+        " FROM latest_prices WHERE instance_type = 'Standard_NC8ads_A10_v4'",
     )
-    # 22.032 USD/h for 8 GPUs: 2.754 per GPU-hour.
-    assert priced.rows == [("V100", 8.0, 32.0, 22.032, 2.754)]
+    # 0.93 USD/h for 1 GPU: 0.93 per GPU-hour.
+    assert priced.rows == [("A10", 1.0, 24.0, 0.93, 0.93)]
     code, out, _ = run(config, "gpus", "--unknown", "--format", "json")
     assert (code, json.loads(out)) == (0, [])

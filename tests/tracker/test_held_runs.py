@@ -43,9 +43,22 @@ def altered(tmp_path: Path, name: str, items: Items, *, truncated: bool = False)
 
 def times_100(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
-        {**i, "retailPrice": i["retailPrice"] * 100, "unitPrice": i["unitPrice"] * 100}
+        {
+            **i,
+            "retailPrice": i["retailPrice"] * 100,
+            "unitPrice": i["unitPrice"] * 100,
+            **(
+                {"savingsPlan": [_times_100(p) for p in i["savingsPlan"]]}
+                if "savingsPlan" in i
+                else {}
+            ),
+        }
         for i in items
     ]
+
+
+def _times_100(plan: dict[str, Any]) -> dict[str, Any]:
+    return {**plan, "retailPrice": plan["retailPrice"] * 100, "unitPrice": plan["unitPrice"] * 100}
 
 
 def half_renamed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -99,8 +112,8 @@ def test_a_truncated_walk_is_held_then_applied_when_the_next_answer_agrees(
     withdrawn = open_before - _offers_of(tmp_path, truncated)
     share = f"{withdrawn / open_before:.0%}"
     assert f"would withdraw {withdrawn} of {open_before} open offers ({share} > 25%)" in error
-    # By hand: page 1 alone holds 27 of the 51 offers; 24 / 51 is 47%.
-    assert "would withdraw 24 of 51 open offers (47% > 25%)" in error
+    # By hand: page 1 alone holds 33 of the 67 offers (6 of them savings plans); 34 / 67 is 51%.
+    assert "would withdraw 34 of 67 open offers (51% > 25%)" in error
     summary = " ".join(result.output.split())
     assert "azure held: would withdraw" in summary and "--accept-suspect" in summary
 

@@ -283,11 +283,11 @@ def test_no_candidate_says_why(store: Path) -> None:
     result = run(store, "--gpu", "A100", "--provider", "paperspace")
     assert result.exit_code == 0
     # The filter that emptied it is named, with what the others have.
-    # 140, and the 11 AWS Savings Plans prices of the A100 (tracker/demo_data/aws/README.md).
+    # 146, and the 11 AWS Savings Plans prices of the A100 (tracker/demo_data/aws/README.md).
     classes = ("compute_savings_plan", "ec2_instance_savings_plan")
     aws = candidates(store, "--gpu", "A100", "--provider", "aws")
     plans = [r for r in aws if r["offering_class"] in classes]
-    offers = 140 + len(plans)
+    offers = 146 + len(plans)
     said = f"no candidate: no offers for A100 from paperspace ({offers} A100 offers from other"
     assert said in result.output
     # A CSV of no candidates still has its header: the fields of the JSON objects.

@@ -219,6 +219,9 @@ class ProviderSettings:
     # The user's [gpus] entries (config.toml); installed for every parser when the collector
     # is built, so the CLI, the daemon's child and the tests see the same GPU table.
     gpus: Overrides | None = None
+    # Ask for the transfer prices where they take requests of their own (Azure's Bandwidth
+    # rows): `tracker` always does; a collector built for its prices alone asks only for those.
+    transfer_prices: bool = False
     # A folder the collector may keep what it saw between runs in (AWS: the GPU rows of each
     # region's offer file and its version, so an unchanged file is not read again).
     state_dir: Path | None = None

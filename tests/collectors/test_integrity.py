@@ -25,7 +25,7 @@ from tracker.collecting.demo import DEMO_DATA
 
 CURRENCIES = {"USD", "CNY", "EUR"}
 FIXTURES = Path(__file__).parents[1] / "fixtures"
-NOT_PROVIDERS = {"common", "base", "gpus", "http", "kit", "pages"}
+NOT_PROVIDERS = {"common", "base", "gpus", "http", "kit", "pages", "transfer"}
 
 
 @pytest.fixture(scope="module")

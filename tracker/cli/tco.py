@@ -22,7 +22,6 @@ from tracker.questions import workloads as workloads_q
 from tracker.questions.tco import (
     baseline_problem,
     need_from,
-    transfer_problem,
     transfer_words,
     unknown_gpu,
     why_no_offer,
@@ -63,7 +62,7 @@ def tco(
         need, amount_words = workloads_q.for_amount(need, work, amount)
     except ValueError as exc:
         fail(ctx, str(exc), EXIT_USAGE)
-    if (problem := baseline_problem(baseline, need) or transfer_problem(need)) is not None:
+    if (problem := baseline_problem(baseline, need)) is not None:
         fail(ctx, problem, EXIT_USAGE)
     if chart is not None and chart.suffix.lower() != ".png":  # as `history --chart` says it
         fail(ctx, f"--chart {chart}: the chart is a PNG file (name it *.png)", EXIT_USAGE)

@@ -62,10 +62,11 @@ def transfer_words(answer: tco_mod.Tco) -> str | None:
 
 
 def baseline_problem(baseline: int | None, need: tco_mod.Need) -> str | None:
-    """Why `--baseline` cannot be had with this need, or None (the web API refuses the same)."""
+    """Why `--baseline` (or `--data-tb`) cannot be had with this need, or None (the web API
+    refuses the same)."""
     if baseline is not None and baseline > need.gpus:
         return f"--baseline {baseline}: more than --gpus {need.gpus}"
-    return None
+    return transfer_problem(need)
 
 
 def unknown_gpu(store: Path, need: tco_mod.Need, timeout_s: float | None) -> list[str]:

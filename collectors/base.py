@@ -124,6 +124,19 @@ class MarketDepth:
     offers: int
 
 
+@dataclass(frozen=True, slots=True)
+class TransferRate:
+    """One tier of what a provider charges to move data out (docs/sql.md, `transfer_prices`):
+    per GiB, for the GiB of a month from `from_gib` up to `to_gib` (None: no upper tier)."""
+
+    region: str | None  # None: the provider's rate in every region (a flat published rate)
+    direction: str  # "out_internet" or "out_region" (to another region of the same cloud)
+    from_gib: Decimal
+    to_gib: Decimal | None
+    currency: str
+    price_per_gib: Decimal
+
+
 @dataclass
 class ParseResult:
     """What `parse` found: the records, and what it could not place (for the run summary)."""
@@ -153,6 +166,9 @@ class ParseResult:
     # "table" (the bundled GPU table) or "config" (the user's [gpus] entry). Types missing here
     # count as the table's. For the run summary and `gpu-tracker gpus`.
     facts: dict[str, str] = field(default_factory=dict)
+    # What moving data out costs (collectors.transfer): every tier the answer priced, stored
+    # change-only beside the prices; None: this collection has none, the stored ones stay.
+    transfer: list[TransferRate] | None = None
 
     def gpu_summary(self) -> GpuSummary:
         """How many GPU types this answer priced, how many from the API's own facts, and which
@@ -203,6 +219,9 @@ class ProviderSettings:
     # The user's [gpus] entries (config.toml); installed for every parser when the collector
     # is built, so the CLI, the daemon's child and the tests see the same GPU table.
     gpus: Overrides | None = None
+    # Ask for the transfer prices where they take requests of their own (Azure's Bandwidth
+    # rows): `tracker` always does; a collector built for its prices alone asks only for those.
+    transfer_prices: bool = False
     # A folder the collector may keep what it saw between runs in (AWS: the GPU rows of each
     # region's offer file and its version, so an unchanged file is not read again).
     state_dir: Path | None = None

@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from collectors.base import InterruptionBand, MarketDepth, PriceRecord
+from collectors.base import InterruptionBand, MarketDepth, PriceRecord, TransferRate
 from collectors.common import PayloadShapeError, StoreError
 from storage.connection import StoreDamaged, connect, scalar, transaction
 from storage.fx import FxRate, GpuFact
@@ -97,6 +97,7 @@ class Store:
         spot_zoned: bool | None = None,
         market: Sequence[MarketDepth] | None = None,
         unknown: Collection[str] = (),
+        transfer: Sequence[TransferRate] | None = None,
         suspicion: Suspicion | None = None,
         raw: Sequence[Kept] | None = None,
     ) -> RunResult:
@@ -118,7 +119,9 @@ class Store:
         `market` (a marketplace's offer counts per group) goes into their change-only history
         (`storage.writes.market`), in the same transaction. `unknown` (instance types the
         answer listed with no GPU count, none of their prices stored) are noted for
-        `gpu-tracker gpus --unknown` (`storage.writes.unknown_types`), likewise.
+        `gpu-tracker gpus --unknown` (`storage.writes.unknown_types`), likewise. `transfer`
+        (what moving data out costs, per tier) goes into its change-only history
+        (`storage.writes.transfer`); None leaves the stored tiers as they are.
 
         With `suspicion`, an answer that would rewrite the history is held
         (`storage.writes.suspect`): nothing of it is stored but its `held` run.
@@ -129,7 +132,9 @@ class Store:
         screened, batch = screen_batch(records, self.limits, observed_at=observed_at)
         if records and not screened.records:
             raise PayloadShapeError(provider, f"no valid price in the answer: {screened.summary()}")
-        answer = Answer(records, regions, keep_open, interruption, spot_zoned, market, unknown)
+        answer = Answer(
+            records, regions, keep_open, interruption, spot_zoned, market, unknown, transfer
+        )
         synced = Synced(self.fx_rates, self.gpu_facts)
         with _writing(f"{provider}: could not store the collection: "), self._open() as con:
             migrate(con)

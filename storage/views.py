@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from storage.reads.transfer import TRANSFER_PRICES
+
 # The rate of an interval is the newest one dated on or before the interval's end (today for a
 # current price), the date taken in UTC whatever the reader's time zone; when every rate is
 # dated later, the oldest one. USD needs none; a currency with no rate gets NULL, never a guess.
@@ -92,8 +94,7 @@ FROM shown
 
 # The columns of `prices`, in their order: the computed ones as stored, or as DERIVE gives them.
 _COLUMNS = """provider, region, zone, instance_type, price_kind, term_months, payment_option,
-       offering_class, currency,
-       CAST(price_per_hour AS DOUBLE) AS price_per_hour,
+       offering_class, currency, CAST(price_per_hour AS DOUBLE) AS price_per_hour,
        CAST(upfront_total AS DOUBLE) AS upfront_total,
        price_per_gpu_hour, gpu_model, gpu_count, gpu_memory_gib, vcpus, memory_gib,
        valid_from, valid_to, last_seen, available,
@@ -269,6 +270,7 @@ VIEWS: tuple[tuple[str, str], ...] = (
     ("spot_interruption", SPOT_INTERRUPTION),
     ("market_depth", MARKET_DEPTH),
     ("gcp_attached_gpus", GCP_ATTACHED_GPUS),
+    ("transfer_prices", TRANSFER_PRICES),
 )
 DIGEST = hashlib.sha256(repr(VIEWS).encode()).hexdigest()
 

@@ -29,7 +29,7 @@ import botocore.session
 from botocore.config import Config
 
 from collectors import gpus, kit
-from collectors.aws import facts, source, terms
+from collectors.aws import facts, source, terms, transfer
 from collectors.aws.pages import Pages, pages_of
 from collectors.aws.terms import PRODUCT_FILTERS
 from collectors.base import Collector, ParseResult, Payloads, PriceRecord
@@ -148,6 +148,7 @@ class AwsCollector(Collector):
         result.records = list(dict.fromkeys(result.records))
         priced = {r.instance_type for r in result.records}
         result.interruption = source.bands(self, payloads, observed_at, priced)
+        result.transfer = transfer.rates(payloads, regions)
         self._log_summary(result)
         return result
 

@@ -29,7 +29,7 @@ import requests
 import urllib3
 
 from collectors import kit
-from collectors.aws import feeds, savings
+from collectors.aws import feeds, savings, transfer
 from collectors.base import Payloads, ProviderSettings
 from collectors.common import CollectorError, FetchError, PayloadShapeError
 from collectors.http import make_session
@@ -115,9 +115,10 @@ class PublicFiles:
                 same = {**seen, "url": url}
                 self._remember(region, same)
                 return {**same, "reused": True}
-            columns, rows = self._gpu_rows(region, response)
+            columns, rows, moves = self._gpu_rows(region, response)
         kept = {
             "kept_for": list(feeds.COLUMNS),
+            "transfer": {"columns": list(transfer.COLUMNS), "rows": moves},
             "url": url,
             "etag": response.headers.get("ETag"),
             "last_modified": response.headers.get("Last-Modified"),
@@ -127,8 +128,11 @@ class PublicFiles:
         self._remember(region, kept)
         return {**kept, "reused": False}
 
-    def _gpu_rows(self, region: str, response: requests.Response) -> tuple[list[str], Any]:
-        """The kept columns of the rows that can be a GPU instance, read as they arrive."""
+    def _gpu_rows(
+        self, region: str, response: requests.Response
+    ) -> tuple[list[str], Any, list[list[str]]]:
+        """The kept columns of the rows that can be a GPU instance, read as they arrive, and
+        the data transfer rows (`collectors.aws.transfer`)."""
         reader = csv.reader(_lines(response))
         try:
             for _ in range(METADATA_LINES):
@@ -142,17 +146,21 @@ class PublicFiles:
         if "Instance Family" not in header or "GPU" not in header:
             raise PayloadShapeError("aws", f"{region} offer file: no Instance Family/GPU column")
         family, gpu, width = header.index("Instance Family"), header.index("GPU"), len(header)
-        rows = []
+        rows, moves, moving = [], [], transfer.Picker(header)
         try:
             for row in reader:
-                if len(row) == width and feeds.might_be_gpu(row, family, gpu):
+                if len(row) != width:
+                    continue
+                if feeds.might_be_gpu(row, family, gpu):
                     rows.append([row[i] for i in keep])
+                elif moving.wanted(row):
+                    moves.append(moving.kept(row))
         except (csv.Error, UnicodeDecodeError) as exc:  # not UTF-8: not an offer file
             raise PayloadShapeError("aws", f"{region} offer file: {exc}") from exc
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise FetchError("aws", f"{region} offer file: the download broke off: {exc}") from exc
         self.items += len(rows)
-        return [header[i] for i in keep], rows
+        return [header[i] for i in keep], rows, moves
 
     def _seen(self, region: str) -> dict[str, Any] | None:
         path = self._state_file(region)
@@ -166,7 +174,9 @@ class PublicFiles:
         if not isinstance(seen, dict) or not isinstance(seen.get("rows"), list):
             return None
         # Rows kept by a version that copied other columns would parse differently: read again.
-        return seen if seen.get("kept_for") == list(feeds.COLUMNS) else None
+        kept_for = seen.get("kept_for") == list(feeds.COLUMNS)
+        moves = kit.obj(seen.get("transfer")).get("columns") == list(transfer.COLUMNS)
+        return seen if kept_for and moves else None
 
     def _remember(self, region: str, kept: dict[str, Any]) -> None:
         path = self._state_file(region)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from collectors.azure import parse
+from collectors.azure import bandwidth, parse
 from collectors.base import Collector, ParseResult, Payloads
-from collectors.common import PayloadShapeError
+from collectors.common import CollectorError, PayloadShapeError
 from collectors.http import make_session
 from collectors.pages import Cap, NextLink, linked_json
 
@@ -55,6 +55,8 @@ class AzureCollector(Collector):
                 items += len(parse.page_items(page, f"page {number}"))
                 payloads[f"page-{number}"] = page
                 self.progress(number, items)
+            if self.settings.transfer_prices:
+                payloads.update(self._bandwidth(session, first))
         self.log.debug("%s: fetched %d pages, %d items", self.name, len(payloads), items)
         return payloads
 
@@ -91,7 +93,26 @@ class AzureCollector(Collector):
 
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         """Rows to records (`parse`); every row not stored is counted in `skipped_rows`."""
-        return parse.parse(payloads, self.regions, self.log)
+        prices, moves = bandwidth.split(payloads)  # the transfer prices: collectors.azure.bandwidth
+        result = parse.parse(prices, self.regions, self.log)
+        result.transfer = bandwidth.rates(moves, self.regions)
+        return result
+
+    def _bandwidth(self, session: Any, first: str) -> Payloads:
+        """The Bandwidth rows' pages; none when they cannot be had (the stored transfer prices
+        stay as they are: never worth the run's VM prices)."""
+
+        def walk(params: dict[str, str]) -> Any:
+            what = lambda number: f"Bandwidth page {number}"  # noqa: E731
+            ask = linked_json(session, self.name, first, params, timeout=self.settings.timeout,
+                              what=what)  # fmt: skip
+            return PAGES.walk(ask)
+
+        try:
+            return bandwidth.fetch(walk, API_VERSION)
+        except CollectorError as exc:
+            self.log.warning("%s: transfer prices left as they were: %s", self.name, exc)
+            return {}
 
 
 def _next_link(page: dict[str, Any], number: int) -> str | None:

@@ -32,6 +32,7 @@ from google.protobuf.json_format import ParseError  # type: ignore[import-untype
 
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.common import FetchError, MissingCredentials, PayloadShapeError
+from collectors.gcp.egress import Egress
 from collectors.gcp.machines import RateBook, price_machines
 from collectors.gcp.skus import SkuRate, read_sku
 
@@ -104,6 +105,7 @@ class GcpCollector(Collector):
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         result = ParseResult()
         book = RateBook(frozenset(self.regions), self.log)
+        moves = Egress(frozenset(self.regions))  # network egress: collectors.gcp.egress
         skipped: Counter[str] = Counter()
         for where, sku in _skus(payloads):
             if sku is None:  # one SKU of another shape: skipped (logged), the others stand
@@ -111,7 +113,8 @@ class GcpCollector(Collector):
                 continue
             found = read_sku(sku)
             if found is None:
-                continue  # a SKU of no GPU machine: most of the catalog
+                moves.add(sku)  # a SKU of no GPU machine (most of the catalog), or egress
+                continue
             if isinstance(found, SkuRate):
                 book.add(found)
                 continue
@@ -124,6 +127,7 @@ class GcpCollector(Collector):
                     self.name, where, sku.get("skuId"), sku["description"], found.reason,
                 )  # fmt: skip
         price_machines(book, self.regions, result)
+        result.transfer = moves.rates()
         result.skipped_rows = sum(skipped.values())
         if result.unknown_instance_types:
             unknown = ", ".join(sorted(result.unknown_instance_types))

@@ -1,6 +1,6 @@
 """The migrations of what the store is told around the prices: the GPUs' throughput, the spot
-interruption bands, a marketplace's offer counts and the instance types seen without facts
-(`storage.migrations`; append only).
+interruption bands, a marketplace's offer counts, the instance types seen without facts and the
+transfer prices (`storage.migrations`; append only).
 """
 
 from __future__ import annotations
@@ -117,6 +117,30 @@ STEPS: list[tuple[int, str, list[str]]] = [
                 pattern VARCHAR NOT NULL,
                 form_factor VARCHAR NOT NULL,
                 position INTEGER NOT NULL
+            )
+            """,
+        ],
+    ),
+    (
+        16,
+        "what moving data out costs, per tier",
+        [
+            # Change-only like the prices (docs/sql.md, `transfer_prices`): a tier confirmed
+            # again extends last_seen, a new price or bound closes it and opens its successor.
+            # region NULL: a provider's flat rate, the same in every region.
+            """
+            CREATE TABLE transfer_intervals (
+                provider VARCHAR NOT NULL,
+                region VARCHAR,
+                direction VARCHAR NOT NULL CHECK (direction IN ('out_internet', 'out_region')),
+                from_gib DOUBLE NOT NULL CHECK (from_gib >= 0),
+                to_gib DOUBLE CHECK (to_gib > from_gib),
+                currency VARCHAR NOT NULL,
+                price_per_gib DECIMAL(18, 6) NOT NULL CHECK (price_per_gib >= 0),
+                valid_from TIMESTAMPTZ NOT NULL,
+                valid_to TIMESTAMPTZ,
+                last_seen TIMESTAMPTZ NOT NULL,
+                run_id BIGINT NOT NULL
             )
             """,
         ],

@@ -12,6 +12,9 @@ the candidates, their totals and the blended plans, as plain rows (docs/decide.m
     reserved  : instances * ceil(M / term_months) * p * 730 * term_months   (whatever U)
     + migration cost once, for an option whose provider is not the current one (every option
       when no current provider is named: none of them is where the user already is)
+    + transfer cost once (`data_tb` with a current provider), for an option elsewhere: moving
+      data_tb * 1024 GiB out of the current provider to the internet, its tiers applied
+      (`storage.reads.transfer`), in USD
     usd_per_gpu_hour = total / (N * hours * U)
     pflop_per_usd    = gpu_tflops_fp16 * N * hours * U * 3.6 / total
 
@@ -42,7 +45,7 @@ import duckdb
 
 from collectors.common import StoreError
 from storage.connection import LOCK_WAIT_S
-from storage.reads import series, tco_sql
+from storage.reads import series, tco_sql, transfer
 from storage.reads.sandbox import bounded
 
 HOURS_PER_MONTH = 730
@@ -76,6 +79,10 @@ class Need:
     gpu_memory_gib: float | None = None
     # --per-node K: only machines of at least K GPUs each (a job spread over NVLink).
     per_node: int = 1
+    # --data-tb X: TiB to move out of the current provider (its transfer_prices tiers), in
+    # the region asked (None: its dearest, so that leaving is never priced too low).
+    data_tb: float | None = None
+    current_region: str | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,9 @@ class Tco:
     baseline: int | None = None  # the GPUs reserved in the blends asked for
     # The fields of the document (the blends' with a baseline): a CSV of no rows has its header.
     columns: tuple[str, ...] = ()
+    # With `data_tb`: what moving it out costs (None: no transfer price of the current
+    # provider is stored, and `transfer_usd` is null).
+    transfer: transfer.Moving | None = None
 
 
 def read(
@@ -137,7 +147,9 @@ def _answers(
 ) -> dict[str, Tco]:
     """The answers for the `asked` models (spot statistics, if any, of `need.gpu`'s series)."""
     stats, stats_params = _spot_stats(need, as_of)
+    moving = _moving(con, need, as_of)
     params = _params(need, asked, as_of, baseline) | stats_params
+    params["transfer"] = (moving.usd if moving else None) if need.data_tb is not None else 0
     priced = _priced(need, stats)
     try:
         # The offers of the GPUs are read from the views once; what follows runs on those rows,
@@ -157,15 +169,29 @@ def _answers(
             con.execute(f"DROP TABLE IF EXISTS {tco_sql.MATCHED}")
     except duckdb.Error as exc:
         raise StoreError(f"tco: could not read the store: {exc}") from exc
+    if need.data_tb is None:  # the field is there only when asked for
+        columns = tuple(c for c in columns if c != "transfer_usd")
+        for row in [r for found in (rows, blends) for model in found for r in found[model]]:
+            row.pop("transfer_usd", None)
     answers = {}
     for model in asked:
         mine = [(reason, int(n)) for gpu, reason, n in counted if gpu == model]
         reasons = {str(reason): n for reason, n in mine if reason is not None}
         answers[model] = Tco(
             replace(need, gpu=model), as_of, rows.get(model, []), reasons,
-            sum(n for _, n in mine), blends.get(model, []), baseline, columns,
+            sum(n for _, n in mine), blends.get(model, []), baseline, columns, moving,
         )  # fmt: skip
     return answers
+
+
+def _moving(con: Any, need: Need, as_of: datetime | None) -> transfer.Moving | None:
+    """The cost of moving `need.data_tb` out of the current provider (its asked region, else
+    its dearest), or None: nothing asked, or no price stored."""
+    if need.data_tb is None or need.current_provider is None:
+        return None
+    gib = need.data_tb * transfer.GIB_PER_TIB
+    found = transfer.cost(con, need.current_provider, need.current_region, gib, as_of)
+    return found[0] if found else None
 
 
 def _params(

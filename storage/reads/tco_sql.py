@@ -76,10 +76,12 @@ PRICED = """
            CASE WHEN price_kind = 'reserved'
                 THEN CAST(ceil($months / term_months) AS BIGINT) END AS terms,
            CASE WHEN $current IS NULL OR provider <> $current
-                THEN $migration ELSE 0 END AS migration_usd
+                THEN $migration ELSE 0 END AS migration_usd,
+           CASE WHEN $current IS NOT NULL AND provider <> $current
+                THEN $transfer ELSE 0 END AS transfer_usd
     FROM basis b, (SELECT unnest($counts) AS gpus) n
 ), totals AS (
-    SELECT *, CASE price_kind
+    SELECT *, migration_usd + coalesce(transfer_usd, 0) AS moving_usd, CASE price_kind
         WHEN 'on_demand' THEN instances * basis_usd * hours * $utilization
         WHEN 'spot' THEN instances * basis_usd * hours * $utilization * (1 + overhead_pct / 100)
         WHEN 'reserved' THEN instances * terms * basis_usd * {hours_per_month} * term_months
@@ -90,14 +92,15 @@ PRICED = """
 CANDIDATES = """
 WITH {priced}
 SELECT asked_gpu, {key}, gpu_model, gpu_count, gpu_memory_gib, currency, instances, hours,
-       round(rent_usd + migration_usd, 2) AS total_usd,
-       round((rent_usd + migration_usd) / (gpus * hours * $utilization), 6) AS usd_per_gpu_hour,
-       round({tflops} * gpus * hours * $utilization * 3.6 / (rent_usd + migration_usd), 6)
+       round(rent_usd + moving_usd, 2) AS total_usd,
+       round((rent_usd + moving_usd) / (gpus * hours * $utilization), 6) AS usd_per_gpu_hour,
+       round({tflops} * gpus * hours * $utilization * 3.6 / (rent_usd + moving_usd), 6)
            AS pflop_per_usd,
        round(basis_usd, 6) AS price_per_hour_usd, terms, migration_usd,
-       CASE WHEN price_kind = 'spot' THEN round(overhead_pct, 6) END AS spot_overhead_pct
+       CASE WHEN price_kind = 'spot' THEN round(overhead_pct, 6) END AS spot_overhead_pct,
+       transfer_usd
 FROM totals WHERE gpus = $gpus
-ORDER BY rent_usd + migration_usd, {ties}
+ORDER BY rent_usd + moving_usd, {ties}
 """
 
 # Per burst kind and memory size, the cheapest (reserved for B, burst for N - B) pair of that
@@ -118,12 +121,18 @@ WITH {priced}, reserved AS (
            (CASE WHEN $current IS NULL OR r.provider <> $current THEN $migration ELSE 0 END)
            + (CASE WHEN b.provider <> r.provider AND ($current IS NULL OR b.provider <> $current)
                    THEN $migration ELSE 0 END) AS plan_migration,
-           coalesce(r.rent_usd + b.rent_usd, r.rent_usd) + plan_migration AS total
+           -- the data moves once, whichever part of the plan leaves the current provider
+           CASE WHEN $current IS NOT NULL
+                     AND (r.provider <> $current OR coalesce(b.provider <> $current, false))
+                THEN $transfer ELSE 0 END AS plan_transfer,
+           coalesce(r.rent_usd + b.rent_usd, r.rent_usd) + plan_migration
+               + coalesce(plan_transfer, 0) AS total
     FROM reserved r LEFT JOIN burst b ON b.asked_gpu = r.asked_gpu
         AND b.gpu_memory_gib IS NOT DISTINCT FROM r.gpu_memory_gib
     WHERE (b.provider IS NULL) = ($gpus = $baseline)
 )
-SELECT * EXCLUDE (total, plan_migration), plan_migration AS migration_usd,
+SELECT * EXCLUDE (total, plan_migration, plan_transfer), plan_migration AS migration_usd,
+       plan_transfer AS transfer_usd,
        round(total, 2) AS total_usd,
        round(total / ($gpus * {hours_per_month} * $months * $utilization), 6)
            AS usd_per_gpu_hour

@@ -1,6 +1,6 @@
 """One provider's answer merged into the store for its run, in the caller's transaction: the
 prices (`storage.merge`), or only what held them (`storage.writes.suspect`), and what the
-answer brings besides (bands, market depth, unknown types, skipped prices).
+answer brings besides (bands, market depth, transfer prices, unknown types, skipped prices).
 
 `Store.write_run` calls it for a new run, `gpu-tracker reparse` for a run already stored
 (`storage.writes.reparse`), so a replayed answer goes through exactly the collection's code.
@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from collectors.base import InterruptionBand, MarketDepth, ParseResult, PriceRecord
+from collectors.base import InterruptionBand, MarketDepth, ParseResult, PriceRecord, TransferRate
 from storage.fx import FxRate, GpuFact, replace_gpu_facts, replace_rates
 from storage.merge import merge
 from storage.writes.bands import replace_bands
 from storage.writes.batch import to_arrow
 from storage.writes.market import record_market
 from storage.writes.suspect import Judge, Verdict, record_held
+from storage.writes.transfer import record_transfer
 from storage.writes.unknown_types import record_unknown
 from storage.writes.validate import Screened
 
@@ -36,6 +37,7 @@ class Answer:
     spot_zoned: bool | None = None
     market: Sequence[MarketDepth] | None = None
     unknown: Collection[str] = ()
+    transfer: Sequence[TransferRate] | None = None
 
 
 def write_args(parsed: ParseResult, covered: Sequence[str] | None) -> dict[str, Any]:
@@ -48,6 +50,7 @@ def write_args(parsed: ParseResult, covered: Sequence[str] | None) -> dict[str, 
         "spot_zoned": parsed.spot_zoned,
         "market": parsed.market,
         "unknown": parsed.unknown_instance_types,
+        "transfer": parsed.transfer,
     }
 
 
@@ -105,5 +108,7 @@ def _with_answer(
         replace_bands(con, provider, answer.interruption)
     if answer.market is not None:
         record_market(con, provider, answer.market, run_id, observed_at, answer.regions)
+    if answer.transfer is not None:
+        record_transfer(con, provider, answer.transfer, run_id, observed_at, answer.regions)
     priced = batch.column("instance_type").unique().to_pylist()
     record_unknown(con, provider, answer.unknown, priced, seen=observed_at, run_id=run_id)

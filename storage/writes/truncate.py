@@ -12,8 +12,8 @@ withdrawal by an earlier run (always at that run's time) that a returning offer 
 earlier collection that looked for the offer (covered its region) and could have confirmed it:
 exact, except for an offer left open unconfirmed (a row of its type unreadable, a price the
 validation skipped, spot of the other source's grain), whose `last_seen` comes back newer than
-it was. The same holds for market depth and for the types without a GPU count, which are put
-back to the last earlier collection (docs/trust.md, "Reparse").
+it was. The same holds for market depth, transfer prices and for the types without a GPU
+count, which are put back to the last earlier collection (docs/trust.md, "Reparse").
 """
 
 from __future__ import annotations
@@ -53,8 +53,10 @@ FROM (SELECT q.rowid AS row, max({seen}) AS seen
 WHERE p.rowid = s.row
 """
 
-_MARKET_REOPEN = """UPDATE market_depth_intervals SET valid_to = NULL
+# Market depth and transfer prices: closed only at a run's time, never by a successor's date.
+_SIDE_REOPEN = """UPDATE {table} SET valid_to = NULL
 WHERE provider = $provider AND valid_to >= $since"""
+_SIDE_TABLES = ("market_depth_intervals", "transfer_intervals")
 
 _UNKNOWN_SINCE = "DELETE FROM unknown_gpu_types WHERE provider = $provider AND first_seen >= $since"
 _UNKNOWN_BACK = f"""
@@ -73,12 +75,13 @@ def truncate(con: Any, provider: str, first: int, since: datetime, replayed: lis
     where = {"provider": provider, "first": first}
     con.execute(_REOPENED, {**where, "since": since})
     con.execute(_REOPEN)
-    for table in ("price_intervals", "market_depth_intervals"):
+    for table in ("price_intervals", *_SIDE_TABLES):
         con.execute(_OPENED_SINCE.format(table=table), where)
         covers = _COVERS.format(t="q")
         last_seen = _LAST_SEEN.format(table=table, seen=_SEEN, earlier=_EARLIER, covers=covers)
         con.execute(last_seen, {**where, "since": since})
-    con.execute(_MARKET_REOPEN, {"provider": provider, "since": since})
+    for table in _SIDE_TABLES:
+        con.execute(_SIDE_REOPEN.format(table=table), {"provider": provider, "since": since})
     # A reopened interval is current again: its stored columns are those of an open one.
     rederive(con, "p.rowid IN (SELECT row FROM reopened)")
     con.execute("DROP TABLE reopened")

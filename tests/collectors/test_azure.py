@@ -51,7 +51,15 @@ SERIES_FILTER = (
 
 
 def recorded_pages(folder: Path = DEMO, **json_kwargs: Any) -> dict[str, Any]:
-    return support.recorded_pages(folder, **json_kwargs)
+    """The VM rows' pages of a recording (its Bandwidth page, asked apart, left out)."""
+    pages = support.recorded_pages(folder, **json_kwargs)
+    spec = json.loads((folder / "exchanges.json").read_text())
+    files = [ex["body_file"] for ex in spec["exchanges"]]
+    kept = [page for page, file in zip(pages.values(), files, strict=True) if file != BANDWIDTH]
+    return {f"page-{n}": page for n, page in enumerate(kept, 1)}
+
+
+BANDWIDTH = "bandwidth.json"  # the recording's Bandwidth rows (collectors.azure.bandwidth)
 
 
 def load_pages(**json_kwargs: Any) -> dict[str, Any]:
@@ -870,7 +878,7 @@ def collect(replay: Callable[..., ReplayServer], tmp_path: Path, gpus_toml: str)
     """`gpu-tracker collect --provider azure` over the recording with the trap rows laid in."""
     folder = tmp_path / "recording"
     folder.mkdir()
-    for name in ("exchanges.json", "demo.json"):
+    for name in ("exchanges.json", "demo.json", BANDWIDTH):
         (folder / name).write_text((DEMO / name).read_text())
     for key, body in load_pages().items():
         (folder / key.replace("-", "")).with_suffix(".json").write_text(json.dumps(body))

@@ -676,7 +676,7 @@ def test_fetch_pages_through_the_real_client(
     payloads = gcp.fetch()
     assert server.unmatched == []
     assert list(payloads) == ["page-1", "page-2", "page-3"]
-    assert progress == [(1, 23), (2, 55), (3, 69)]
+    assert progress == [(1, 23), (2, 55), (3, 76)]  # page 3: 14 machine SKUs, 7 of egress
     first, second, third = server.requests
     assert first.path == second.path == third.path == SKUS_PATH
     assert first.query["currencyCode"] == "USD" and first.query["pageSize"] == "5000"

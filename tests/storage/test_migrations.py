@@ -19,7 +19,8 @@ from tests.storage import old_schema
 NOW = datetime.now(UTC).replace(microsecond=0)  # `latest_prices.stale` reads the real clock
 H = timedelta(hours=1)
 OLD_PUBLIC = ("alert_events", "collection_runs", "exchange_rates", "latest_prices", "prices")
-PUBLIC = tuple(sorted((*OLD_PUBLIC, "gcp_attached_gpus", "market_depth", "spot_interruption")))
+NEW_PUBLIC = ("gcp_attached_gpus", "market_depth", "spot_interruption", "transfer_prices")
+PUBLIC = tuple(sorted((*OLD_PUBLIC, *NEW_PUBLIC)))
 _KEY = "{}|us-east-1||{}|on_demand||||{}"
 
 

@@ -19,7 +19,13 @@ from tracker.cli.common import EXIT_FAILED, EXIT_USAGE, fail, load_config, say
 from tracker.cli.screen import render, tco_table
 from tracker.questions import documents, params, tco_words
 from tracker.questions import workloads as workloads_q
-from tracker.questions.tco import baseline_problem, need_from, unknown_gpu, why_no_offer
+from tracker.questions.tco import (
+    baseline_problem,
+    need_from,
+    transfer_words,
+    unknown_gpu,
+    why_no_offer,
+)
 
 if TYPE_CHECKING:  # generic for the type checker; older click is not at run time
     _IntType = click.ParamType[int]
@@ -73,6 +79,8 @@ def tco(
     answer = workloads_q.with_units(answer, work) if work else answer
     if amount_words:
         say(err, amount_words)
+    if answer.rows and (moving := transfer_words(answer)):
+        say(err, moving)
     if not answer.rows:
         say(err, why or tco_words.no_candidate(answer))
     if fmt == "table":

@@ -258,8 +258,8 @@ def _collect(
     bands = parsed.interruption  # a few hundred small frozen dataclasses at most
     covered = collector.regions or None
     zoned, market = parsed.spot_zoned, parsed.market  # market: a few hundred small dataclasses
-    facts = parsed.facts
-    more = (parsed.unreadable, covered, parsed.notes, bands, zoned, market, facts, kept)
+    facts, transfer = parsed.facts, parsed.transfer  # transfer: a few hundred tiers at most
+    more = (parsed.unreadable, covered, parsed.notes, bands, zoned, market, facts, transfer, kept)
     return ("ok", rows, *extra, *more)
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.http import Heard, listening
+from collectors.transfer import with_flat_rates
 from storage.raw import Kept, RawStore
 
 log = logging.getLogger("tracker.pipeline")
@@ -45,7 +46,8 @@ def fetch_and_parse(
     interpreter as they work), so keeping adds little to a collection's time
     (docs/performance.md)."""
     if folder is None:
-        return collector.parse(collector.fetch(), observed_at=observed_at), None
+        parsed = collector.parse(collector.fetch(), observed_at=observed_at)
+        return with_flat_rates(collector.name, parsed), None
     raw = RawStore(folder)
     with ThreadPoolExecutor(1, thread_name_prefix=f"keep-{collector.name}") as pool:
         with listening(lambda data: pool.submit(raw.put, "", data)) as heard:
@@ -65,7 +67,7 @@ def fetch_and_parse(
         except BaseException as exc:
             attach(exc, _kept(pending, collector.name))
             raise
-        return parsed, _kept(pending, collector.name)
+        return with_flat_rates(collector.name, parsed), _kept(pending, collector.name)
 
 
 def _kept(pending: list[tuple[str, Future[Kept]]], provider: str) -> list[Kept] | None:

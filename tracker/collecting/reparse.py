@@ -18,6 +18,7 @@ from typing import Any
 from collectors import collector_class
 from collectors.base import ProviderSettings
 from collectors.common import CollectorError, ConfigError, StoreError
+from collectors.transfer import with_flat_rates
 from storage.raw import RawDamaged, RawMissing, RawStore
 from storage.store import Store
 from storage.writes.answer import Answer, write_args
@@ -108,6 +109,7 @@ class _Parser:
             raise CollectorError(
                 collector.name, f"run {run.run_id}: its kept answers no longer parse: {said}"
             ) from exc
+        parsed = with_flat_rates(collector.name, parsed)  # as the collection had them
         return Answer(**write_args(parsed, collector.regions or None))
 
     def _payloads(self, run: StoredRun) -> dict[str, Any]:

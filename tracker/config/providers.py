@@ -63,6 +63,7 @@ class ProviderConfig:
             # One interval back, plus slack for a late run: every change since the last one.
             history_window_s=self.interval_s + self.interval_s // 2,
             gpus=self.gpus,
+            transfer_prices=True,
         )
         return settings, missing
 

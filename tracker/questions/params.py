@@ -17,6 +17,7 @@ from storage.reads.gpu_filter import GpuChoice
 from tracker.questions.types import (
     GPU,
     GPU_HELP,
+    MAX_DATA_TB,
     MAX_GPUS,
     MAX_MEMORY_GIB,
     MAX_MIGRATION_USD,
@@ -224,6 +225,18 @@ def tco() -> list[click.Parameter]:
             "every option without --current).",
         ),
         opt("--current", type=PROVIDER, help="The provider you rent from now."),
+        opt(
+            "--data-tb",
+            type=Number(0, MAX_DATA_TB),
+            help="TiB of data to move out of --current (1 TiB = 1024 GiB): what its published "
+            "internet egress tiers charge for it is added to every option elsewhere, as "
+            "transfer_usd.",
+        ),
+        opt(
+            "--current-region",
+            help="Your region at --current, whose transfer tiers price --data-tb (default: "
+            "its dearest region, so that leaving is never priced too low).",
+        ),
         opt("--workload", help=WORKLOAD_HELP + " Adds units and usd_per_unit to every option."),
         opt(
             "--amount",

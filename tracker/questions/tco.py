@@ -29,14 +29,44 @@ def need_from(options: dict[str, Any]) -> tco_mod.Need:
         migration_usd=options["migration_cost"],
         current_provider=options["current"],
         per_node=options["per_node"],
+        data_tb=options.get("data_tb"),
+        current_region=options.get("current_region"),
     )
 
 
+def transfer_problem(need: tco_mod.Need) -> str | None:
+    """Why `--data-tb` cannot be priced with this need, or None (the web API refuses the same)."""
+    if need.data_tb is not None and need.current_provider is None:
+        return "--data-tb: name the provider the data leaves with --current"
+    if need.current_region is not None and need.data_tb is None:
+        return "--current-region: it prices --data-tb; give that too"
+    return None
+
+
+def transfer_words(answer: tco_mod.Tco) -> str | None:
+    """One line on what moving the data costs and where its price came from, or None."""
+    need, moving = answer.need, answer.transfer
+    if need.data_tb is None or need.current_provider is None:
+        return None
+    where = need.current_provider + (f" {need.current_region}" if need.current_region else "")
+    if moving is None:
+        return (f"--data-tb {need.data_tb:g}: no transfer price of {where} is stored "
+                "(transfer_prices): transfer_usd is empty and left out of the totals")  # fmt: skip
+    region = f" {moving.region}" if moving.region else ""
+    if moving.usd is None:
+        return (f"--data-tb {need.data_tb:g}: no USD rate for {moving.currency}: transfer_usd "
+                "is empty and left out of the totals")  # fmt: skip
+    dearest = "" if need.current_region or not moving.region else " (its dearest region)"
+    return (f"moving {moving.gib:,.0f} GiB out of {moving.provider}{region}{dearest} costs "
+            f"{moving.usd:,.2f} USD, added to every option elsewhere (transfer_usd)")  # fmt: skip
+
+
 def baseline_problem(baseline: int | None, need: tco_mod.Need) -> str | None:
-    """Why `--baseline` cannot be had with this need, or None (the web API refuses the same)."""
+    """Why `--baseline` (or `--data-tb`) cannot be had with this need, or None (the web API
+    refuses the same)."""
     if baseline is not None and baseline > need.gpus:
         return f"--baseline {baseline}: more than --gpus {need.gpus}"
-    return None
+    return transfer_problem(need)
 
 
 def unknown_gpu(store: Path, need: tco_mod.Need, timeout_s: float | None) -> list[str]:

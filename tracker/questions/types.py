@@ -170,6 +170,7 @@ MAX_ROWS = 1_000_000  # --limit
 MAX_PRICE = 1_000_000.0  # a budget per hour, in any currency
 MAX_MEMORY_GIB = 10_000.0
 MAX_MIGRATION_USD = 1e12
+MAX_DATA_TB = 1e9  # a zettabyte: beyond any dataset a GPU fleet moves
 MAX_OVERHEAD_PCT = 100.0  # --spot-overhead: 100 runs every hour twice
 
 

@@ -47,13 +47,15 @@ def _strategies(answer: Tco, gib: float | None, shown: list[dict[str, Any]], nam
                   caption_justify="left")  # fmt: skip
     for column in ("strategy", "offer", "GPUs", "instances", "paid"):
         table.add_column(column, justify="right" if column == "instances" else "left")
-    for column in ("total USD", "USD/GPU-h", "PFLOP/$", *headers(answer), "vs best"):
+    moved = ("transfer USD",) if need.data_tb is not None else ()  # --data-tb: its cost shown
+    for column in (*moved, "total USD", "USD/GPU-h", "PFLOP/$", *headers(answer), "vs best"):
         table.add_column(column, justify="right")
     cheapest = shown[0]["total_usd"]
     for row in shown:
+        transfer = [_money(row["transfer_usd"])] if moved else []
         table.add_row(
             escape(strategy(row)), escape(offer(row)), _gpus(row), str(row["instances"]),
-            escape(_paid(row, need)), f"{row['total_usd']:,.2f}",
+            escape(_paid(row, need)), *transfer, f"{row['total_usd']:,.2f}",
             f"{row['usd_per_gpu_hour']:.4f}", _pflop(row["pflop_per_usd"]), *cells(row),
             distance(row["total_usd"], cheapest),
         )  # fmt: skip
@@ -119,6 +121,10 @@ def _gpus(row: dict[str, Any]) -> str:
     count = row["gpu_count"]
     shown = f"{count:g}" if count >= 1 else f"{count:.2f}"
     return f"{shown}x {row['gpu_model']} {row['gpu_memory_gib']:g}GB"
+
+
+def _money(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:,.2f}"
 
 
 def _pflop(value: float | None) -> str:

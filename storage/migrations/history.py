@@ -219,4 +219,29 @@ STEPS: list[tuple[int, str, list[str]]] = [
             "ALTER TABLE runs ADD COLUMN covered VARCHAR",
         ],
     ),
+    (
+        17,
+        "open intervals kept apart for the write",
+        [
+            # storage/writes/open_offers.py: one row per open interval of the history, where it
+            # lies there and what a write compares; filled from the history by the first write
+            # of each provider, which finds it does not match.
+            """
+            CREATE TABLE open_offers (
+                row BIGINT NOT NULL,
+                offer_key VARCHAR NOT NULL,
+                provider VARCHAR NOT NULL,
+                valid_from TIMESTAMPTZ NOT NULL,
+                price_per_hour DECIMAL(18, 6) NOT NULL,
+                upfront_total DECIMAL(18, 6),
+                available BOOLEAN,
+                facts UBIGINT NOT NULL,
+                region VARCHAR,
+                zone VARCHAR,
+                instance_type VARCHAR NOT NULL,
+                price_kind VARCHAR NOT NULL
+            )
+            """,
+        ],
+    ),
 ]

@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from storage.views import rederive
+from storage.writes import open_offers
 
 # The provider's collections before `first` that were applied.
 _EARLIER = "r.provider = $provider AND r.status = 'ok' AND r.run_id < $first"
@@ -86,3 +87,4 @@ def truncate(con: Any, provider: str, first: int, since: datetime, replayed: lis
     con.execute(_UNKNOWN_BACK, {**where, "since": since})
     for table in _PER_RUN:
         con.execute(f"DELETE FROM {table} WHERE list_contains($runs, run_id)", {"runs": replayed})
+    open_offers.clear(con, provider)  # the next write finds them from what now stands

@@ -25,6 +25,7 @@ import pytest
 from collectors import gpus
 from collectors.base import PriceRecord
 from storage.connection import connect
+from storage.migrations import MIGRATIONS
 from storage.store import RunResult, Store
 from tracker.collecting import pipeline
 from tracker.collecting.demo import demo_setup
@@ -110,7 +111,7 @@ def test_the_old_store_is_what_the_old_release_wrote(upgraded: dict[str, Any]) -
     before = upgraded["before"]
     providers = {key[0] for key in before}
     assert len(before) == 383 and len(providers) == 11
-    assert upgraded["versions"] == list(range(1, 16))
+    assert upgraded["versions"] == [version for version, _, _ in MIGRATIONS]
 
 
 def test_every_interval_keeps_its_offer_facts_and_price(upgraded: dict[str, Any]) -> None:

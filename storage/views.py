@@ -106,13 +106,14 @@ SELECT {_COLUMNS} FROM ({DERIVE.format(where="p.price_per_gpu_hour IS NULL")})
 """
 
 # Stores the computed columns of the intervals `DERIVE` selects; in the writer's transaction.
+# (Only intervals not derived, said of the target too: its scan skips row groups with none.)
 _STORE = """
 UPDATE price_intervals AS t
 SET price_per_gpu_hour = d.price_per_gpu_hour, price_per_hour_usd = d.price_per_hour_usd,
     price_per_gpu_hour_usd = d.price_per_gpu_hour_usd, gpu_tflops_fp16 = d.gpu_tflops_fp16,
     pflop_per_usd = d.pflop_per_usd
 FROM ({derive}) AS d
-WHERE t.rowid = d.row_id
+WHERE t.rowid = d.row_id AND t.price_per_gpu_hour IS NULL
 """
 # An open interval is stored only when today (UTC, as the view counts it) is on or after the
 # newest rate's date: its rate is then the newest one for as long as the rates stand.

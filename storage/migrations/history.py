@@ -228,7 +228,8 @@ STEPS: list[tuple[int, str, list[str]]] = [
             # of each provider, which finds it does not match.
             """
             CREATE TABLE open_offers (
-                row BIGINT NOT NULL,
+                row BIGINT,
+                run_id BIGINT NOT NULL,
                 offer_key VARCHAR NOT NULL,
                 provider VARCHAR NOT NULL,
                 valid_from TIMESTAMPTZ NOT NULL,

@@ -22,7 +22,7 @@ from storage.connection import scalar
 from storage.writes.corrections import FACTS
 
 # The open interval's columns the merge reads, as `open_offers` holds them.
-KEPT = f"""rowid AS row, offer_key, provider, valid_from, price_per_hour, upfront_total,
+KEPT = f"""rowid AS row, run_id, offer_key, provider, valid_from, price_per_hour, upfront_total,
     available, {FACTS} AS facts, region, zone, instance_type, price_kind"""
 
 _REBUILD = f"""
@@ -40,11 +40,21 @@ LEFT JOIN (SELECT row FROM open_offers WHERE provider = $provider) o ON o.row = 
 WHERE p.provider = $provider AND p.valid_to IS NULL
 """
 
-# Intervals this write opened that are still open (`run_id` is the write's own).
+# Intervals this write opened that are still open (`run_id` is the write's own). Their row ids
+# are the transaction's own until it commits: none kept (NULL) until the next write finds them.
 _ADD_OPENED = f"""
 INSERT INTO open_offers BY NAME
-SELECT {KEPT} FROM price_intervals
+SELECT {KEPT.replace("rowid AS row", "NULL AS row")} FROM price_intervals
 WHERE run_id = $run_id AND provider = $provider AND valid_to IS NULL
+"""
+
+# Their row ids found: among the rows of the run that opened them, appended last (the scan skips
+# the row groups of earlier runs).
+_FIND_ROWS = """
+UPDATE open_offers AS o SET row = p.rowid
+FROM price_intervals p
+WHERE o.provider = $provider AND o.row IS NULL AND p.provider = $provider
+  AND p.run_id = o.run_id AND p.offer_key = o.offer_key AND p.valid_to IS NULL
 """
 
 # Facts corrected in the history (`rows`: SQL of their row ids), taken here too.
@@ -58,6 +68,7 @@ WHERE o.row = p.row
 def check(con: Any, provider: str) -> None:
     """Rebuild `provider`'s open offers from the history unless they are exactly its open
     intervals (in the caller's transaction)."""
+    con.execute(_FIND_ROWS, {"provider": provider})
     if not scalar(con, _IN_STEP, {"provider": provider}):
         clear(con, provider)
         con.execute(_REBUILD, {"provider": provider})

@@ -52,6 +52,7 @@ from collectors.azure.collector import AzureCollector
 from collectors.base import PriceRecord, ProviderSettings
 from storage.store import Store
 from storage.views import derive
+from storage.writes import open_offers
 from storage.writes.batch import ARROW_SCHEMA
 from storage.writes.suspect import Suspicion
 
@@ -227,6 +228,9 @@ def _grown_store(path: Path, records: dict[str, list[PriceRecord]], collections:
             params = {"n": collections, "t0": T0}
             con.execute(statement, {k: v for k, v in params.items() if f"${k}" in statement})
         derive(con)  # what each collection's write would have stored
+        con.execute("CHECKPOINT")
+        for provider in records:  # and its open intervals kept apart, as the writes keep them
+            open_offers.check(con, provider)
         con.execute("CHECKPOINT")
     return path
 

@@ -10,7 +10,7 @@ flat table holds them in the same order, so a comparison is fair. Prices are
 hash-seeded around list prices, so a seed gives the same store every time. One completed run
 per provider confirms the open intervals, so `latest_prices` calls none of them stale for a day.
 The intervals' computed columns are then stored as the writes would have stored them
-(`storage.views.derive`).
+(`storage.writes.derived.derive`).
 
 Beside the history, the plain table `flat_prices` holds the same rows with every column of the
 `prices` view computed once: the hand-written baseline a query over the views is compared with.

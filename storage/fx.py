@@ -3,8 +3,8 @@ rates of [fx] (the USD columns) and the GPU table's throughput (the FLOPs-per-do
 
 The store never fetches rates. A rate is USD per one unit of a currency on a date, with where
 it came from; the views convert an interval with the newest rate dated on or before its end.
-A closed interval keeps its computed columns (storage.views.DERIVE): replacing the rates or the
-facts computes again those of the intervals they price, in the same transaction.
+A closed interval keeps its computed columns (storage.writes.derived.DERIVE): replacing the
+rates or the facts computes again those of the intervals they price, in the same transaction.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from datetime import date
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
-from storage.views import rederive
+from storage.writes.derived import rederive
 
 RATE_PLACES = Decimal("0.000000001")  # DECIMAL(18, 9) in fx_rates
 

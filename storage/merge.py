@@ -24,8 +24,9 @@ import pyarrow as pa
 
 from collectors.common import StoreError
 from storage.connection import scalar
-from storage.views import rederive
+from storage.writes import open_offers
 from storage.writes.corrections import FACTS, correct_facts
+from storage.writes.derived import rederive
 from storage.writes.sequence import OPENED, sequence_the_rest
 
 # The offer's identity as one string: NULL parts become '' so they compare as values.
@@ -52,16 +53,18 @@ _DUPLICATE_POINTS = """
 SELECT count(*) - count(DISTINCT (offer_key, ts)) FROM incoming
 """
 
-# The provider's open intervals, read once. `row` is where each lies in price_intervals: the
-# updates below find their rows by it instead of matching offer keys over the whole history
-# (row ids hold within the transaction; nothing deletes from price_intervals). The offer's
-# region, zone, type and kind are what the held check scopes by (`storage.writes.suspect`).
-_STAGE_OPEN = f"""
+# The provider's open intervals, read once, from where they are kept apart for the write
+# (`storage.writes.open_offers`), not from row groups all over the history. `row` is where each
+# lies in price_intervals: the updates below find their rows by it instead of matching offer
+# keys over the whole history (`open_offers.check` has made sure they are the open intervals'
+# row ids). The offer's region, zone, type and kind are what the held check scopes by
+# (`storage.writes.suspect`).
+_STAGE_OPEN = """
 CREATE TEMP TABLE open_now AS
-SELECT rowid AS row, offer_key, price_per_hour, upfront_total, available, valid_from,
-       {FACTS} AS facts, region, zone, instance_type, price_kind
-FROM price_intervals
-WHERE provider = $provider AND valid_to IS NULL
+SELECT row, offer_key, price_per_hour, upfront_total, available, valid_from, facts, region,
+       zone, instance_type, price_kind
+FROM open_offers
+WHERE provider = $provider
 """
 
 # An offer whose intervals are all closed (withdrawn) and that comes back with a provider
@@ -195,6 +198,8 @@ def merge(
     # (A write that changed nothing closed and opened nothing: most of a steady day's.)
     if changed:
         rederive(con, _CLOSED_HERE, _TOUCHED_HERE, {"run_id": run_id})
+        open_offers.closed(con, "SELECT row FROM open_now")
+        open_offers.opened(con, params["provider"], run_id)
     for table in _STAGED:
         con.execute(f"DROP TABLE IF EXISTS {table}")
     for name in ("batch", "picked"):
@@ -214,6 +219,7 @@ def _merge(
 ) -> int | None:
     observed = {"observed": params["observed"]}
     provider = {"provider": params["provider"]}
+    open_offers.check(con, params["provider"])
     con.execute(_STAGE_INCOMING, observed)
     duplicates = scalar(con, _REPEATS_HASHED) and scalar(con, _DUPLICATE_POINTS)
     if duplicates:
@@ -239,6 +245,7 @@ def _merge(
     pick = partial(_pick, con, batch)
     if refacts:
         correct_facts(con, pick)
+        open_offers.refacted(con, "SELECT row FROM refacts")
     opened = 0
     if new:
         pick(_NEW_ROWS)

@@ -117,7 +117,8 @@ STEPS: list[tuple[int, str, list[str]]] = [
         "the computed columns of the prices view, stored",
         [
             # The `prices` view's computed columns of an interval (NULL: not derived), stored
-            # by the writes and read back by the view with a plain scan (storage.views.DERIVE).
+            # by the writes and read back by the view with a plain scan
+            # (storage.writes.derived.DERIVE).
             # The views' recreation, which follows, fills them for the history already stored.
             *(
                 f"ALTER TABLE price_intervals ADD COLUMN {column} DOUBLE"
@@ -217,6 +218,32 @@ STEPS: list[tuple[int, str, list[str]]] = [
             # provider's), which `gpu-tracker reparse` needs to judge withdrawals as it did.
             "ALTER TABLE runs ADD COLUMN raw VARCHAR",
             "ALTER TABLE runs ADD COLUMN covered VARCHAR",
+        ],
+    ),
+    (
+        17,
+        "open intervals kept apart for the write",
+        [
+            # storage/writes/open_offers.py: one row per open interval of the history, where it
+            # lies there and what a write compares; filled from the history by the first write
+            # of each provider, which finds it does not match.
+            """
+            CREATE TABLE open_offers (
+                row BIGINT,
+                run_id BIGINT NOT NULL,
+                offer_key VARCHAR NOT NULL,
+                provider VARCHAR NOT NULL,
+                valid_from TIMESTAMPTZ NOT NULL,
+                price_per_hour DECIMAL(18, 6) NOT NULL,
+                upfront_total DECIMAL(18, 6),
+                available BOOLEAN,
+                facts UBIGINT NOT NULL,
+                region VARCHAR,
+                zone VARCHAR,
+                instance_type VARCHAR NOT NULL,
+                price_kind VARCHAR NOT NULL
+            )
+            """,
         ],
     ),
 ]

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from storage.connection import scalar
-from storage.views import rederive
+from storage.writes.derived import rederive
 
 # What the offer is, beside its price: its GPUs and host, as one comparable value.
 FACTS = """hash(CAST(gpu_model AS VARCHAR), CAST(gpu_count AS DOUBLE),

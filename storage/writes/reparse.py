@@ -18,6 +18,7 @@ from collectors.common import PayloadShapeError
 from storage.connection import connect, transaction
 from storage.migrations import migrate
 from storage.raw import Kept, read_listing
+from storage.writes import open_offers
 from storage.writes.answer import Answer, Synced, merge_answer
 from storage.writes.screened_batch import screen_batch
 from storage.writes.suspect import Judge, Suspicion
@@ -143,6 +144,8 @@ class Rebuild:
                 back = {**values, "changed": changed, "error": error, "run_id": run.run_id}
                 con.execute(_BACK, {"provider": provider, **back})
             diff = con.execute(_DIFF, {"provider": provider}).fetchall()[0]
+            # Row ids found in this transaction may move when its deletions are checkpointed.
+            open_offers.clear(con, provider)
             con.execute("DROP TABLE reparse_before")
         added, removed, repriced, redated = (int(n) for n in diff)
         return Rebuilt(

@@ -21,7 +21,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from storage.views import rederive
+from storage.writes import open_offers
+from storage.writes.derived import rederive
 
 # The provider's collections before `first` that were applied.
 _EARLIER = "r.provider = $provider AND r.status = 'ok' AND r.run_id < $first"
@@ -89,3 +90,4 @@ def truncate(con: Any, provider: str, first: int, since: datetime, replayed: lis
     con.execute(_UNKNOWN_BACK, {**where, "since": since})
     for table in _PER_RUN:
         con.execute(f"DELETE FROM {table} WHERE list_contains($runs, run_id)", {"runs": replayed})
+    open_offers.clear(con, provider)  # the next write finds them from what now stands

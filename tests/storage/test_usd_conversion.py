@@ -19,10 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from collectors.base import PriceRecord
-from storage import migrations, views
+from storage import migrations
 from storage.connection import connect, transaction
 from storage.fx import FxRate, GpuFact, replace_gpu_facts, replace_rates
 from storage.store import Store
+from storage.writes import derived
 from tests.storage import old_schema
 
 # The view as it was before the join: the reference the new one must equal, value for value.
@@ -143,7 +144,7 @@ def fill(
         params = {"n": n, "currency": currency, "price": price, "gpus": count}
         params |= {"model": model[0] if model else "A100"}
         con.execute(INTERVAL, {**params, "start": start, "end": None if hours is None else end})
-    views.derive(con, derive)
+    derived.derive(con, derive)
 
 
 def as_config(rates: dict[str, dict[date, Decimal]]) -> list[FxRate]:
@@ -217,7 +218,7 @@ def test_every_interval_is_stored_unless_a_rate_is_dated_after_today(store: Any)
     assert store.execute(STORED).fetchall() == [(2,)]
     tomorrow = TODAY + timedelta(days=1)
     fill(store, {"CNY": {day: Decimal("0.2")}, "EUR": {tomorrow: Decimal("1.1")}}, rows)
-    views.derive(store)
+    derived.derive(store)
     assert store.execute(STORED).fetchall() == [(1,)]  # the closed one
     assert store.execute(DIFFERENCE).fetchall() == [(0,)]
     # A stored open price whose currency gets a rate dated tomorrow: live again, else it would

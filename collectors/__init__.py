@@ -132,6 +132,11 @@ REGISTRY: dict[str, ProviderInfo] = {
         # List prices per GPU; which regions have free GPUs moves.
         default_interval="30m",
     ),
+    "cloudrift": ProviderInfo(
+        "collectors.cloudrift:CloudriftCollector",
+        # The instance-type list is public; which datacenters have free nodes moves.
+        default_interval="30m",
+    ),
 }
 
 

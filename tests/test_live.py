@@ -269,3 +269,15 @@ def test_runpod_gpu_types_live() -> None:
     assert result.skipped_rows == 0
     assert {"on_demand", "spot"} <= {r.price_kind for r in result.records}
     assert all(r.region is None and 0.05 < r.price_per_hour < 100 for r in result.records)
+
+
+def test_cloudrift_instance_types_live() -> None:
+    from collectors.cloudrift.collector import DEFAULT_ENDPOINT, CloudriftCollector
+
+    online(DEFAULT_ENDPOINT)
+    collector = CloudriftCollector(_live_settings({}))
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    # Prices in cents for the whole machine: a GPU-hour between 5 cents and 20 dollars
+    assert result.records and result.skipped_rows == 0
+    assert all(0.05 < r.price_per_hour / r.gpu_count < 20 for r in result.records)
+    facts_from_the_api(result)

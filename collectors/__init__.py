@@ -137,6 +137,14 @@ REGISTRY: dict[str, ProviderInfo] = {
         # The instance-type list is public; which datacenters have free nodes moves.
         default_interval="30m",
     ),
+    "verda": ProviderInfo(
+        "collectors.verda:VerdaCollector",
+        # OAuth2 client credentials: a token is asked for each collection.
+        credential_env={"client_id": "VERDA_CLIENT_ID", "client_secret": "VERDA_CLIENT_SECRET"},
+        aliases=("datacrunch",),
+        # List prices rarely move; which locations can start a type does.
+        default_interval="30m",
+    ),
 }
 
 

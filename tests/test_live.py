@@ -281,3 +281,22 @@ def test_cloudrift_instance_types_live() -> None:
     assert result.records and result.skipped_rows == 0
     assert all(0.05 < r.price_per_hour / r.gpu_count < 20 for r in result.records)
     facts_from_the_api(result)
+
+
+@pytest.mark.skipif(
+    not (os.environ.get("VERDA_CLIENT_ID") and os.environ.get("VERDA_CLIENT_SECRET")),
+    reason="needs VERDA_CLIENT_ID and VERDA_CLIENT_SECRET",
+)
+def test_verda_instance_types_live() -> None:
+    from collectors.verda.collector import DEFAULT_ENDPOINT, VerdaCollector
+
+    online(DEFAULT_ENDPOINT)
+    keys = {
+        "client_id": os.environ["VERDA_CLIENT_ID"],
+        "client_secret": os.environ["VERDA_CLIENT_SECRET"],
+    }
+    collector = VerdaCollector(_live_settings(keys))
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    assert result.skipped_rows == 0 and {r.currency for r in result.records} == {"USD"}
+    assert all(0.05 < r.price_per_hour / r.gpu_count < 20 for r in result.records)
+    facts_from_the_api(result)

@@ -60,6 +60,7 @@ def _settings(provider: str, url: str, timeout: float) -> ProviderSettings:
         "runpod": {"credentials": {"api_key": "key"}},
         "jarvislabs": {"credentials": {"api_key": "key"}},
         "cloudrift": {},
+        "verda": {"credentials": {"client_id": "id", "client_secret": "secret"}},
     }
     return ProviderSettings(**(base | per_provider[provider]))
 

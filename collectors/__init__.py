@@ -145,6 +145,13 @@ REGISTRY: dict[str, ProviderInfo] = {
         # List prices rarely move; which locations can start a type does.
         default_interval="30m",
     ),
+    "hyperstack": ProviderInfo(
+        "collectors.hyperstack:HyperstackCollector",
+        credential_env={"api_key": "HYPERSTACK_API_KEY"},
+        aliases=("nexgencloud",),
+        # List prices per GPU; which flavors have stock moves.
+        default_interval="30m",
+    ),
 }
 
 

@@ -300,3 +300,14 @@ def test_verda_instance_types_live() -> None:
     assert result.skipped_rows == 0 and {r.currency for r in result.records} == {"USD"}
     assert all(0.05 < r.price_per_hour / r.gpu_count < 20 for r in result.records)
     facts_from_the_api(result)
+
+
+@pytest.mark.skipif(not os.environ.get("HYPERSTACK_API_KEY"), reason="needs HYPERSTACK_API_KEY")
+def test_hyperstack_flavors_and_pricebook_live() -> None:
+    from collectors.hyperstack.collector import DEFAULT_ENDPOINT, HyperstackCollector
+
+    online(DEFAULT_ENDPOINT)
+    collector = HyperstackCollector(_live_settings({"api_key": os.environ["HYPERSTACK_API_KEY"]}))
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    assert result.records and {r.price_kind for r in result.records} == {"on_demand"}
+    assert all(0.05 < r.price_per_hour / r.gpu_count < 20 for r in result.records)

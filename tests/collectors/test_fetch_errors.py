@@ -61,6 +61,7 @@ def _settings(provider: str, url: str, timeout: float) -> ProviderSettings:
         "jarvislabs": {"credentials": {"api_key": "key"}},
         "cloudrift": {},
         "verda": {"credentials": {"client_id": "id", "client_secret": "secret"}},
+        "hyperstack": {"credentials": {"api_key": "key"}},
     }
     return ProviderSettings(**(base | per_provider[provider]))
 

@@ -152,6 +152,12 @@ REGISTRY: dict[str, ProviderInfo] = {
         # List prices per GPU; which flavors have stock moves.
         default_interval="30m",
     ),
+    "fluidstack": ProviderInfo(
+        "collectors.fluidstack:FluidstackCollector",
+        credential_env={"api_key": "FLUIDSTACK_API_KEY"},
+        # List prices per GPU; which configurations can be deployed where moves.
+        default_interval="30m",
+    ),
 }
 
 

@@ -311,3 +311,14 @@ def test_hyperstack_flavors_and_pricebook_live() -> None:
     result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
     assert result.records and {r.price_kind for r in result.records} == {"on_demand"}
     assert all(0.05 < r.price_per_hour / r.gpu_count < 20 for r in result.records)
+
+
+@pytest.mark.skipif(not os.environ.get("FLUIDSTACK_API_KEY"), reason="needs FLUIDSTACK_API_KEY")
+def test_fluidstack_configurations_live() -> None:
+    from collectors.fluidstack.collector import DEFAULT_ENDPOINT, FluidstackCollector
+
+    online(DEFAULT_ENDPOINT)
+    collector = FluidstackCollector(_live_settings({"api_key": os.environ["FLUIDSTACK_API_KEY"]}))
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    assert result.records and result.skipped_rows == 0
+    assert all(0.05 < r.price_per_hour / r.gpu_count < 20 for r in result.records)

@@ -62,6 +62,7 @@ def _settings(provider: str, url: str, timeout: float) -> ProviderSettings:
         "cloudrift": {},
         "verda": {"credentials": {"client_id": "id", "client_secret": "secret"}},
         "hyperstack": {"credentials": {"api_key": "key"}},
+        "fluidstack": {"credentials": {"api_key": "key"}},
     }
     return ProviderSettings(**(base | per_provider[provider]))
 

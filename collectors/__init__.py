@@ -158,6 +158,12 @@ REGISTRY: dict[str, ProviderInfo] = {
         # List prices per GPU; which configurations can be deployed where moves.
         default_interval="30m",
     ),
+    "seeweb": ProviderInfo(
+        "collectors.seeweb:SeewebCollector",
+        credential_env={"api_token": "SEEWEB_API_TOKEN"},
+        # A list price in euros; the regions a plan can be created in move now and then.
+        default_interval="6h",
+    ),
 }
 
 

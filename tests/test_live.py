@@ -322,3 +322,14 @@ def test_fluidstack_configurations_live() -> None:
     result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
     assert result.records and result.skipped_rows == 0
     assert all(0.05 < r.price_per_hour / r.gpu_count < 20 for r in result.records)
+
+
+@pytest.mark.skipif(not os.environ.get("SEEWEB_API_TOKEN"), reason="needs SEEWEB_API_TOKEN")
+def test_seeweb_plans_live() -> None:
+    from collectors.seeweb.collector import DEFAULT_ENDPOINT, SeewebCollector
+
+    online(DEFAULT_ENDPOINT)
+    collector = SeewebCollector(_live_settings({"api_token": os.environ["SEEWEB_API_TOKEN"]}))
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    assert result.records and {r.currency for r in result.records} == {"EUR"}
+    assert all(0.05 < r.price_per_hour / r.gpu_count < 20 for r in result.records)

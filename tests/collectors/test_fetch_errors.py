@@ -63,6 +63,7 @@ def _settings(provider: str, url: str, timeout: float) -> ProviderSettings:
         "verda": {"credentials": {"client_id": "id", "client_secret": "secret"}},
         "hyperstack": {"credentials": {"api_key": "key"}},
         "fluidstack": {"credentials": {"api_key": "key"}},
+        "seeweb": {"credentials": {"api_token": "token"}},
     }
     return ProviderSettings(**(base | per_provider[provider]))
 

@@ -162,7 +162,8 @@ def test_price_kinds_as_people_write_them(store: Path) -> None:
         (("--provider", "hetzner"), "unknown provider 'hetzner' (accepted: alibaba, aws, azure, "
          "cloudrift, fluidstack, gcp, hyperstack (nexgencloud), jarvislabs, lambdalabs (lambda), "
          "oci (oracle), "
-         "paperspace (digitalocean), runpod, tencent, vastai (vast, vast.ai), verda (datacrunch), "
+         "paperspace (digitalocean), runpod, seeweb, tencent, vastai (vast, vast.ai), "
+         "verda (datacrunch), "
          "vultr)"),
         (("--kind", "preemptible"), "unknown price kind 'preemptible' (accepted: on-demand (or "
          "on_demand), spot, reserved)"),

@@ -87,7 +87,10 @@ def _type(entry: Any) -> tuple[Any, list[Any], list[str]]:
     row = kit.obj(entry)
     variants = row.get("variants")
     datacenters = row.get("datacenters")
-    listed = [d for d in datacenters if _name(d)] if isinstance(datacenters, list) else []
+    entries = datacenters if isinstance(datacenters, list) else []
+    # Names, or objects that carry one ({"name": "usny01_a01", ...}) in other answers.
+    named = (d if isinstance(d, str) else kit.obj(d).get("name") for d in entries)
+    listed = [n for n in map(_name, named) if n is not None]
     return row.get("brand_short"), variants if isinstance(variants, list) else [], listed
 
 

@@ -6,7 +6,8 @@ model, the board and ONE GPU's memory), `gpu_counts` (the GPU counts a machine c
 Each GPU count is its own offer, named `<gpu_type>::<count>` (`H100_SXM5_80GB::8`), priced
 count x `price_per_gpu_hr`, on-demand (the list has no spot or reserved prices), available in
 each region it lists; a configuration listed in no region keeps its price once with region
-NULL, sold out. The answer says nothing of the host: vCPUs and memory stay NULL.
+NULL, sold out; one with no `regions` at all is stored once with region and available NULL.
+The answer says nothing of the host: vCPUs and memory stay NULL.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
     return result
 
 
-def _configuration(row: dict[str, Any]) -> tuple[str, list[int], Decimal, list[str]]:
+def _configuration(row: dict[str, Any]) -> tuple[str, list[int], Decimal, list[str] | None]:
     gpu_type = _name(row.get("gpu_type"))
     if gpu_type is None:
         raise _Skip(f"gpu_type is {str(row.get('gpu_type'))[:40]!r}")
@@ -77,6 +78,8 @@ def _configuration(row: dict[str, Any]) -> tuple[str, list[int], Decimal, list[s
     if price is None or price <= 0:
         raise _Skip(f"price_per_gpu_hr is {str(row.get('price_per_gpu_hr'))[:40]!r}")
     listed = row.get("regions")
+    if listed is None:
+        return gpu_type, counts, money(price), None  # no regions said: region NULL
     if not isinstance(listed, list):
         raise _Skip(f"regions is {str(listed)[:40]!r}")
     return gpu_type, counts, money(price), sorted({r for r in listed if _name(r)})
@@ -86,7 +89,7 @@ def _offers(
     gpu_type: str,
     counts: list[int],
     price: Decimal,
-    listed: list[str],
+    listed: list[str] | None,
     asked: frozenset[str],
     result: ParseResult,
     log: Log,
@@ -105,11 +108,11 @@ def _offers(
             continue
         # The price is per GPU-hour: a machine of `count` GPUs costs count x the price.
         offer = kit.Offer("on_demand", CURRENCY, money(price * count))
-        for region in kit.sold_in(listed, asked):
+        # No `regions` at all: one record of no region, whether it deploys unsaid.
+        for region in [None] if listed is None else kit.sold_in(listed, asked):
+            available = None if listed is None else region is not None
             result.records.append(
-                kit.record(
-                    PROVIDER, region, instance_type, found.gpu, offer, available=region is not None
-                )
+                kit.record(PROVIDER, region, instance_type, found.gpu, offer, available=available)
             )
         told_here = told is not None or found.source == "config"
         result.facts[instance_type] = found.source if told_here else "table"

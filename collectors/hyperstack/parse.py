@@ -90,9 +90,9 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
         entry = kit.obj(group)
         gpu, region = entry.get("gpu"), entry.get("region_name")
         flavors = entry.get("flavors")
-        if gpu in ("", None) or not isinstance(flavors, list):
-            continue  # CPU flavors
-        for raw in flavors:
+        for raw in flavors if isinstance(flavors, list) else []:
+            if kit.obj(raw).get("gpu", gpu) in ("", None):
+                continue  # a CPU flavor
             rows += 1
             try:
                 flavor = _flavor(raw, gpu, region, book)

@@ -4,9 +4,9 @@ An instance type (`1H100.80S.30V`, `8H100.80S.176V`) has `price_per_hour` and `s
 decimal strings in US dollars for the whole instance (the `currency=usd` asked for), the GPU
 model in `model` (older answers: only `gpu.description`, "8x H100 SXM5 80GB"), the count in
 `gpu.number_of_gpus`, and in `gpu_memory.size_in_gigabytes` the memory of ALL its GPUs (640 for
-8 x 80 GB): one GPU's is that over the count. `dynamic_price` (the moving price of Verda's
-dynamic pricing) is not the list price and is not stored. CPU-only types (`number_of_gpus` 0)
-are left out.
+8 x 80 GB): one GPU's is that over the count, where the description gives none of its own.
+`dynamic_price` (the moving price of Verda's dynamic pricing) is not the list price and is not
+stored. CPU-only types (`number_of_gpus` 0) are left out.
 
 Availability is per location and per kind: on-demand in each location whose
 `is_spot=false` list names the type, spot in each whose `is_spot=true` list does, with
@@ -33,8 +33,8 @@ SPOT = "availability/spot"
 CURRENCY = "USD"
 MOST_GPUS = 16
 LONGEST_NAME = 100
-# "8x H100 SXM5 80GB" -> "H100 SXM5": the count and the memory around the GPU's name.
-_DESCRIBED = re.compile(r"^\s*\d+\s*x\s+(.+?)(?:\s+\d+\s*GB)?\s*$")
+# "8x H100 SXM5 80GB" -> "H100 SXM5" and 80: the count, the GPU's name and ONE GPU's memory.
+_DESCRIBED = re.compile(r"^\s*\d+\s*x\s+(.+?)(?:\s+(\d+)\s*GB)?\s*$")
 
 Log = logging.LoggerAdapter[Any]
 
@@ -136,14 +136,16 @@ def _type(entry: Any) -> _Type:
     if model is None:
         raise _Skip("no GPU model")
     total = kit.size(kit.obj(row.get("gpu_memory")).get("size_in_gigabytes"))
-    if total is None:
+    # gpu_memory is every GPU's together: one GPU's is the total over the count, unless the
+    # description says one GPU's own ("8x H100 SXM5 80GB"), which is taken first.
+    each = _described_memory(gpu) or (None if total is None else total / count)
+    if each is None:
         raise _Skip("no gpu_memory")
     host = (
         kit.size(kit.obj(row.get("cpu")).get("number_of_cores")),
         kit.size(kit.obj(row.get("memory")).get("size_in_gigabytes")),
     )
-    # gpu_memory is every GPU's together: one GPU's is the total over the count.
-    said = gpus.InstanceGpu(model, count, total / count, *host)
+    said = gpus.InstanceGpu(model, count, each, *host)
     return _Type(name, tuple(prices), said)
 
 
@@ -158,6 +160,14 @@ def _model(row: dict[str, Any], gpu: dict[str, Any]) -> Any:
     described = gpu.get("description")
     match = _DESCRIBED.match(described) if isinstance(described, str) else None
     return match.group(1) if match else None
+
+
+def _described_memory(gpu: dict[str, Any]) -> float | None:
+    """One GPU's memory in GB as `gpu.description` writes it, or None where it does not."""
+    described = gpu.get("description")
+    match = _DESCRIBED.match(described) if isinstance(described, str) else None
+    size = match.group(2) if match else None
+    return float(size) if size is not None and 0 < int(size) < 10_000 else None
 
 
 def _record(

@@ -199,3 +199,13 @@ def test_a_first_run_with_no_key_stores_its_prices(
     assert {row["provider"] for row in rows} == {"cloudrift"} and len(rows) == 8
     four = next(row for row in rows if row["instance_type"] == "rtx49-8c-nr.4")
     assert (four["per_hour"], four["per_gpu_hour"], four["available"]) == (1.56, 0.39, True)
+
+
+def test_datacenters_as_objects_are_read_by_name(observed_at: datetime) -> None:
+    body = recorded()
+    nowhere = body["data"]["instance_types"][2]
+    nowhere["datacenters"] = [{"name": "usny01_a01", "country_code": "US"}]
+    got = offers(parse(body, observed_at))
+    # listed there, no free node counted: sold out in that datacenter, not nowhere
+    assert got["rtx49-16c-kn.8", "usny01_a01"].available is False
+    assert ("rtx49-16c-kn.8", None) not in got

@@ -154,3 +154,11 @@ def test_demo_recording_replays_cleanly(
     result = demo.parse(demo.fetch(), observed_at=observed_at)
     assert server.unmatched == []
     assert result.records == parse(recorded(), observed_at).records
+
+
+def test_a_configuration_without_regions_is_stored_in_none(observed_at: datetime) -> None:
+    body = recorded()
+    del body[2]["regions"]  # RTX A6000: where it deploys unsaid
+    got = offers(parse(body, observed_at))
+    a6000 = got["RTX_A6000_48GB::1", None]
+    assert (a6000.price_per_hour, a6000.available) == (Decimal("0.80"), None)

@@ -177,3 +177,11 @@ def test_demo_recording_replays_cleanly(
     result = demo.parse(demo.fetch(), observed_at=observed_at)
     assert server.unmatched == []
     assert result.records == parse(recorded(), observed_at).records
+
+
+def test_the_flavors_own_gpu_name_is_taken_over_its_groups(observed_at: datetime) -> None:
+    payloads = recorded()
+    group = payloads["flavors"]["data"][3]  # RTX-A6000, NORWAY-1
+    group["gpu"] = ""  # an answer that names the GPU on each flavor only
+    got = offers(parse(payloads, observed_at))
+    assert got["n3-RTX-A6000x1", "NORWAY-1"].price_per_hour == Decimal("0.50")

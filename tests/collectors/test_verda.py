@@ -199,3 +199,14 @@ def test_demo_recording_replays_cleanly(
     result = demo.parse(demo.fetch(), observed_at=observed_at)
     assert server.unmatched == []
     assert result.records == parse(recorded(), observed_at).records
+
+
+def test_one_gpus_memory_from_the_description_first(observed_at: datetime) -> None:
+    payloads = recorded()
+    eight = next(t for t in payloads["instance-types"] if t["instance_type"] == "8H100.80S.176V")
+    eight["gpu_memory"]["size_in_gigabytes"] = 80  # an answer giving one GPU's: not 10 each
+    one = next(t for t in payloads["instance-types"] if t["instance_type"] == "1A100.22V")
+    one["gpu"]["description"] = ""  # no description: the total over the count (80 / 1)
+    got = offers(parse(payloads, observed_at))
+    assert got["8H100.80S.176V", "FIN-03", "on_demand"].gpu_memory_gib == 80
+    assert got["1A100.22V", "FIN-01", "on_demand"].gpu_memory_gib == 80

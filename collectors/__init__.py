@@ -132,6 +132,38 @@ REGISTRY: dict[str, ProviderInfo] = {
         # List prices per GPU; which regions have free GPUs moves.
         default_interval="30m",
     ),
+    "cloudrift": ProviderInfo(
+        "collectors.cloudrift:CloudriftCollector",
+        # The instance-type list is public; which datacenters have free nodes moves.
+        default_interval="30m",
+    ),
+    "verda": ProviderInfo(
+        "collectors.verda:VerdaCollector",
+        # OAuth2 client credentials: a token is asked for each collection.
+        credential_env={"client_id": "VERDA_CLIENT_ID", "client_secret": "VERDA_CLIENT_SECRET"},
+        aliases=("datacrunch",),
+        # List prices rarely move; which locations can start a type does.
+        default_interval="30m",
+    ),
+    "hyperstack": ProviderInfo(
+        "collectors.hyperstack:HyperstackCollector",
+        credential_env={"api_key": "HYPERSTACK_API_KEY"},
+        aliases=("nexgencloud",),
+        # List prices per GPU; which flavors have stock moves.
+        default_interval="30m",
+    ),
+    "fluidstack": ProviderInfo(
+        "collectors.fluidstack:FluidstackCollector",
+        credential_env={"api_key": "FLUIDSTACK_API_KEY"},
+        # List prices per GPU; which configurations can be deployed where moves.
+        default_interval="30m",
+    ),
+    "seeweb": ProviderInfo(
+        "collectors.seeweb:SeewebCollector",
+        credential_env={"api_token": "SEEWEB_API_TOKEN"},
+        # A list price in euros; the regions a plan can be created in move now and then.
+        default_interval="6h",
+    ),
 }
 
 

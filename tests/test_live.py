@@ -275,3 +275,67 @@ def test_runpod_gpu_types_live() -> None:
     assert result.skipped_rows == 0
     assert {"on_demand", "spot"} <= {r.price_kind for r in result.records}
     assert all(r.region is None and 0.05 < r.price_per_hour < 100 for r in result.records)
+
+
+def test_cloudrift_instance_types_live() -> None:
+    from collectors.cloudrift.collector import DEFAULT_ENDPOINT, CloudriftCollector
+
+    online(DEFAULT_ENDPOINT)
+    collector = CloudriftCollector(_live_settings({}))
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    # Prices in cents for the whole machine: a GPU-hour between 5 cents and 20 dollars
+    assert result.records and result.skipped_rows == 0
+    assert all(0.05 < r.price_per_hour / r.gpu_count < 20 for r in result.records)
+    facts_from_the_api(result)
+
+
+@pytest.mark.skipif(
+    not (os.environ.get("VERDA_CLIENT_ID") and os.environ.get("VERDA_CLIENT_SECRET")),
+    reason="needs VERDA_CLIENT_ID and VERDA_CLIENT_SECRET",
+)
+def test_verda_instance_types_live() -> None:
+    from collectors.verda.collector import DEFAULT_ENDPOINT, VerdaCollector
+
+    online(DEFAULT_ENDPOINT)
+    keys = {
+        "client_id": os.environ["VERDA_CLIENT_ID"],
+        "client_secret": os.environ["VERDA_CLIENT_SECRET"],
+    }
+    collector = VerdaCollector(_live_settings(keys))
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    assert result.skipped_rows == 0 and {r.currency for r in result.records} == {"USD"}
+    assert all(0.05 < r.price_per_hour / r.gpu_count < 20 for r in result.records)
+    facts_from_the_api(result)
+
+
+@pytest.mark.skipif(not os.environ.get("HYPERSTACK_API_KEY"), reason="needs HYPERSTACK_API_KEY")
+def test_hyperstack_flavors_and_pricebook_live() -> None:
+    from collectors.hyperstack.collector import DEFAULT_ENDPOINT, HyperstackCollector
+
+    online(DEFAULT_ENDPOINT)
+    collector = HyperstackCollector(_live_settings({"api_key": os.environ["HYPERSTACK_API_KEY"]}))
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    assert result.records and {r.price_kind for r in result.records} == {"on_demand"}
+    assert all(0.05 < r.price_per_hour / r.gpu_count < 20 for r in result.records)
+
+
+@pytest.mark.skipif(not os.environ.get("FLUIDSTACK_API_KEY"), reason="needs FLUIDSTACK_API_KEY")
+def test_fluidstack_configurations_live() -> None:
+    from collectors.fluidstack.collector import DEFAULT_ENDPOINT, FluidstackCollector
+
+    online(DEFAULT_ENDPOINT)
+    collector = FluidstackCollector(_live_settings({"api_key": os.environ["FLUIDSTACK_API_KEY"]}))
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    assert result.records and result.skipped_rows == 0
+    assert all(0.05 < r.price_per_hour / r.gpu_count < 20 for r in result.records)
+
+
+@pytest.mark.skipif(not os.environ.get("SEEWEB_API_TOKEN"), reason="needs SEEWEB_API_TOKEN")
+def test_seeweb_plans_live() -> None:
+    from collectors.seeweb.collector import DEFAULT_ENDPOINT, SeewebCollector
+
+    online(DEFAULT_ENDPOINT)
+    collector = SeewebCollector(_live_settings({"api_token": os.environ["SEEWEB_API_TOKEN"]}))
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    assert result.records and {r.currency for r in result.records} == {"EUR"}
+    assert all(0.05 < r.price_per_hour / r.gpu_count < 20 for r in result.records)

@@ -59,6 +59,11 @@ def _settings(provider: str, url: str, timeout: float) -> ProviderSettings:
         "vastai": {},
         "runpod": {"credentials": {"api_key": "key"}},
         "jarvislabs": {"credentials": {"api_key": "key"}},
+        "cloudrift": {},
+        "verda": {"credentials": {"client_id": "id", "client_secret": "secret"}},
+        "hyperstack": {"credentials": {"api_key": "key"}},
+        "fluidstack": {"credentials": {"api_key": "key"}},
+        "seeweb": {"credentials": {"api_token": "token"}},
     }
     return ProviderSettings(**(base | per_provider[provider]))
 

@@ -83,9 +83,12 @@ def test_records_are_sound(parsed: dict[str, ParseResult], name: str) -> None:
         assert r.gpu_count > 0 and r.gpu_memory_gib > 0, where
         assert r.currency in CURRENCIES, where
         assert r.price_kind in PRICE_KINDS, where
-        # A provider's region code, a country code (Vast.ai's hosts), or NULL where the
-        # provider prices no region (RunPod) or lists none (a Vultr plan sold out everywhere).
-        assert r.region is None or re.fullmatch(r"[a-z0-9-]+|[A-Z]{2}", r.region), where
+        # A provider's region code (CloudRift's datacenters have underscores: usny01_a01;
+        # Verda's and Hyperstack's are FIN-01, CANADA-1), a country code (Vast.ai's hosts), or
+        # NULL where the provider prices no region (RunPod) or lists none (a Vultr plan sold
+        # out everywhere).
+        region = r"[a-z0-9_-]+|[A-Z]{2}|[A-Z]+-[0-9]+"
+        assert r.region is None or re.fullmatch(region, r.region), where
         if r.price_kind == "reserved":
             assert r.term_months and r.term_months > 0, where
             assert r.upfront_total is not None and r.upfront_total >= 0, where

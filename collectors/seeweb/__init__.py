@@ -1,0 +1,5 @@
+"""Seeweb: `collector` fetches the Cloud Server plans, `parse` prices the GPU ones."""
+
+from collectors.seeweb.collector import SeewebCollector
+
+__all__ = ["SeewebCollector"]

@@ -132,6 +132,11 @@ REGISTRY: dict[str, ProviderInfo] = {
         # List prices per GPU; which regions have free GPUs moves.
         default_interval="30m",
     ),
+    "scaleway": ProviderInfo(
+        "collectors.scaleway:ScalewayCollector",
+        # The public product catalog: no account; list prices per zone move rarely.
+        default_interval="6h",
+    ),
 }
 
 

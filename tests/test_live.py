@@ -269,3 +269,16 @@ def test_runpod_gpu_types_live() -> None:
     assert result.skipped_rows == 0
     assert {"on_demand", "spot"} <= {r.price_kind for r in result.records}
     assert all(r.region is None and 0.05 < r.price_per_hour < 100 for r in result.records)
+
+
+def test_scaleway_product_catalog_live() -> None:
+    from collectors.scaleway import DEFAULT_ENDPOINT, ScalewayCollector
+
+    online(DEFAULT_ENDPOINT)
+    collector = ScalewayCollector(_live_settings({}))
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    # The catalog sells L4 and H100 Instances in Paris; each with its memory in its type's name
+    assert {"L4", "H100"} <= {r.gpu_model for r in result.records}
+    assert {r.currency for r in result.records} == {"EUR"}
+    assert all(r.zone and 0.1 < r.price_per_hour / r.gpu_count < 50 for r in result.records)
+    assert result.skipped_rows == 0

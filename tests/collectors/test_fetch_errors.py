@@ -59,6 +59,7 @@ def _settings(provider: str, url: str, timeout: float) -> ProviderSettings:
         "vastai": {},
         "runpod": {"credentials": {"api_key": "key"}},
         "jarvislabs": {"credentials": {"api_key": "key"}},
+        "scaleway": {},
     }
     return ProviderSettings(**(base | per_provider[provider]))
 

@@ -20,7 +20,17 @@ from tracker.collecting.demo import DemoSetup, demo_setup, recordings
 from tracker.collecting.keeping import keep
 
 # The providers whose collectors read their answers through collectors.http (no SDK).
-HTTP = {"azure", "jarvislabs", "lambdalabs", "oci", "paperspace", "runpod", "vastai", "vultr"}
+HTTP = {
+    "azure",
+    "jarvislabs",
+    "lambdalabs",
+    "oci",
+    "paperspace",
+    "runpod",
+    "scaleway",
+    "vastai",
+    "vultr",
+}
 
 
 @pytest.fixture(scope="module")

@@ -160,8 +160,8 @@ def test_price_kinds_as_people_write_them(store: Path) -> None:
     ("args", "named"),
     [
         (("--provider", "hetzner"), "unknown provider 'hetzner' (accepted: alibaba, aws, azure, "
-         "gcp, jarvislabs, lambdalabs (lambda), oci (oracle), paperspace (digitalocean), runpod, "
-         "scaleway, tencent, vastai (vast, vast.ai), vultr)"),
+         "gcp, jarvislabs, lambdalabs (lambda), nebius, oci (oracle), paperspace (digitalocean), "
+         "runpod, scaleway, tencent, vastai (vast, vast.ai), vultr)"),
         (("--kind", "preemptible"), "unknown price kind 'preemptible' (accepted: on-demand (or "
          "on_demand), spot, reserved)"),
         (("--gpu", "H1000"), "--gpu H1000: no current offer has it (accepted: A10, A100, "

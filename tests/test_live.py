@@ -272,7 +272,7 @@ def test_runpod_gpu_types_live() -> None:
 
 
 def test_scaleway_product_catalog_live() -> None:
-    from collectors.scaleway import DEFAULT_ENDPOINT, ScalewayCollector
+    from collectors.scaleway.collector import DEFAULT_ENDPOINT, ScalewayCollector
 
     online(DEFAULT_ENDPOINT)
     collector = ScalewayCollector(_live_settings({}))

@@ -164,6 +164,22 @@ REGISTRY: dict[str, ProviderInfo] = {
         # A list price in euros; the regions a plan can be created in move now and then.
         default_interval="6h",
     ),
+    "scaleway": ProviderInfo(
+        "collectors.scaleway:ScalewayCollector",
+        # The public product catalog: no account; list prices per zone move rarely.
+        default_interval="6h",
+    ),
+    "nebius": ProviderInfo(
+        "collectors.nebius:NebiusCollector",
+        # A service account's credentials file (the SDK signs and exchanges it for a token), or
+        # an IAM token; the collector asks for one of the two.
+        optional_credential_env={
+            "credentials_file": "NEBIUS_SERVICE_ACCOUNT_CREDENTIALS",
+            "iam_token": "NEBIUS_IAM_TOKEN",
+        },
+        # Calculator list prices; they move a few times a year.
+        default_interval="6h",
+    ),
 }
 
 

@@ -339,3 +339,36 @@ def test_seeweb_plans_live() -> None:
     result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
     assert result.records and {r.currency for r in result.records} == {"EUR"}
     assert all(0.05 < r.price_per_hour / r.gpu_count < 20 for r in result.records)
+
+
+def test_scaleway_product_catalog_live() -> None:
+    from collectors.scaleway.collector import DEFAULT_ENDPOINT, ScalewayCollector
+
+    online(DEFAULT_ENDPOINT)
+    collector = ScalewayCollector(_live_settings({}))
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    # The catalog sells L4 and H100 Instances in Paris; each with its memory in its type's name
+    assert {"L4", "H100"} <= {r.gpu_model for r in result.records}
+    assert {r.currency for r in result.records} == {"EUR"}
+    assert all(r.zone and 0.1 < r.price_per_hour / r.gpu_count < 50 for r in result.records)
+    assert result.skipped_rows == 0
+
+
+@pytest.mark.skipif(
+    not any(os.environ.get(v) for v in ("NEBIUS_SERVICE_ACCOUNT_CREDENTIALS", "NEBIUS_IAM_TOKEN")),
+    reason="needs NEBIUS_SERVICE_ACCOUNT_CREDENTIALS or NEBIUS_IAM_TOKEN",
+)
+def test_nebius_calculator_live() -> None:
+    from collectors.nebius.collector import NebiusCollector
+
+    online("https://compute.api.nebius.cloud")
+    keys = {
+        "credentials_file": os.environ.get("NEBIUS_SERVICE_ACCOUNT_CREDENTIALS", ""),
+        "iam_token": os.environ.get("NEBIUS_IAM_TOKEN", ""),
+    }
+    collector = NebiusCollector(_live_settings({k: v for k, v in keys.items() if v}))
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    assert result.skipped_rows == 0
+    assert "on_demand" in {r.price_kind for r in result.records}
+    assert all(0.1 < r.price_per_hour / r.gpu_count < 50 for r in result.records)
+    facts_from_the_api(result)

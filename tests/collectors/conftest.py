@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import json
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -9,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.collectors.support import recording
+from tracker.collecting.demo import DEMO_DATA
 from tracker.collecting.replay import Exchange, Recording, ReplayServer
 
 
@@ -41,3 +44,24 @@ def answering(tmp_path: Path) -> Iterator[Callable[..., ReplayServer]]:
     yield start
     for server in servers:
         server.stop()
+
+
+@pytest.fixture
+def url_of() -> Iterator[Callable[[str, ReplayServer], str]]:
+    """The URL a provider's collector asks `server` at: the server's own, or, for an API that
+    is not HTTP (Nebius' gRPC), that of the front its demo recording names (`front` in its
+    demo.json), started over the server and stopped after the test."""
+    fronts: list[Any] = []
+
+    def url(provider: str, server: ReplayServer) -> str:
+        target = json.loads((DEMO_DATA / provider / "demo.json").read_text()).get("front")
+        if not target:
+            return server.url
+        module, _, function = target.partition(":")
+        front = getattr(importlib.import_module(module), function)(server).start()
+        fronts.append(front)
+        return str(front.url)
+
+    yield url
+    for front in fronts:
+        front.stop()

@@ -64,6 +64,8 @@ def _settings(provider: str, url: str, timeout: float) -> ProviderSettings:
         "hyperstack": {"credentials": {"api_key": "key"}},
         "fluidstack": {"credentials": {"api_key": "key"}},
         "seeweb": {"credentials": {"api_token": "token"}},
+        "scaleway": {},
+        "nebius": {"credentials": {"iam_token": "key"}},
     }
     return ProviderSettings(**(base | per_provider[provider]))
 
@@ -90,7 +92,9 @@ def test_a_refused_connection_fails_naming_the_provider(provider: str) -> None:
 
 @pytest.mark.parametrize("provider", sorted(REGISTRY))
 def test_an_answer_slower_than_the_timeout_fails_naming_the_provider(
-    provider: str, answering: Callable[..., ReplayServer]
+    provider: str,
+    answering: Callable[..., ReplayServer],
+    url_of: Callable[[str, ReplayServer], str],
 ) -> None:
     server = answering()
     # Held until the test is done: the answer never comes within the timeout, however busy
@@ -98,7 +102,7 @@ def test_an_answer_slower_than_the_timeout_fails_naming_the_provider(
     release = server.exchanges[0].hold = threading.Event()
     try:
         with pytest.raises(FetchError, match=rf"^{provider}: "):
-            make(provider, server.url, retries=1).fetch()
+            make(provider, url_of(provider, server), retries=1).fetch()
         # A timeout is retried, max_retries times; the server may note the retry only after
         # the client has given up on it.
         wait_until(lambda: len(server.requests) == 2, "the retry reaching the server")
@@ -109,11 +113,14 @@ def test_an_answer_slower_than_the_timeout_fails_naming_the_provider(
 
 @pytest.mark.parametrize("provider", sorted(REGISTRY))
 def test_a_server_error_that_persists_fails_naming_the_provider(
-    provider: str, answering: Callable[..., ReplayServer], monkeypatch: pytest.MonkeyPatch
+    provider: str,
+    answering: Callable[..., ReplayServer],
+    monkeypatch: pytest.MonkeyPatch,
+    url_of: Callable[[str, ReplayServer], str],
 ) -> None:
     server = answering(status=500, body=json.dumps({"message": "internal error"}))
     # The retry's backoff is each provider's own test's business; here it would only be waited.
     monkeypatch.setattr(time, "sleep", lambda seconds: None)
     with pytest.raises(FetchError, match=rf"^{provider}: "):
-        make(provider, server.url, timeout=2.0, retries=1).fetch()
+        make(provider, url_of(provider, server), timeout=2.0, retries=1).fetch()
     assert len(server.requests) == 2, "a 500 is retried, max_retries times"

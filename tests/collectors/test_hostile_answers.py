@@ -24,20 +24,22 @@ from tracker.collecting.replay import ReplayServer
 DEPTH = 100_000  # far past Python's recursion limit (1000)
 
 
-def _collect(provider: str, server: ReplayServer) -> Any:
+def _collect(provider: str, url: str) -> Any:
     # A read timeout only to end a hang: long, so a loaded machine's slow answer (a 200 kB
     # nesting parsed while the other worker runs) is never taken for the failure tested here.
-    collector = make(provider, server.url, timeout=120.0)
+    collector = make(provider, url, timeout=120.0)
     return collector.parse(collector.fetch(), observed_at=NOW)
 
 
 @pytest.mark.parametrize("provider", sorted(REGISTRY))
 def test_json_nested_too_deeply_fails_naming_the_provider(
-    provider: str, answering: Callable[[str], ReplayServer]
+    provider: str,
+    answering: Callable[[str], ReplayServer],
+    url_of: Callable[[str, ReplayServer], str],
 ) -> None:
     server = answering(body="[" * DEPTH + "]" * DEPTH)
     with pytest.raises(CollectorError, match=rf"^{provider}: ") as caught:
-        _collect(provider, server)
+        _collect(provider, url_of(provider, server))
     assert caught.value.provider == provider
     assert "\n" not in str(caught.value) and len(str(caught.value)) < 500
 
@@ -49,11 +51,14 @@ def test_json_nested_too_deeply_fails_naming_the_provider(
     ids=["error-string", "error-object", "list", "string", "number", "null"],
 )
 def test_an_answer_of_the_wrong_shape_fails_naming_the_provider(
-    provider: str, body: Any, answering: Callable[[str], ReplayServer]
+    provider: str,
+    body: Any,
+    answering: Callable[[str], ReplayServer],
+    url_of: Callable[[str, ReplayServer], str],
 ) -> None:
     server = answering(body=json.dumps(body))
     try:
-        parsed = _collect(provider, server)
+        parsed = _collect(provider, url_of(provider, server))
     except CollectorError as exc:
         assert exc.provider == provider and str(exc).startswith(f"{provider}: ")
     else:  # an SDK that reads it as an empty answer: the collection then fails for lack of prices

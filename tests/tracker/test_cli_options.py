@@ -161,10 +161,8 @@ def test_price_kinds_as_people_write_them(store: Path) -> None:
     [
         (("--provider", "hetzner"), "unknown provider 'hetzner' (accepted: alibaba, aws, azure, "
          "cloudrift, fluidstack, gcp, hyperstack (nexgencloud), jarvislabs, lambdalabs (lambda), "
-         "oci (oracle), "
-         "paperspace (digitalocean), runpod, seeweb, tencent, vastai (vast, vast.ai), "
-         "verda (datacrunch), "
-         "vultr)"),
+         "nebius, oci (oracle), paperspace (digitalocean), runpod, scaleway, seeweb, tencent, "
+         "vastai (vast, vast.ai), verda (datacrunch), vultr)"),
         (("--kind", "preemptible"), "unknown price kind 'preemptible' (accepted: on-demand (or "
          "on_demand), spot, reserved)"),
         (("--gpu", "H1000"), "--gpu H1000: no current offer has it (accepted: A10, A100, "

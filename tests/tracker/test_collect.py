@@ -234,8 +234,8 @@ def test_demo_runs_offline_end_to_end(tmp_path: Path) -> None:
     # It says what to run next on the store it kept (test_cli_options runs those commands).
     assert f"gpu-tracker --db {store} latest" in done.stderr
     assert (
-        "illustrative prices: alibaba, cloudrift, fluidstack, hyperstack, jarvislabs, seeweb, "
-        "tencent, vastai, verda (their APIs' real formats, "
+        "illustrative prices: alibaba, cloudrift, fluidstack, hyperstack, jarvislabs, nebius, "
+        "scaleway, seeweb, tencent, vastai, verda (their APIs' real formats, "
         "invented" in " ".join(done.stdout.split())
     )
     runs = query(

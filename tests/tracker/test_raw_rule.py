@@ -21,7 +21,7 @@ from tracker.collecting.keeping import keep
 
 # The providers whose collectors read their answers through collectors.http (no SDK).
 HTTP = {"azure", "jarvislabs", "lambdalabs", "oci", "paperspace", "runpod", "vastai", "vultr"}
-HTTP |= {"cloudrift", "fluidstack", "hyperstack", "seeweb", "verda"}
+HTTP |= {"cloudrift", "fluidstack", "hyperstack", "scaleway", "seeweb", "verda"}
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ current ones (the prices that have moved since), then as of now from the current
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -117,7 +118,12 @@ def replay_providers(
         stack.callback(server.stop)
         servers[name] = server
         meta = _meta(folder)
-        providers[name] = {"endpoint": server.url + meta.get("endpoint_path", ""), "timeout": 10}
+        url = server.url
+        if meta.get("front"):  # an API that is not HTTP (Nebius' gRPC): a front over the replay
+            front = _front(meta["front"], server)
+            stack.callback(front.stop)
+            url = front.url
+        providers[name] = {"endpoint": url + meta.get("endpoint_path", ""), "timeout": 10}
         # Keys naming the server's own URL ("{url}/spot.js"): AWS's public files, for one.
         for key, value in meta.get("options", {}).items():
             providers[name][key] = value.replace("{url}", server.url)
@@ -141,6 +147,13 @@ def illustrative_note(providers: list[str]) -> str:
         "numbers); the other recordings hold published list prices where a source gave them "
         "and plausible fill-ins elsewhere, as each recording's README says"
     )
+
+
+def _front(target: str, server: ReplayServer) -> Any:
+    """The started front `target` ("module:function") builds over `server`: it answers what
+    the replay matches, in its API's own protocol, on a URL of its own."""
+    module, _, function = target.partition(":")
+    return getattr(importlib.import_module(module), function)(server).start()
 
 
 def _meta(folder: Path) -> dict[str, Any]:

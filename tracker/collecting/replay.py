@@ -190,6 +190,16 @@ class ReplayServer:
             self.unmatched.append(req)
             return None
 
+    def answer(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, bytes, threading.Event | None, float] | None:
+        """The recorded answer to a request that came another way than HTTP (a gRPC front's
+        call, as the Nebius recording is served): status, body, hold and delay of the exchange
+        it takes, or None when none matches (kept in `unmatched`)."""
+        lowered = {key.lower(): value for key, value in headers.items()}
+        ex = self._pick(_Request(method, path, {}, lowered, body))
+        return None if ex is None else (ex.status, self._body(ex), ex.hold, ex.delay)
+
     def _body(self, ex: Exchange) -> bytes:
         body = ex.body
         for base in self.rewrite:

@@ -132,6 +132,17 @@ REGISTRY: dict[str, ProviderInfo] = {
         # List prices per GPU; which regions have free GPUs moves.
         default_interval="30m",
     ),
+    "huawei": ProviderInfo(
+        "collectors.huawei:HuaweiCollector",
+        # The answer's currency is the account's site: CNY China, USD International.
+        options={"currency": ("CNY", "USD")},
+        credential_env={
+            "access_key_id": "HUAWEICLOUD_SDK_AK",
+            "secret_access_key": "HUAWEICLOUD_SDK_SK",
+        },
+        # List prices; one inquiry per flavor and region, so not every few minutes.
+        default_interval="6h",
+    ),
 }
 
 

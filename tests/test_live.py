@@ -269,3 +269,22 @@ def test_runpod_gpu_types_live() -> None:
     assert result.skipped_rows == 0
     assert {"on_demand", "spot"} <= {r.price_kind for r in result.records}
     assert all(r.region is None and 0.05 < r.price_per_hour < 100 for r in result.records)
+
+
+@pytest.mark.skipif(
+    not (os.environ.get("HUAWEICLOUD_SDK_AK") and os.environ.get("HUAWEICLOUD_SDK_SK")),
+    reason="needs HUAWEICLOUD_SDK_AK and HUAWEICLOUD_SDK_SK",
+)
+def test_huawei_one_region_live() -> None:
+    from collectors.huawei import HuaweiCollector
+
+    keys = {
+        "access_key_id": os.environ["HUAWEICLOUD_SDK_AK"],
+        "secret_access_key": os.environ["HUAWEICLOUD_SDK_SK"],
+    }
+    settings = ProviderSettings(regions=("cn-north-4",), credentials=keys, timeout=60)
+    collector = HuaweiCollector(settings)
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    assert {"on_demand", "reserved"} <= {r.price_kind for r in result.records}
+    assert {r.currency for r in result.records} == {"CNY"}
+    facts_from_the_api(result)

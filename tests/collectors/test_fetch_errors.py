@@ -59,6 +59,10 @@ def _settings(provider: str, url: str, timeout: float) -> ProviderSettings:
         "vastai": {},
         "runpod": {"credentials": {"api_key": "key"}},
         "jarvislabs": {"credentials": {"api_key": "key"}},
+        "huawei": {
+            "regions": ("cn-north-4",),
+            "credentials": {"access_key_id": "AKTEST", "secret_access_key": "key"},
+        },
     }
     return ProviderSettings(**(base | per_provider[provider]))
 

@@ -143,6 +143,18 @@ REGISTRY: dict[str, ProviderInfo] = {
         # List prices; one inquiry per flavor and region, so not every few minutes.
         default_interval="6h",
     ),
+    "volcengine": ProviderInfo(
+        "collectors.volcengine:VolcengineCollector",
+        # The answer carries no currency: it is the account's site (CNY China, USD intl).
+        options={"currency": ("CNY", "USD")},
+        credential_env={
+            "access_key_id": "VOLCENGINE_ACCESS_KEY",
+            "secret_access_key": "VOLCENGINE_SECRET_KEY",
+        },
+        aliases=("volcano", "volcano engine"),
+        # Spot prices move; each GPU type's history since the last collection is asked.
+        default_interval="1h",
+    ),
 }
 
 

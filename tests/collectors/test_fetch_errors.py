@@ -63,6 +63,10 @@ def _settings(provider: str, url: str, timeout: float) -> ProviderSettings:
             "regions": ("cn-north-4",),
             "credentials": {"access_key_id": "AKTEST", "secret_access_key": "key"},
         },
+        "volcengine": {
+            "regions": ("cn-beijing",),
+            "credentials": {"access_key_id": "AKTEST", "secret_access_key": "key"},
+        },
     }
     return ProviderSettings(**(base | per_provider[provider]))
 

@@ -52,6 +52,7 @@ SLACK_PATH = "/services/T0ECHO/B0ECHO/echoSlackPath013"
 # The secret halves only sign; everything else a client sends, and each must reach the server,
 # so the test shows the echo really carried it back.
 _SIGNING = {"AWS_SECRET_ACCESS_KEY", "TENCENTCLOUD_SECRET_KEY", "ALIBABA_CLOUD_ACCESS_KEY_SECRET"}
+_SIGNING |= {"HUAWEICLOUD_SDK_SK", "VOLCENGINE_SECRET_KEY"}
 SENT = tuple(v for v in _VARIABLES if v not in _SIGNING)
 TRACKER = (sys.executable, "-m", "tracker")
 # `collect` as `python -m tracker` runs it, with one retry per request instead of the four of

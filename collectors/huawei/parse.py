@@ -193,14 +193,12 @@ def _currency(answer: dict[str, Any], configured: str) -> str:
 
 def _amount(item: Any, field: str = "official_website_amount") -> Decimal:
     row = kit.obj(item)
-    unit = (
-        UNITS.get(row.get("measure_id", 1)) if not isinstance(row.get("measure_id"), bool) else None
-    )
+    measure = row.get("measure_id", 1)
+    unit = UNITS.get(measure) if type(measure) is int else None  # not a bool, not a list
     value = kit.exact(row.get(field), kit.NUMBERS_OR_TEXT)
     if unit is None or value is None or value <= 0:
-        raise Skip(
-            f"{field} {str(row.get(field))[:20]!r} in unit {str(row.get('measure_id'))[:20]!r}"
-        )
+        said = f"{str(row.get(field))[:20]!r} in unit {str(measure)[:20]!r}"
+        raise Skip(f"{field} {said}")
     return value * unit
 
 

@@ -180,6 +180,29 @@ REGISTRY: dict[str, ProviderInfo] = {
         # Calculator list prices; they move a few times a year.
         default_interval="6h",
     ),
+    "huawei": ProviderInfo(
+        "collectors.huawei:HuaweiCollector",
+        # The answer's currency is the account's site: CNY China, USD International.
+        options={"currency": ("CNY", "USD")},
+        credential_env={
+            "access_key_id": "HUAWEICLOUD_SDK_AK",
+            "secret_access_key": "HUAWEICLOUD_SDK_SK",
+        },
+        # List prices; one inquiry per flavor and region, so not every few minutes.
+        default_interval="6h",
+    ),
+    "volcengine": ProviderInfo(
+        "collectors.volcengine:VolcengineCollector",
+        # The answer carries no currency: it is the account's site (CNY China, USD intl).
+        options={"currency": ("CNY", "USD")},
+        credential_env={
+            "access_key_id": "VOLCENGINE_ACCESS_KEY",
+            "secret_access_key": "VOLCENGINE_SECRET_KEY",
+        },
+        aliases=("volcano", "volcano engine"),
+        # Spot prices move; each GPU type's history since the last collection is asked.
+        default_interval="1h",
+    ),
 }
 
 

@@ -372,3 +372,41 @@ def test_nebius_calculator_live() -> None:
     assert "on_demand" in {r.price_kind for r in result.records}
     assert all(0.1 < r.price_per_hour / r.gpu_count < 50 for r in result.records)
     facts_from_the_api(result)
+
+
+@pytest.mark.skipif(
+    not (os.environ.get("HUAWEICLOUD_SDK_AK") and os.environ.get("HUAWEICLOUD_SDK_SK")),
+    reason="needs HUAWEICLOUD_SDK_AK and HUAWEICLOUD_SDK_SK",
+)
+def test_huawei_one_region_live() -> None:
+    from collectors.huawei import HuaweiCollector
+
+    keys = {
+        "access_key_id": os.environ["HUAWEICLOUD_SDK_AK"],
+        "secret_access_key": os.environ["HUAWEICLOUD_SDK_SK"],
+    }
+    settings = ProviderSettings(regions=("cn-north-4",), credentials=keys, timeout=60)
+    collector = HuaweiCollector(settings)
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    assert {"on_demand", "reserved"} <= {r.price_kind for r in result.records}
+    assert {r.currency for r in result.records} == {"CNY"}
+    facts_from_the_api(result)
+
+
+@pytest.mark.skipif(
+    not (os.environ.get("VOLCENGINE_ACCESS_KEY") and os.environ.get("VOLCENGINE_SECRET_KEY")),
+    reason="needs VOLCENGINE_ACCESS_KEY and VOLCENGINE_SECRET_KEY",
+)
+def test_volcengine_one_region_live() -> None:
+    from collectors.volcengine import VolcengineCollector
+
+    keys = {
+        "access_key_id": os.environ["VOLCENGINE_ACCESS_KEY"],
+        "secret_access_key": os.environ["VOLCENGINE_SECRET_KEY"],
+    }
+    settings = ProviderSettings(regions=("cn-beijing",), credentials=keys, timeout=60)
+    collector = VolcengineCollector(settings)
+    result = collector.parse(collector.fetch(), observed_at=datetime.now(UTC))
+    assert {r.price_kind for r in result.records} == {"spot"}
+    assert all(r.zone and r.zone.startswith("cn-beijing-") for r in result.records)
+    facts_from_the_api(result)

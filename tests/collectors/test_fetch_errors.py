@@ -66,6 +66,14 @@ def _settings(provider: str, url: str, timeout: float) -> ProviderSettings:
         "seeweb": {"credentials": {"api_token": "token"}},
         "scaleway": {},
         "nebius": {"credentials": {"iam_token": "key"}},
+        "huawei": {
+            "regions": ("cn-north-4",),
+            "credentials": {"access_key_id": "AKTEST", "secret_access_key": "key"},
+        },
+        "volcengine": {
+            "regions": ("cn-beijing",),
+            "credentials": {"access_key_id": "AKTEST", "secret_access_key": "key"},
+        },
     }
     return ProviderSettings(**(base | per_provider[provider]))
 

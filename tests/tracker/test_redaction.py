@@ -55,6 +55,7 @@ _SIGNING = {"AWS_SECRET_ACCESS_KEY", "TENCENTCLOUD_SECRET_KEY", "ALIBABA_CLOUD_A
 # Nebius' SDK speaks gRPC (HTTP/2), which the echo cannot read back; its credentials file is a
 # path read on this machine, never sent. Both are still searched for in every output.
 _NOT_HTTP = {"NEBIUS_IAM_TOKEN", "NEBIUS_SERVICE_ACCOUNT_CREDENTIALS"}
+_SIGNING |= {"HUAWEICLOUD_SDK_SK", "VOLCENGINE_SECRET_KEY"}
 SENT = tuple(v for v in _VARIABLES if v not in _SIGNING | _NOT_HTTP)
 TRACKER = (sys.executable, "-m", "tracker")
 # `collect` as `python -m tracker` runs it, with one retry per request instead of the four of

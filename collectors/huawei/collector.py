@@ -1,0 +1,154 @@
+"""Huawei Cloud ECS: GPU flavor prices from the BSS price inquiries (official SDK).
+
+Per region, ECS ListFlavors names the flavors and their GPUs; then, per GPU flavor still
+sold, the BSS "query pay-per-use product prices" (one hour) and "query yearly/monthly product
+prices" (1 month, 1 and 3 years) price its Linux resource (`<flavor>.linux`). The China site
+(bss.myhuaweicloud.com) answers in CNY, the international one (bss-intl) in USD: the
+`currency` option says which site the account is on. `fetch` returns each answer as the API
+sent it; the pure parsing lives in `collectors.huawei.parse`.
+
+Throttling, 5xx and network failures are retried here with exponential backoff (the SDK's
+own retry is off). An inquiry the BSS refuses for one flavor (400: not sold that way) is kept
+as its error object and prices nothing; any other failure fails the run, since a partial
+answer would close the history of every offer that is missing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime
+from functools import partial
+from typing import Any, ClassVar
+
+from collectors.base import Collector, ParseResult, Payloads, Progress, ProviderSettings
+from collectors.common import ConfigError, FetchError, MissingCredentials
+from collectors.huawei import parse, sdk
+
+# Regions where Huawei Cloud sells GPU-accelerated ECS (the ECS flavor pages): a default list,
+# override it with `regions` in config.toml.
+GPU_REGIONS = (
+    "cn-north-4", "cn-east-3", "cn-south-1", "cn-southwest-2", "ap-southeast-1",
+    "ap-southeast-3",
+)  # fmt: skip
+CURRENCIES = ("CNY", "USD")  # the account's site: China (CNY) or International (USD)
+CREDENTIAL_VARS = "HUAWEICLOUD_SDK_AK and HUAWEICLOUD_SDK_SK"
+MAX_BACKOFF_S = 20.0
+
+
+class HuaweiCollector(Collector):
+    """ECS GPU flavors priced by BSS in every configured region (the GPU regions by default)."""
+
+    name = "huawei"
+    default_endpoint: ClassVar[str] = sdk.BSS_ENDPOINTS["CNY"]
+
+    def __init__(
+        self,
+        settings: ProviderSettings,
+        progress: Progress | None = None,
+        *,
+        backoff_s: float = 1.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        super().__init__(settings, progress)
+        self.currency = _currency(settings.options.get("currency", "CNY"))
+        self.backoff_s = backoff_s  # the first retry's wait, doubled each time after
+        self._sleep = sleep
+        self._bss: Any = None  # built once, on the first region with a GPU flavor
+
+    def default_regions(self) -> tuple[str, ...]:
+        return GPU_REGIONS
+
+    def check_credentials(self) -> None:
+        if not {"access_key_id", "secret_access_key"} <= self.settings.credentials.keys():
+            raise MissingCredentials(self.name, CREDENTIAL_VARS)
+
+    def fetch(self) -> Payloads:
+        self.check_credentials()
+        payloads: Payloads = {}
+        for number, region in enumerate(self.regions, 1):
+            self._region(region, payloads)
+            self.progress(number, len(payloads))
+        self.log.info("huawei: fetched %d regions, %d answers", len(self.regions), len(payloads))
+        return payloads
+
+    def _region(self, region: str, payloads: Payloads) -> None:
+        """One region's flavors, then the two inquiries of each GPU flavor still sold."""
+        ecs, creds = self._ask(
+            f"ECS client {region}", partial(sdk.ecs_client, self.settings, region)
+        )
+        key = f"flavors/{region}"
+        payloads[key] = self._ask(f"ListFlavors {region}", partial(sdk.list_flavors, ecs))
+        flavors = parse.gpu_flavor_ids(payloads[key], key)
+        if flavors and self._bss is None:
+            self._bss = self._ask(
+                "BSS client", partial(sdk.bss_client, self.settings, self.currency)
+            )
+        project = str(creds.project_id)
+        for flavor in flavors:
+            for kind, inquiry in (("on_demand", sdk.on_demand), ("period", sdk.period)):
+                payloads[f"{kind}/{region}/{flavor}"] = self._price(
+                    f"{kind} price of {flavor} in {region}",
+                    partial(inquiry, self._bss, project, region, flavor),
+                )
+
+    def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
+        return parse.parse(
+            payloads, currency=self.currency, regions=frozenset(self.regions), log=self.log
+        )
+
+    # -- fetch helpers ---------------------------------------------------------------------
+
+    def _price(self, where: str, do: Callable[[], Any]) -> Any:
+        """A price inquiry's answer, or the error object of one the BSS refused."""
+        try:
+            return self._ask(where, do, refusable=True)
+        except sdk.ApiError as refused:
+            self.log.info("huawei: %s: refused: %s", where, refused)
+            return {"error_code": refused.code, "error_msg": refused.message}
+
+    def _ask(self, where: str, do: Callable[[], Any], *, refusable: bool = False) -> Any:
+        """`do()`, retrying throttling and network errors with backoff."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return do()
+            except sdk.ApiError as error:
+                if refusable and error.refused_product:
+                    raise
+                if not error.retryable or attempt > self.settings.max_retries:
+                    raise FetchError(self.name, _describe(error, where, attempt)) from error
+                delay = min(self.backoff_s * 2 ** (attempt - 1), MAX_BACKOFF_S)
+                self.log.info(
+                    "huawei: %s: %s (attempt %d); retrying in %.1f s",
+                    where,
+                    error.code,
+                    attempt,
+                    delay,
+                )
+                self._sleep(delay)
+
+
+def _describe(error: sdk.ApiError, where: str, attempts: int) -> str:
+    text = f"{where}: {error.code}: {error.message}"
+    if error.request_id:
+        text += f" (request id {error.request_id})"
+    if error.retryable:
+        text += f"; gave up after {attempts} attempts"
+    if error.refused_auth:
+        text += (
+            f"; check the key pair in {CREDENTIAL_VARS} (or the variables named by "
+            "providers.huawei.access_key_id_env / secret_access_key_env), and that it may "
+            "call ecs:cloudServerFlavors:get and bss:discount:view"
+        )
+    return text
+
+
+def _currency(value: Any) -> str:
+    if value not in CURRENCIES:
+        raise ConfigError(
+            f"providers.huawei.currency: {value!r} is not one of {', '.join(CURRENCIES)} "
+            "(CNY for a China-site account, USD for an International-site one)"
+        )
+    return str(value)

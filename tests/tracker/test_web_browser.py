@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -153,6 +154,33 @@ def test_a_history_chart_renders(server: Running, page: Any) -> None:
     assert page.locator("#stats tbody tr").count() > 0
 
 
+def test_a_chart_point_says_its_value_and_time_on_hover(server: Running, page: Any) -> None:
+    page.goto(server.url + "history?gpu=A100&provider=aws&since=365d")
+    point = page.locator("figure.chart svg circle.point").last  # drawn last: on top
+    tip = point.locator("title").text_content()
+    found = re.fullmatch(r"(.+)\n(\d{4}-\d\d-\d\d \d\d:\d\d) UTC: ([\d,.]+) (\w+) per .+", tip)
+    assert found, tip
+    # The value is one of the series' own prices: between its min and its max in the table.
+    row = page.locator("#stats tbody tr", has_text=found[1]).first.locator("td")
+    low, high = (float(row.nth(i).text_content().replace(",", "")) for i in (3, 7))
+    assert low <= float(found[3].replace(",", "")) <= high
+    assert row.nth(1).text_content() == found[4]
+    # What the pointer is on there is the point, whose title the browser shows.
+    point.hover()
+    box = point.bounding_box()
+    under = page.evaluate(
+        "([x, y]) => document.elementFromPoint(x, y).closest('circle')"
+        "?.querySelector('title')?.textContent",
+        [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2],
+    )
+    assert under == tip
+    # The bars of Decide say their totals the same way.
+    page.goto(server.url + "decide?gpu=A100&gpus=8&months=12")
+    bar = page.locator("figure.chart svg rect.bar").first.locator("title").text_content()
+    best = api(server, "/api/tco?gpu=A100&gpus=8&months=12&limit=1")[0]
+    assert bar.endswith(f": {best['total_usd']:,.2f} USD")
+
+
 def test_the_tco_form_answers(server: Running, page: Any) -> None:
     page.goto(server.url + "decide")
     page.select_option("#tco-form select[name=gpu]", "A100")
@@ -225,7 +253,7 @@ def test_every_filter_narrows_the_table_to_its_value(server: Running, page: Any)
     assert len(texts) == sum("p4d.24xlarge" in t for t in every) < total
     page.fill("input[data-search]", "")
     # Hide sold out: the store's own count of offers not available now goes.
-    with duckdb.connect(str(server.server.site.store), read_only=True) as con:
+    with duckdb.connect(str(server.dashboard.site.store), read_only=True) as con:
         sold_out = con.execute("SELECT count(*) FROM latest_prices WHERE NOT available").fetchone()
     assert sold_out is not None and sold_out[0] > 0
     page.check("input[data-hide=sold-out]")

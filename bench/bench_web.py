@@ -54,7 +54,7 @@ PAGE = ("/", "/assets/app.js", "/assets/style.css")
 
 
 def fetch(running: Running, path: str) -> int:
-    host, port = running.server.server_address[:2]
+    host, port = running.address
     connection = http.client.HTTPConnection(str(host), int(port), timeout=120)
     try:
         connection.request("GET", path)
@@ -78,9 +78,9 @@ def _touch(store: Path) -> None:
 def _rebuilt(running: Running) -> None:
     # Wait on the state, not the clock: the kept page is current again. A page past its
     # minute is rebuilt only when asked for (the watcher follows the store, not the clock).
-    if not running.server.pages.ready("/"):
+    if not running.dashboard.pages.ready("/"):
         fetch(running, "/")
-    while not running.server.pages.ready("/"):
+    while not running.dashboard.pages.ready("/"):
         time.sleep(0.005)
 
 
@@ -141,7 +141,7 @@ def cases(store: Path, running: Running) -> dict[str, tuple[Callable[[], Any], C
             lambda: (_touch(store), _rebuilt(running)),
         ),
         "Health panel": (
-            lambda: running.server.site.status(dashboard.health(store, 20, timeout_s=60).runs),
+            lambda: running.dashboard.site.status(dashboard.health(store, 20, timeout_s=60).runs),
             lambda: fetch(running, "/health"),
         ),
         "/api/latest?limit=100": (

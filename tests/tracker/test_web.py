@@ -181,7 +181,9 @@ def test_the_now_page_lists_every_current_offer(server: Running, store: Path) ->
     with duckdb.connect(str(store), read_only=True) as con:
         (offers,) = con.execute("SELECT count(*) FROM latest_prices").fetchone() or (0,)
     assert offers > 100
-    assert body.count("<tr class=") == offers
+    data = re.search(r'<script type="application/json" id="offers-data">(.*?)</script>', body)
+    assert data is not None
+    assert len(json.loads(data[1])) == offers  # the rows, as data the page's script shows
     assert 'src="/assets/app.js"' in body and "http" not in body.split("<main")[0].replace(
         'content="width', ""
     )  # nothing fetched from elsewhere

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 import click
 
 from storage.reads import dashboard
-from storage.reads.series import SeriesFilters, SeriesStats, Window
+from storage.reads.series import Interval, OfferKey, SeriesStats, Window
 from tracker.charts import labels
 from tracker.questions import history as history_q
 from tracker.questions import tco as tco_q
@@ -47,22 +47,24 @@ def history_page(store: Path, query: api.Query, models: list[str], timeout_s: fl
         return render("history.html", "/history", **{**page, "message": exc.message})
     filters = history_q.filters_from(given)
     price = history_q.price_from(given)  # per GPU-hour and in USD when the form says so
-    found = dashboard.statistics(
-        store, filters, window, below=given["below"], price=price, timeout_s=timeout_s
-    )
+    found = dashboard.history(
+        store, filters, window, lambda stats: _drawn(stats[: given["limit"]]),
+        below=given["below"], price=price, timeout_s=timeout_s,
+    )  # fmt: skip
     page["window"] = _window_note(window)
-    if not found:
+    if not found.stats:
         page["message"] = "no series has a price in that window (widen it, or loosen the filters)"
         return render("history.html", "/history", **page)
-    shown = found[: given["limit"]]
+    shown = found.stats[: given["limit"]]
     rows = [
         (r.key.label, r.currency, f"{r.covered_hours:,.0f}", f"{r.min:.4f}", f"{r.mean:.4f}",
          f"{r.p50:.4f}", f"{r.p95:.4f}", f"{r.max:.4f}", str(r.changes),
          "" if r.current is None else f"{r.current:.4f}")
         for r in shown
     ]  # fmt: skip
-    note = f"{len(shown)} of {len(found)} series (cheapest mean first); prices per {_unit(price)}"
-    page["charts"] = _history_charts(store, shown, window, timeout_s, price)
+    note = (f"{len(shown)} of {len(found.stats)} series (cheapest mean first); prices per "
+            f"{_unit(price)}")  # fmt: skip
+    page["charts"] = _history_charts(shown, found.steps, window, price)
     return render("history.html", "/history", **page, note=note, stats_head=_STATS, stats=rows)
 
 
@@ -80,23 +82,31 @@ def _unit(price: str) -> str:
     return "GPU-hour" if "gpu_hour" in price else "instance-hour"
 
 
-def _history_charts(
-    store: Path, shown: list[SeriesStats], window: Window, timeout_s: float, price: str
-) -> list[dict[str, Any]]:
+def _per_currency(shown: list[SeriesStats]) -> dict[str, list[SeriesStats]]:
+    """The series shown, per currency (never two currencies on one axis)."""
     per_currency: dict[str, list[SeriesStats]] = {}
     for row in shown:
         per_currency.setdefault(row.currency, []).append(row)
-    drawn = {c: rows[: charts.MAX_SERIES] for c, rows in per_currency.items()}
-    # One read of the steps of every series drawn, whatever their currencies.
-    keys = tuple(row.key for rows in drawn.values() for row in rows)
-    steps = dashboard.intervals(
-        store, SeriesFilters(keys=keys), window, price=price, timeout_s=timeout_s
-    )
+    return per_currency
+
+
+def _drawn(shown: list[SeriesStats]) -> tuple[OfferKey, ...]:
+    """The series the charts draw: at most `charts.MAX_SERIES` of each currency."""
+    rows = _per_currency(shown).values()
+    return tuple(row.key for some in rows for row in some[: charts.MAX_SERIES])
+
+
+def _history_charts(
+    shown: list[SeriesStats],
+    steps: dict[tuple[OfferKey, str], list[Interval]],
+    window: Window,
+    price: str,
+) -> list[dict[str, Any]]:
     figures = []
-    for currency, rows in drawn.items():  # never two currencies on one axis
-        lines = [charts.Series(r.key.label, steps.get((r.key, r.currency), [])) for r in rows]
-        left_out = len(per_currency[currency]) - len(rows)
-        svg = charts.history_svg(lines, currency, window, left_out, _unit(price))
+    for currency, rows in _per_currency(shown).items():
+        drawn = rows[: charts.MAX_SERIES]
+        lines = [charts.Series(r.key.label, steps.get((r.key, r.currency), [])) for r in drawn]
+        svg = charts.history_svg(lines, currency, window, len(rows) - len(drawn), _unit(price))
         figures.append({"currency": currency, "svg": svg})
     return figures
 

@@ -12,7 +12,7 @@ server: the first data), then the script and the stylesheet, each on a fresh loo
 connection. The baseline, measured just before each load: the reads that page makes, run
 directly (`storage.reads.dashboard.offers` on a fresh connection, every row fetched). Also
 timed, each against its own direct read: the Health panel, `/api/latest?limit=100`,
-`/api/tco?gpu=H100` and a History chart of H100 spot over 30 days.
+`/api/tco?gpu=H100`, a History chart of H100 spot over 30 days and Decide for H100.
 
 The Now page is kept and rebuilt in the background when the store changes
 (`tracker.web.cache`), so the page load is timed three ways: as most loads find it (kept);
@@ -155,6 +155,10 @@ def cases(store: Path, running: Running) -> dict[str, tuple[Callable[[], Any], C
         "History: H100 spot, 30 days (chart + statistics)": (
             lambda: dashboard.statistics(store, h100_spot, window, timeout_s=60),
             lambda: fetch(running, "/history?gpu=H100&kind=spot&since=30d"),
+        ),
+        "Decide: H100 (chart + tables)": (
+            lambda: dashboard.tco(store, Need(gpu="H100"), timeout_s=60),
+            lambda: fetch(running, "/decide?gpu=H100"),
         ),
     }
 

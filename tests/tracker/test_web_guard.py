@@ -269,3 +269,47 @@ def test_the_daemons_web_table_takes_allowed_hosts() -> None:
         parse_web({"allowed_hosts": ["dash/x"]})
     with pytest.raises(ConfigError, match=r"web\.allowed_hosts: expected a list of host names"):
         parse_web({"allowed_hosts": "dash.example.com"})
+
+
+def test_reads_run_on_a_bounded_pool_and_waiting_requests_hold_no_thread(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tracker.web import app
+    from tracker.web.server import Site, start
+
+    monkeypatch.setattr(app, "MAX_WORKERS", 2)
+    release, inside = threading.Event(), []
+
+    def status(_runs: object) -> object:  # the Health panel's read, held until released
+        inside.append(1)
+        release.wait(60)
+        raise RuntimeError("released")
+
+    running = start(WebSettings("127.0.0.1", 0), Site(store, 60.0, status))
+    answers: list[int] = []
+    asking = [
+        threading.Thread(
+            target=lambda: answers.append(ask(running, "GET /health HTTP/1.0\r\n\r\n")[0])
+        )
+        for _ in range(5)
+    ]
+    try:
+        for thread in asking:
+            thread.start()
+
+        def limiter_full() -> bool:
+            found = running.dashboard._limiter
+            waiting = found is not None and found.statistics().tasks_waiting == 3
+            return waiting and len(inside) == 2
+
+        wait_until(limiter_full, "two reads running and three waiting their turn")
+        assert len(inside) == 2 and running.dashboard._limiter is not None
+        assert running.dashboard._limiter.borrowed_tokens == 2
+        # The event loop is free meanwhile: what needs no read is answered.
+        assert ask(running, "GET /assets/app.js HTTP/1.0\r\n\r\n")[0] == 200
+    finally:
+        release.set()
+        for thread in asking:
+            thread.join(60)
+        running.close()
+    assert answers == [500] * 5 and len(inside) == 5

@@ -165,6 +165,13 @@ class Dashboard:
         self.assets = {name: _asset(name) for name in ASSETS}
         self._limiter: anyio.CapacityLimiter | None = None
 
+    def warm(self) -> None:
+        """What a process's first page would pay for once (the GPU table behind the forms, the
+        templates), done at start on a thread of its own, off every request's path."""
+        _models()
+        for name in ("now.html", "history.html", "decide.html", "market.html", "chart.svg"):
+            pages.environment().get_template(name)
+
     def routes(self) -> list[Route]:
         page = self._page
         return [

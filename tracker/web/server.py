@@ -116,5 +116,6 @@ def start(settings: WebSettings, site: Site) -> Running:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="web")
     dashboard.pages.start()
+    threading.Thread(target=dashboard.warm, name="web-warm", daemon=True).start()
     thread.start()
     return Running(server, dashboard, sock, thread)

@@ -12,7 +12,7 @@ server: the first data), then the script and the stylesheet, each on a fresh loo
 connection. The baseline, measured just before each load: the reads that page makes, run
 directly (`storage.reads.dashboard.offers` on a fresh connection, every row fetched). Also
 timed, each against its own direct read: the Health panel, `/api/latest?limit=100`,
-`/api/tco?gpu=H100` and a History chart of H100 spot over 30 days.
+`/api/tco?gpu=H100`, a History chart of H100 spot over 30 days and Decide for H100.
 
 The Now page is kept and rebuilt in the background when the store changes
 (`tracker.web.cache`), so the page load is timed three ways: as most loads find it (kept);
@@ -54,7 +54,7 @@ PAGE = ("/", "/assets/app.js", "/assets/style.css")
 
 
 def fetch(running: Running, path: str) -> int:
-    host, port = running.server.server_address[:2]
+    host, port = running.address
     connection = http.client.HTTPConnection(str(host), int(port), timeout=120)
     try:
         connection.request("GET", path)
@@ -78,9 +78,9 @@ def _touch(store: Path) -> None:
 def _rebuilt(running: Running) -> None:
     # Wait on the state, not the clock: the kept page is current again. A page past its
     # minute is rebuilt only when asked for (the watcher follows the store, not the clock).
-    if not running.server.pages.ready("/"):
+    if not running.dashboard.pages.ready("/"):
         fetch(running, "/")
-    while not running.server.pages.ready("/"):
+    while not running.dashboard.pages.ready("/"):
         time.sleep(0.005)
 
 
@@ -141,7 +141,7 @@ def cases(store: Path, running: Running) -> dict[str, tuple[Callable[[], Any], C
             lambda: (_touch(store), _rebuilt(running)),
         ),
         "Health panel": (
-            lambda: running.server.site.status(dashboard.health(store, 20, timeout_s=60).runs),
+            lambda: running.dashboard.site.status(dashboard.health(store, 20, timeout_s=60).runs),
             lambda: fetch(running, "/health"),
         ),
         "/api/latest?limit=100": (
@@ -155,6 +155,10 @@ def cases(store: Path, running: Running) -> dict[str, tuple[Callable[[], Any], C
         "History: H100 spot, 30 days (chart + statistics)": (
             lambda: dashboard.statistics(store, h100_spot, window, timeout_s=60),
             lambda: fetch(running, "/history?gpu=H100&kind=spot&since=30d"),
+        ),
+        "Decide: H100 (chart + tables)": (
+            lambda: dashboard.tco(store, Need(gpu="H100"), timeout_s=60),
+            lambda: fetch(running, "/decide?gpu=H100"),
         ),
     }
 

@@ -144,7 +144,7 @@ def _pct(values: list[float], pct: float) -> float:
 def measure(store: Path, runs: int) -> None:
     config = config_mod.from_dict({"storage": {"path": str(store)}}, source=None)
     running: Running = start_for(config, WebSettings("127.0.0.1", 0), "web.listen")
-    port = int(running.server.server_address[1])
+    port = running.address[1]
     writer = Writer(store)
     try:
         load(port, 1, len(MIX))  # warm: the first requests import the pages' modules

@@ -9,6 +9,7 @@ from `storage.reads.tco`; this module only runs them on a bounded connection.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,40 @@ def health(path: Path | str, alerts: int, *, timeout_s: float | None) -> Health:
         last = runs_mod.latest_on(con)
         recent, total = alert_log.recent_on(con, alerts)
     return Health(last, recent, total)
+
+
+@dataclass(frozen=True)
+class History:
+    """The History panel's read: the statistics of every series, and the steps of the ones
+    drawn."""
+
+    stats: list[series.SeriesStats]
+    steps: dict[tuple[series.OfferKey, str], list[series.Interval]]
+
+
+def history(
+    path: Path | str,
+    filters: series.SeriesFilters,
+    window: series.Window,
+    drawn: Callable[[list[series.SeriesStats]], tuple[series.OfferKey, ...]],
+    *,
+    below: float | None = None,
+    price: str = "price_per_hour",
+    timeout_s: float | None,
+) -> History:
+    """`statistics`, then `intervals` of the series `drawn(stats)` picks, on one bounded
+    connection: the store opened once, and the second statement finds the blocks the first
+    read in the connection's cache."""
+    sql, params = series.statistics_sql(filters, window, price=price, below=below)
+    with bounded(path, timeout_s) as con:
+        found = [series.SeriesStats.from_row(row)
+                 for row in _run(con, f"{sql} {series.ORDER}", params).fetchall()]  # fmt: skip
+        keys = drawn(found)
+        steps = {}
+        if keys:
+            sql, params = series.intervals_sql(series.SeriesFilters(keys=keys), window, price=price)
+            steps = series.by_series(_run(con, sql, params).fetchall())
+    return History(found, steps)
 
 
 def statistics(

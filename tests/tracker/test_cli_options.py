@@ -359,7 +359,7 @@ def test_urllib3_retry_warnings_are_left_to_verbose(
 
 _HEAVY = ("alerts.delivery", "apscheduler", "requests", "urllib3", "boto3", "botocore", "pyarrow",
           "tracker.daemon.service", "tracker.collecting.pipeline", "storage.store", "rich.progress",
-          "prometheus_client", "pythonjsonlogger")  # fmt: skip
+          "prometheus_client", "pythonjsonlogger", "starlette", "uvicorn", "jinja2")  # fmt: skip
 _AFTER_SQL = """
 import sys
 from tracker.cli import main

@@ -140,7 +140,7 @@ def test_the_names_the_table_gives() -> None:
 
 
 def test_the_web_api_takes_the_same_names(db: Path) -> None:
-    from tracker.web import api, server
+    from tracker.web import api, app
 
     rows = api.latest(db, {"gpu": ["a100-80gb"]}, timeout_s=None)
     assert types(rows) == {"p4de.24xlarge", "Standard_NC24ads_A100_v4"}
@@ -151,7 +151,7 @@ def test_the_web_api_takes_the_same_names(db: Path) -> None:
     with pytest.raises(api.BadRequest, match="--gpu A100 96GB: no current offer has it"):
         api.latest(db, {"gpu": ["A100 96GB"]}, timeout_s=None)
     # The dashboard's forms offer the variants beside the models.
-    assert {"A100", "A100 40GB", "A100 80GB", "H100 NVL"} <= set(server._models())
+    assert {"A100", "A100 40GB", "A100 80GB", "H100 NVL"} <= set(app._models())
 
 
 def test_per_gpu_keeps_the_cheapest_offer_of_each_memory_variant(db: Path) -> None:
@@ -221,9 +221,9 @@ def test_a_variant_of_a_users_model_nobody_sells_is_refused_naming_its_variants(
 
 
 def test_the_dashboard_forms_offer_the_configs_models(db: Path, user_models: Path) -> None:
-    from tracker.web import server
+    from tracker.web import app
 
     # `serve` loads its config as every command does: its [gpus] entries are in force.
     code, _, _ = run(db, "--config", str(user_models), "latest", "--gpu", "MI300A")
     assert code == 0
-    assert {"A100 Big", "MI300A", "MI300A 128GB"} <= set(server._models())
+    assert {"A100 Big", "MI300A", "MI300A 128GB"} <= set(app._models())

@@ -181,7 +181,9 @@ def test_the_now_page_lists_every_current_offer(server: Running, store: Path) ->
     with duckdb.connect(str(store), read_only=True) as con:
         (offers,) = con.execute("SELECT count(*) FROM latest_prices").fetchone() or (0,)
     assert offers > 100
-    assert body.count("<tr class=") == offers
+    data = re.search(r'<script type="application/json" id="offers-data">(.*?)</script>', body)
+    assert data is not None
+    assert len(json.loads(data[1])) == offers  # the rows, as data the page's script shows
     assert 'src="/assets/app.js"' in body and "http" not in body.split("<main")[0].replace(
         'content="width', ""
     )  # nothing fetched from elsewhere
@@ -339,3 +341,27 @@ def test_the_daemons_web_table_is_read_from_config() -> None:
         config_mod.from_dict({"web": {"listen": "192.0.2.1:80"}}, source=None)
     with pytest.raises(ConfigError, match=r"web\.lisen"):
         config_mod.from_dict({"web": {"lisen": "127.0.0.1:80"}}, source=None)
+
+
+@pytest.mark.parametrize("name", ["latest", "history", "tco", "index"])
+def test_the_openapi_document_names_the_parameters_the_api_accepts(
+    server: Running, name: str
+) -> None:
+    status, body = get(server, "/api/openapi.json")
+    assert status == 200
+    document = json.loads(body)
+    assert document["openapi"].startswith("3.1")
+    operation = document["paths"][f"/api/{name}"]["get"]
+    described = {p["name"]: p for p in operation["parameters"]}
+    # The API's own refusal lists what it accepts: the document says the same, no more.
+    status, body = get(server, f"/api/{name}?nonsense=1")
+    assert status == 400
+    accepted = json.loads(body)["error"].partition("(accepted: ")[2].rstrip(")").split(", ")
+    assert sorted(described) == sorted(accepted)
+    assert set(operation["responses"]) == {"200", "400", "503"}
+    if name in ("latest", "history"):
+        assert "spot" in described["kind"]["schema"]["enum"]
+    if name == "tco":  # --provider is repeatable: an array, each value a parameter again
+        assert described["provider"]["schema"]["type"] == "array"
+        assert described["provider"]["explode"] is True
+        assert described["utilization"]["schema"]["maximum"] == 1

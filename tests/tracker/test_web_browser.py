@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -95,24 +96,30 @@ def visible_rows(page: Any) -> Any:
 
 
 def test_the_table_lists_the_offers_and_filters_change_it(server: Running, page: Any) -> None:
+    # The table lists sold-out offers too (marked; a filter hides them): the API's count with
+    # include_sold_out is the one to match.
     page.goto(server.url)
     every = page.locator("#offers tbody tr")
     total = every.count()
     assert total > 100
     page.wait_for_function(
-        f"document.getElementById('shown').textContent === '{total} of {total} offers shown'"
+        f"() => document.getElementById('shown').textContent === '{total} of {total} offers shown'"
     )
-    h100 = len([r for r in api(server, f"/api/latest?gpu=H100&limit={total}")])
+    h100 = len(
+        [r for r in api(server, f"/api/latest?gpu=H100&include_sold_out=true&limit={total}")]
+    )
     page.select_option("select[data-filter=gpu_model]", "H100")
     page.wait_for_function(
-        f"document.getElementById('shown').textContent === '{h100} of {total} offers shown'"
+        f"() => document.getElementById('shown').textContent === '{h100} of {total} offers shown'"
     )
     assert 0 < visible_rows(page).count() == h100 < total
     gpus = visible_rows(page).evaluate_all("rows => rows.map(r => r.cells[0].textContent)")
     assert set(gpus) == {"H100"}
     page.select_option("select[data-filter=kind]", "spot")
-    spot = len(api(server, f"/api/latest?gpu=H100&kind=spot&limit={total}"))
-    page.wait_for_function(f"document.getElementById('shown').textContent.startsWith('{spot} ')")
+    spot = len(api(server, f"/api/latest?gpu=H100&kind=spot&include_sold_out=true&limit={total}"))
+    page.wait_for_function(
+        f"() => document.getElementById('shown').textContent.startsWith('{spot} ')"
+    )
     assert visible_rows(page).count() == spot
 
 
@@ -151,6 +158,33 @@ def test_a_history_chart_renders(server: Running, page: Any) -> None:
     assert box is not None and box["width"] > 300 and box["height"] > 150
     assert page.locator("figure.chart svg path").count() > 5  # the axes and the step lines
     assert page.locator("#stats tbody tr").count() > 0
+
+
+def test_a_chart_point_says_its_value_and_time_on_hover(server: Running, page: Any) -> None:
+    page.goto(server.url + "history?gpu=A100&provider=aws&since=365d")
+    point = page.locator("figure.chart svg circle.point").last  # drawn last: on top
+    tip = point.locator("title").text_content()
+    found = re.fullmatch(r"(.+)\n(\d{4}-\d\d-\d\d \d\d:\d\d) UTC: ([\d,.]+) (\w+) per .+", tip)
+    assert found, tip
+    # The value is one of the series' own prices: between its min and its max in the table.
+    row = page.locator("#stats tbody tr", has_text=found[1]).first.locator("td")
+    low, high = (float(row.nth(i).text_content().replace(",", "")) for i in (3, 7))
+    assert low <= float(found[3].replace(",", "")) <= high
+    assert row.nth(1).text_content() == found[4]
+    # What the pointer is on there is the point, whose title the browser shows.
+    point.hover()
+    box = point.bounding_box()
+    under = page.evaluate(
+        "([x, y]) => document.elementFromPoint(x, y).closest('circle')"
+        "?.querySelector('title')?.textContent",
+        [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2],
+    )
+    assert under == tip
+    # The bars of Decide say their totals the same way.
+    page.goto(server.url + "decide?gpu=A100&gpus=8&months=12")
+    bar = page.locator("figure.chart svg rect.bar").first.locator("title").text_content()
+    best = api(server, "/api/tco?gpu=A100&gpus=8&months=12&limit=1")[0]
+    assert bar.endswith(f": {best['total_usd']:,.2f} USD")
 
 
 def test_the_tco_form_answers(server: Running, page: Any) -> None:
@@ -225,12 +259,12 @@ def test_every_filter_narrows_the_table_to_its_value(server: Running, page: Any)
     assert len(texts) == sum("p4d.24xlarge" in t for t in every) < total
     page.fill("input[data-search]", "")
     # Hide sold out: the store's own count of offers not available now goes.
-    with duckdb.connect(str(server.server.site.store), read_only=True) as con:
+    with duckdb.connect(str(server.dashboard.site.store), read_only=True) as con:
         sold_out = con.execute("SELECT count(*) FROM latest_prices WHERE NOT available").fetchone()
     assert sold_out is not None and sold_out[0] > 0
     page.check("input[data-hide=sold-out]")
     page.wait_for_function(
-        f"document.getElementById('shown').textContent === "
+        f"() => document.getElementById('shown').textContent === "
         f"'{total - sold_out[0]} of {total} offers shown'"
     )
     states = visible_rows(page).evaluate_all("rs => rs.map(r => r.cells[11].textContent)")
@@ -290,7 +324,7 @@ def test_hide_stale_leaves_out_the_offers_of_an_overdue_provider(
         page.goto(running.url)
         page.check("input[data-hide=stale]")
         page.wait_for_function(
-            f"document.getElementById('shown').textContent === "
+            f"() => document.getElementById('shown').textContent === "
             f"'{total - stale} of {total} offers shown'"
         )
         providers = visible_rows(page).evaluate_all("rs => rs.map(r => r.dataset.fProvider)")
@@ -302,9 +336,11 @@ def test_hide_stale_leaves_out_the_offers_of_an_overdue_provider(
 def test_a_bookmarked_filter_shows_the_filtered_table(server: Running, page: Any) -> None:
     page.goto(server.url + "?gpu=H100&kind=on_demand")  # the command's spelling of the kind
     total = page.locator("#offers tbody tr").count()
-    wanted = len(api(server, f"/api/latest?gpu=H100&kind=on-demand&limit={total}"))
+    wanted = len(
+        api(server, f"/api/latest?gpu=H100&kind=on-demand&include_sold_out=true&limit={total}")
+    )
     page.wait_for_function(
-        f"document.getElementById('shown').textContent === '{wanted} of {total} offers shown'"
+        f"() => document.getElementById('shown').textContent === '{wanted} of {total} offers shown'"
     )
     assert page.locator("select[data-filter=gpu_model]").input_value() == "H100"
     assert page.locator("select[data-filter=kind]").input_value() == "on-demand"
@@ -313,7 +349,7 @@ def test_a_bookmarked_filter_shows_the_filtered_table(server: Running, page: Any
     # Changing a filter changes the URL; reloading it shows the same table.
     page.select_option("select[data-filter=kind]", "spot")
     page.check("input[data-hide=sold-out]")
-    page.wait_for_function("location.search === '?gpu=H100&kind=spot&hide=sold-out'")
+    page.wait_for_function("() => location.search === '?gpu=H100&kind=spot&hide=sold-out'")
     shown = page.locator("#shown").text_content()
     page.reload()
     page.wait_for_function(
@@ -324,11 +360,11 @@ def test_a_bookmarked_filter_shows_the_filtered_table(server: Running, page: Any
     page.select_option("select[data-filter=gpu_model]", "")
     page.select_option("select[data-filter=kind]", "")
     page.uncheck("input[data-hide=sold-out]")
-    page.wait_for_function("location.search === ''")
+    page.wait_for_function("() => location.search === ''")
     # A value no offer has is said, not silently dropped.
     page.goto(server.url + "?gpu=H1000")
     page.wait_for_function(
-        "document.getElementById('shown').textContent.includes('no offer has gpu=H1000')"
+        "() => document.getElementById('shown').textContent.includes('no offer has gpu=H1000')"
     )
 
 
@@ -336,7 +372,9 @@ def test_the_table_fits_1280_pixels(server: Running, page: Any) -> None:
     page.set_viewport_size({"width": 1280, "height": 800})
     page.goto(server.url)
     every = page.locator("#offers tbody tr").count()
-    page.wait_for_function(f"document.getElementById('shown').textContent.startsWith('{every} ')")
+    page.wait_for_function(
+        f"() => document.getElementById('shown').textContent.startsWith('{every} ')"
+    )
     edges = page.evaluate(
         "() => [...document.querySelectorAll('#offers thead th')]"
         ".map(th => th.getBoundingClientRect().right)"

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING, Any
 
 from storage.reads.tco import Tco
 from tracker.charts import labels
-from tracker.charts.base import figure, save
+
+if TYPE_CHECKING:  # matplotlib only to draw: the dashboard takes `bars` and draws its own SVG
+    from matplotlib.figure import Figure
 
 # One colour per kind of plan, so a reader sees at a glance which bars are spot or reserved.
 _COLOURS = {"on-demand": "tab:blue", "spot": "tab:orange", "reserved": "tab:green",
@@ -49,6 +49,8 @@ def bars(answer: Tco) -> list[Bar]:
 
 def chart(answer: Tco) -> Figure:
     """The figure: titled with the need, the x axis the total in USD."""
+    from tracker.charts.base import figure
+
     need = answer.need
     fig, ax = figure(labels.title(answer), ylabel="")
     shown = bars(answer)[::-1]  # barh draws bottom-up: the cheapest ends on top
@@ -66,6 +68,8 @@ def chart(answer: Tco) -> Figure:
 
 def save_chart(answer: Tco, path: str | Path) -> Path:
     """Draw the chart of `answer` into a PNG file."""
+    from tracker.charts.base import save
+
     return save(chart(answer), path)
 
 

@@ -1,10 +1,11 @@
 """`/api/latest`, `/api/history` and `/api/tco`: the commands' `--format json` documents, their
-options taken as query parameters (`?gpu=H100&kind=spot`).
+options taken as query parameters (`?gpu=H100&kind=spot`); `/api/openapi.json` describes them.
 
 The parameters are parsed by the parameter definitions the commands build their options from
 (`tracker.questions.params`), so a bad one is refused with the words the command line uses
 (HTTP 400); the documents come from `tracker.questions.documents`, the same functions the
-commands print with.
+commands print with. The same parameters give each option's JSON Schema (`schema_of`), for the
+MCP tools' arguments and the OpenAPI document's query parameters alike.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from storage import latest as latest_mod
 from storage.reads import dashboard
 from tracker.questions import documents, params
 from tracker.questions import history as history_q
+from tracker.questions import index as index_q
 from tracker.questions import latest as latest_q
 from tracker.questions import tco as tco_q
 from tracker.questions import workloads as workloads_q
@@ -40,6 +42,7 @@ Query = Mapping[str, Sequence[str]]
 LATEST = click.Command("latest", params=params.latest())
 HISTORY = click.Command("history", params=params.history())
 TCO = click.Command("tco", params=params.tco())
+INDEX = click.Command("index", params=index_q.parameters())
 
 
 class BadRequest(Exception):
@@ -175,3 +178,85 @@ def bounded(document: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "(limit, gpu, provider ...)"
         )
     return document
+
+
+def schema_of(command: click.Command, *, arrays: bool = False) -> dict[str, Any]:
+    """The JSON Schema of a command's options as arguments (`--per-gpu` is `per_gpu`);
+    `arrays`: a repeatable option is an array of its values."""
+    properties: dict[str, Any] = {}
+    for param in command.params:
+        if not isinstance(param, click.Option) or param.name in SERVERS or not param.name:
+            continue
+        long = max(param.opts, key=len).lstrip("-").replace("-", "_")
+        found = _type_schema(param, command)
+        found["description"] = (param.help or "").strip()
+        # Only a plain default (click keeps a sentinel object for "none given").
+        if isinstance(param.default, str | int | float) and not param.is_flag:
+            found["default"] = param.default
+        if arrays and param.multiple:
+            found = {"type": "array", "items": found, "description": found.pop("description")}
+        properties[long] = found
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+def _type_schema(param: click.Option, command: click.Command) -> dict[str, Any]:
+    from collectors import REGISTRY
+    from collectors.common import PRICE_KINDS
+    from storage.reads.index.read import KINDS, SEGMENTS
+    from tracker.questions.types import Count, Number, PriceKindName, ProviderName
+
+    kind = param.type
+    if param.is_flag:
+        return {"type": "boolean"}
+    if command is INDEX and param.name in ("kind", "segment"):  # index's own kinds, segments
+        return {"enum": list(KINDS if param.name == "kind" else SEGMENTS)}
+    if isinstance(kind, click.Choice):
+        return {"enum": [str(c) for c in kind.choices]}
+    if isinstance(kind, Count | Number):
+        low, high, low_open = kind.bounds
+        least = "exclusiveMinimum" if low_open else "minimum"
+        name = "integer" if isinstance(kind, Count) else "number"
+        return {"type": name, least: low, "maximum": high}
+    if isinstance(kind, ProviderName):
+        return {"enum": sorted(REGISTRY)}
+    if isinstance(kind, PriceKindName):
+        return {"enum": list(PRICE_KINDS)}
+    return {"type": "string"}
+
+
+_PATHS = {"latest": LATEST, "history": HISTORY, "tco": TCO, "index": INDEX}
+
+
+def openapi(version: str) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the JSON API: each endpoint's query parameters are its
+    command's options (a repeatable one is a parameter given again), its answer the command's
+    `--format json` rows, its refusals HTTP 400 and 503 with an `error`."""
+    refusal = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    paths = {}
+    for name, command in _PATHS.items():
+        parameters = []
+        for key, schema in schema_of(command, arrays=True)["properties"].items():
+            about = schema.pop("description")
+            parameter = {"name": key, "in": "query", "description": about, "schema": schema}
+            parameters.append(parameter | ({"explode": True} if "items" in schema else {}))
+        rows = {"type": "array", "items": {"type": "object"}}
+        answers = {
+            "200": {"description": f"the rows of `{name}`", "content": {"application/json":
+                                                                        {"schema": rows}}},
+            "400": {"description": "a parameter the command refuses, in its words",
+                    "content": refusal},
+            "503": {"description": "past the query time limit, or the store cannot be read",
+                    "content": refusal},
+        }  # fmt: skip
+        summary = f"what `gpu-tracker {name} --format json` prints"
+        paths[f"/api/{name}"] = {
+            "get": {"operationId": name, "summary": summary, "parameters": parameters,
+                    "responses": answers}
+        }  # fmt: skip
+    error = {"type": "object", "properties": {"error": {"type": "string"}}, "required": ["error"]}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "gpu-tracker dashboard API", "version": version},
+        "paths": paths,
+        "components": {"schemas": {"Error": error}},
+    }

@@ -5,14 +5,12 @@ for (docs/decide.md, "Blended plans"), in the words of the command's table
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from collectors.common import kind_label
 from storage.reads.tco import Tco
 from tracker.charts import labels
 from tracker.questions import tco_words
-from tracker.web.pages import problem, table
 
 _HEAD = ("plan", "reserved part", "burst part", "total USD", "USD/GPU-h", "vs best")
 
@@ -33,18 +31,17 @@ def applied(answer: Tco) -> str:
         parts.append(
             f"baseline {answer.baseline} of {need.gpus} GPUs reserved, the rest on-demand or spot"
         )
-    if not parts:
-        return ""
-    return f'<p class="note" id="applied">applied: {escape(", ".join(parts))}</p>'
+    return ", ".join(parts)
 
 
-def blended(answer: Tco) -> str:
-    """Per burst kind the cheapest blended plan, and whether one beats the best single
-    strategy; nothing without a baseline, and why none when none could be priced."""
+def blended(answer: Tco) -> dict[str, Any] | None:
+    """Per burst kind the cheapest blended plan (`head`, `rows`), and whether one beats the
+    best single strategy (`verdict`); None without a baseline, and why none (`problem`) when
+    none could be priced."""
     if not answer.baseline:
-        return ""
+        return None
     if not answer.blends:
-        return problem(tco_words.no_blend(answer))
+        return {"problem": tco_words.no_blend(answer)}
     best_single = answer.rows[0]
     cheapest = min(best_single["total_usd"], answer.blends[0]["total_usd"])
     rows = [
@@ -64,11 +61,7 @@ def blended(answer: Tco) -> str:
     else:
         alone = f"{labels.strategy(best_single)} alone ({labels.offer(best_single)})"
         verdict = f"no blend beats {alone}"
-    return (
-        "<h2>Blended plans: a reserved baseline, the rest on-demand or spot</h2>"
-        + table("blends", _HEAD, rows)
-        + f'<p class="note" id="verdict">{escape(verdict)}</p>'
-    )
+    return {"problem": "", "head": _HEAD, "rows": rows, "verdict": verdict}
 
 
 def _reserved_part(plan: dict[str, Any]) -> str:

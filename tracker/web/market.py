@@ -9,14 +9,14 @@ came from. The parameters are checked with those the command's options are built
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
-from html import escape
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import click
+from markupsafe import Markup
 
 from collectors.common import kind_label
 from storage.reads.gpu_filter import GpuChoice
@@ -24,16 +24,15 @@ from storage.reads.index import read
 from storage.reads.index.read import IndexFilters, IndexRow
 from tracker.questions import index as index_q
 from tracker.web import api
-from tracker.web.pages import problem
+from tracker.web.pages import render
 
-INDEX = click.Command("index", params=index_q.parameters())
 SPAN_DAYS = 180  # the chart and the longer move
 MOVES = (30, SPAN_DAYS)
 
 
 def api_index(store: Path, query: api.Query, *, timeout_s: float | None) -> list[dict[str, Any]]:
     """What `gpu-tracker index --format json` prints."""
-    given = api.options(INDEX, query)
+    given = api.options(api.INDEX, query)
     try:
         days = index_q.days_from(given)
     except click.UsageError as exc:
@@ -45,7 +44,7 @@ def api_index(store: Path, query: api.Query, *, timeout_s: float | None) -> list
     return api.bounded(index_q.document(rows))
 
 
-def market_panel(store: Path, query: api.Query, followed: Sequence[str], timeout_s: float) -> str:
+def market_page(store: Path, query: api.Query, followed: Sequence[str], timeout_s: float) -> str:
     """Today's index per followed GPU, kind and segment, its moves, and one GPU's chart."""
     if "date" in query:
         return _behind_panel(store, query, timeout_s)
@@ -59,9 +58,10 @@ def market_panel(store: Path, query: api.Query, followed: Sequence[str], timeout
 
     wanted = {name.lower() for name in followed}
     rows = on(today)
-    title = "<h1>Market index</h1>"
+    title = "Market index"
     if not rows:
-        return title + problem("no offer counts for the index yet (run a collection first)")
+        message = "no offer counts for the index yet (run a collection first)"
+        return render("market.html", "/market", heading=title, message=message)
     past = {days: {_key(r): r for r in on(today - timedelta(days=days))} for days in MOVES}
     head = ("GPU", "kind", "segment", "USD/GPU-h", "providers", "95% interval", "30 days",
             "180 days", "note")  # fmt: skip
@@ -70,12 +70,17 @@ def market_panel(store: Path, query: api.Query, followed: Sequence[str], timeout
     one = IndexFilters(GpuChoice(chosen.gpu_model, chosen.gpu_memory_gib), chosen.kind, None)
     span = read.days_of(now - timedelta(days=SPAN_DAYS), now, now)
     drawn = read.index(store, one, span, timeout_s=timeout_s)
-    return (
-        title + f'<p class="note">as of {today} (today, read at {now:%H:%M} UTC): the median '
-        "over providers of each provider's median price per GPU-hour in USD "
-        '(<a href="/api/index">/api/index</a>; the method: docs/decide.md)</p>'
-        + _table("market", head, cells)
-        + _chart(drawn, (_gpu(chosen), chosen.kind))
+    return render(
+        "market.html",
+        "/market",
+        heading=title,
+        message="",
+        behind=False,
+        today=today,
+        read_at=f"{now:%H:%M}",
+        head=head,
+        rows=cells,
+        chart=_chart(drawn, (_gpu(chosen), chosen.kind)),
     )
 
 
@@ -83,35 +88,33 @@ def _behind_panel(store: Path, query: api.Query, timeout_s: float) -> str:
     """The offers behind one day's value: per provider its median, and its offers."""
     rest = {k: v for k, v in query.items() if k != "date"}
     try:
-        given = api.options(INDEX, rest)
+        given = api.options(api.INDEX, rest)
         day = date.fromisoformat(query["date"][0])
     except api.BadRequest as exc:
-        return problem(str(exc))
+        return render("market.html", "/market", heading="Behind the index", message=str(exc))
     except ValueError:
-        return problem(f"date={query['date'][0]!r}: expected an ISO date (2026-11-02)")
+        message = f"date={query['date'][0]!r}: expected an ISO date (2026-11-02)"
+        return render("market.html", "/market", heading="Behind the index", message=message)
     filters = index_q.filters_from(given)
     now = datetime.now(UTC)
     offers = read.behind(
         store, filters, read.Days(day, min(day, now.date()), now), timeout_s=timeout_s
     )
-    title = f"<h1>Behind the index: {escape(_words(filters))}, {day}</h1>"
+    title = f"Behind the index: {_words(filters)}, {day}"
     if not offers:
-        return title + problem("no offer counted that day")
+        return render("market.html", "/market", heading=title, message="no offer counted that day")
     head = ("GPU", "kind", "segment", "provider", "provider median", "region", "zone",
             "instance type", "USD/GPU-h", "price/GPU-h", "currency")  # fmt: skip
     cells = [
-        [escape(str(c)) for c in (
+        [str(c) for c in (
             _gpu_of(o["gpu_model"], o["gpu_memory_gib"]), kind_label(o["kind"]), o["segment"],
             o["provider"], f"{o['provider_median']:.4f}", o["region"] or "", o["zone"] or "",
             o["instance_type"], f"{o['price_per_gpu_hour_usd']:.4f}",
             f"{o['price_per_gpu_hour']:.4f}", o["currency"])]
         for o in offers
     ]  # fmt: skip
-    return (
-        title
-        + '<p class="note">each provider votes once, with the median of its offers; the index '
-        'is the median of the votes. <a href="/market">back to the market</a></p>'
-        + _table("behind", head, cells)
+    return render(
+        "market.html", "/market", heading=title, message="", behind=True, head=head, rows=cells
     )
 
 
@@ -119,18 +122,20 @@ def _key(row: IndexRow) -> tuple[str, str, str]:
     return (_gpu(row), row.kind, row.segment)
 
 
-def _today_cells(row: IndexRow, then: Sequence[IndexRow | None]) -> list[str]:
+def _today_cells(row: IndexRow, then: Sequence[IndexRow | None]) -> list[Any]:
+    """The row's cells: text, or a link (`{"href", "text"}`) to the offers behind a value and
+    to the chart of a GPU."""
     link = "/market?" + urlencode(
         {"gpu": _gpu(row), "kind": row.kind, "segment": row.segment, "date": row.date.isoformat()}
     )
     interval = "-" if row.ci_low is None else f"{row.ci_low:.4f} to {row.ci_high:.4f}"
-    value = f'<a href="{escape(link)}">{row.index_usd_per_gpu_hour:.4f}</a>'
-    moves = [escape(_move(row, before)) for before in then]
+    value = {"href": link, "text": f"{row.index_usd_per_gpu_hour:.4f}"}
+    moves = [_move(row, before) for before in then]
     chart = "/market?" + urlencode({"gpu": _gpu(row), "kind": row.kind})
-    gpu = f'<a href="{escape(chart)}">{escape(_gpu(row))}</a>'
+    gpu = {"href": chart, "text": _gpu(row)}
     note = "low confidence" if row.low_confidence else ""
-    return [gpu, escape(kind_label(row.kind)), escape(row.segment), value,
-            str(row.providers), escape(interval), *moves, note]  # fmt: skip
+    return [gpu, kind_label(row.kind), row.segment, value,
+            str(row.providers), interval, *moves, note]  # fmt: skip
 
 
 def move(now: IndexRow, then: IndexRow | None) -> float | None:
@@ -154,13 +159,11 @@ def _chosen(query: api.Query, rows: list[IndexRow]) -> IndexRow:
     return rows[0]
 
 
-def _chart(rows: list[IndexRow], chosen: tuple[str, str]) -> str:
-    from tracker.charts import index as index_chart
-    from tracker.web.charts import figure_svg
+def _chart(rows: list[IndexRow], chosen: tuple[str, str]) -> Markup:
+    from tracker.web.charts import index_svg
 
     title = f"{chosen[0]} {kind_label(chosen[1])} market index, last {SPAN_DAYS} days"
-    svg = figure_svg(lambda: index_chart.draw(rows, title))
-    return f'<figure class="chart" id="market-chart">{svg}</figure>'
+    return index_svg(rows, title)
 
 
 def _gpu(row: IndexRow) -> str:
@@ -175,10 +178,3 @@ def _words(filters: IndexFilters) -> str:
     gpu = filters.gpu.label if filters.gpu else "every GPU"
     kind = kind_label(filters.kind) if filters.kind else "every kind"
     return f"{gpu}, {kind}, {filters.segment or 'every segment'}"
-
-
-def _table(name: str, head: Iterable[str], rows: Iterable[Sequence[str]]) -> str:
-    """A table of cells already escaped (some are links)."""
-    header = "".join(f"<th>{escape(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    return f'<table id="{name}"><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>'

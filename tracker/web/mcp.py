@@ -22,10 +22,10 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from collectors import REGISTRY
-from collectors.common import PRICE_KINDS, StoreError
+from collectors.common import StoreError
 from tracker.config import Config
 from tracker.questions import documents
-from tracker.questions.types import PROVIDER, Count, Number, PriceKindName, ProviderName
+from tracker.questions.types import PROVIDER
 from tracker.web import api, market
 
 Answer = Callable[[Config, dict[str, Any]], list[dict[str, Any]]]
@@ -59,58 +59,14 @@ class Tool:
 def tools() -> dict[str, Tool]:
     """Every tool, by name."""
     found = [
-        Tool("latest", _LATEST, schema_of(api.LATEST), _from_api(api.latest, work=True)),
-        Tool("history", _HISTORY, schema_of(api.HISTORY), _from_api(api.history)),
-        Tool("tco", _TCO, schema_of(api.TCO), _from_api(api.tco, work=True)),
-        Tool("index", _INDEX, _index_schema(), _from_api(market.api_index)),
+        Tool("latest", _LATEST, api.schema_of(api.LATEST), _from_api(api.latest, work=True)),
+        Tool("history", _HISTORY, api.schema_of(api.HISTORY), _from_api(api.history)),
+        Tool("tco", _TCO, api.schema_of(api.TCO), _from_api(api.tco, work=True)),
+        Tool("index", _INDEX, api.schema_of(api.INDEX), _from_api(market.api_index)),
         Tool("gpus", _GPUS, _GPUS_SCHEMA, _gpus),
         Tool("sql", _SQL, _SQL_SCHEMA, _sql),
     ]
     return {tool.name: tool for tool in found}
-
-
-def schema_of(command: click.Command) -> dict[str, Any]:
-    """The JSON Schema of a command's options as tool arguments (`--per-gpu` is `per_gpu`)."""
-    properties: dict[str, Any] = {}
-    for param in command.params:
-        if not isinstance(param, click.Option) or param.name in api.SERVERS or not param.name:
-            continue
-        long = max(param.opts, key=len).lstrip("-").replace("-", "_")
-        found = _type_schema(param)
-        found["description"] = (param.help or "").strip()
-        # Only a plain default (click keeps a sentinel object for "none given").
-        if isinstance(param.default, str | int | float) and not param.is_flag:
-            found["default"] = param.default
-        properties[long] = found
-    return {"type": "object", "properties": properties, "additionalProperties": False}
-
-
-def _index_schema() -> dict[str, Any]:
-    """`index`'s options: its kinds and segments are its own."""
-    from storage.reads.index.read import KINDS, SEGMENTS
-
-    found = schema_of(market.INDEX)
-    found["properties"]["kind"]["enum"] = list(KINDS)
-    found["properties"]["segment"] |= {"enum": list(SEGMENTS)}
-    return found
-
-
-def _type_schema(param: click.Option) -> dict[str, Any]:
-    kind = param.type
-    if param.is_flag:
-        return {"type": "boolean"}
-    if isinstance(kind, click.Choice):
-        return {"enum": [str(c) for c in kind.choices]}
-    if isinstance(kind, Count | Number):
-        low, high, low_open = kind.bounds
-        least = "exclusiveMinimum" if low_open else "minimum"
-        name = "integer" if isinstance(kind, Count) else "number"
-        return {"type": name, least: low, "maximum": high}
-    if isinstance(kind, ProviderName):
-        return {"enum": sorted(REGISTRY)}
-    if isinstance(kind, PriceKindName):
-        return {"enum": list(PRICE_KINDS)}
-    return {"type": "string"}
 
 
 def _from_api(function: Callable[..., list[dict[str, Any]]], *, work: bool = False) -> Answer:

@@ -1,11 +1,52 @@
-// gpu-tracker dashboard: sort, filter and re-price the Now table in the page (no server round
-// trip, no library). The server renders every offer; this only shows, hides and reorders rows.
+// gpu-tracker dashboard: build, sort, filter and re-price the Now table in the page (no server
+// round trip, no library). The server sends every offer as data (#offers-data, JSON); this
+// makes the rows (text only: textContent, never HTML), then shows, hides and reorders them.
 "use strict";
 
 (function () {
   const table = document.getElementById("offers");
   if (!table) return;
   const body = table.tBodies[0];
+  const FILTERED = ["gpu_model", "kind", "provider", "region"];
+  const PRICES = ["h", "gh", "hu", "ghu"];
+
+  function cell(row, text) {
+    const td = row.insertCell();
+    td.textContent = text;
+    return td;
+  }
+
+  // One offer, as tracker/web/pages.py sends it (its order of fields).
+  function offerRow(o) {
+    const [classes, gpu, memory, kind, provider, place, region, history, type, gpus, currency,
+           prices, price, usd, pflop, interruption, state, units] = o;
+    const row = document.createElement("tr");
+    row.className = classes;
+    [gpu, kind, provider, region].forEach((v, i) => row.setAttribute("data-f-" + FILTERED[i], v));
+    for (const text of [gpu, memory, kind, provider, place]) cell(row, text);
+    const link = document.createElement("a");
+    link.href = history;
+    link.textContent = type;
+    cell(row, "").appendChild(link);
+    cell(row, gpus);
+    const priced = cell(row, price);
+    priced.className = "price";
+    priced.dataset.currency = currency;
+    prices.forEach((v, i) => { priced.dataset[PRICES[i]] = v; });
+    cell(row, usd).className = "currency";
+    for (const text of [pflop, interruption, state]) cell(row, text);
+    const unit = cell(row, "");
+    unit.className = "unit";
+    units.forEach((v, i) => { unit.dataset["unit" + i] = v; });
+    return row;
+  }
+
+  const data = document.getElementById("offers-data");
+  if (data) {
+    const made = document.createDocumentFragment();
+    for (const offer of JSON.parse(data.textContent)) made.appendChild(offerRow(offer));
+    body.appendChild(made);
+  }
   const rows = Array.from(body.rows);
   const form = document.getElementById("filters");
   const shown = document.getElementById("shown");

@@ -1,0 +1,59 @@
+"""The dashboard's own SVG charts, drawn from hand-made series: every price is a point titled
+with its value and time (what the browser shows on hover), a withdrawn stretch breaks the line,
+the axis covers every price, and text from the store is escaped."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from storage.reads.series import Interval, Window
+from tracker.web import charts
+
+T = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def at(day: int, hour: int = 0) -> datetime:
+    return T.replace(day=day, hour=hour)
+
+
+def test_each_price_is_a_titled_point_and_a_gap_breaks_the_line() -> None:
+    steps = [
+        Interval(at(2), at(4), 2.5),
+        Interval(at(4), at(5, 12), 3.25),  # contiguous: the line goes on
+        Interval(at(7), at(9), 1.75),  # after a gap (withdrawn on the 5th): a new line
+    ]
+    svg = charts.history_svg(
+        [charts.Series("aws/us-east-1/p5 <spot>", steps)],
+        "USD",
+        Window(at(1), at(10)),
+        0,
+        "GPU-hour",
+    )
+    titles = re.findall(r"<title>(.*?)</title>", svg, re.S)
+    assert titles == [
+        "aws/us-east-1/p5 &lt;spot&gt;\n2026-11-02 00:00 UTC: 2.5000 USD per GPU-hour",
+        "aws/us-east-1/p5 &lt;spot&gt;\n2026-11-04 00:00 UTC: 3.2500 USD per GPU-hour",
+        "aws/us-east-1/p5 &lt;spot&gt;\n2026-11-07 00:00 UTC: 1.7500 USD per GPU-hour",
+    ]
+    line = re.search(r'<path d="(M[^"]*)" clip-path', svg)
+    assert line is not None and line[1].count("M") == 2 and line[1].count("L") == 1
+    ticks = [float(t) for t in re.findall(r'text-anchor="end">([\d.]+)</text>', svg)]
+    assert ticks[0] <= 1.75 and ticks[-1] >= 3.25  # the axis holds every price
+    assert "<spot>" not in svg  # escaped wherever it is shown
+
+
+def test_the_index_points_say_their_day_value_and_interval() -> None:
+    from storage.reads.index.read import IndexRow
+
+    rows = [
+        IndexRow(T.date(), "H100", 80.0, "on_demand", "all", 2.0, 7, 1.5, 2.5, False),
+        IndexRow(at(2).date(), "H100", 80.0, "on_demand", "all", 2.2, 2, None, None, True),
+    ]
+    svg = charts.index_svg(rows, "H100 80GB on-demand")
+    titles = re.findall(r"<title>(.*?)</title>", svg)
+    assert titles == [
+        "all, 2026-11-01: 2.0000 USD per GPU-hour (95%: 1.5000 to 2.5000), 7 providers",
+        "all, 2026-11-02: 2.2000 USD per GPU-hour, 2 providers",
+    ]
+    assert svg.count("<polygon") == 1  # the interval's band, where it is known

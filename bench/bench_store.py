@@ -51,9 +51,9 @@ from collectors.aws.collector import AwsCollector
 from collectors.azure.collector import AzureCollector
 from collectors.base import PriceRecord, ProviderSettings
 from storage.store import Store
-from storage.views import derive
 from storage.writes import open_offers
 from storage.writes.batch import ARROW_SCHEMA
+from storage.writes.derived import derive
 from storage.writes.suspect import Suspicion
 
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)

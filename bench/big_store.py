@@ -36,7 +36,7 @@ from collectors.gpus import GPU_MODELS, INSTANCE_GPUS
 from storage.connection import connect, scalar, transaction
 from storage.fx import FxRate, GpuFact, replace_gpu_facts, replace_rates
 from storage.migrations import migrate
-from storage.views import derive
+from storage.writes.derived import derive
 
 DEFAULT_ROWS = 25_000_000
 SPAN = timedelta(days=730)

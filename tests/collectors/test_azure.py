@@ -441,6 +441,39 @@ def test_trap_rows_are_not_stored(observed_at: datetime) -> None:
     assert len(result.records) == len(by_offer(result)) + 2 * 6
 
 
+def test_newer_sizes_resolve_through_the_table(observed_at: datetime) -> None:
+    """tests/fixtures/azure/sizes.json: one page of the GPU sizes the table learnt last, each
+    resolved to its model, GPU count (a share for the partitioned sizes) and one GPU's memory."""
+    sizes = json.loads((FIXTURES / "sizes.json").read_text())
+    result = parse({"page-1": sizes}, observed_at)
+    assert result.unknown_instance_types == set()
+    assert result.skipped_rows == 0
+    offers = by_offer(result)
+    assert len(offers) == len(sizes["Items"]) == 8
+    facts = {
+        key[1]: (r.gpu_model, r.gpu_count, r.gpu_memory_gib, r.vcpus, r.memory_gib)
+        for key, r in offers.items()
+    }
+    assert facts == {
+        "Standard_ND128isr_NDR_GB200_v6": ("GB200", 4, 192, 128, 900),
+        "Standard_ND128isr_GB300_v6": ("GB300", 4, 288, 128, 864),
+        "Standard_NC36lds_xl_RTXPRO6000BSE_v6": ("RTXPRO6000", 0.25, 96, 36, None),
+        "Standard_NC288ds_xl_RTXPRO6000BSE_v6": ("RTXPRO6000", 2, 96, 288, None),
+        "Standard_NV4ads_V710_v5": ("V710", 1 / 6, 24, 4, 16),
+        "Standard_NV28adms_V710_v5": ("V710", 1, 24, 28, 160),
+        "Standard_NV6s_v2": ("M60", 1, 8, 6, 112),
+        "Standard_NV24s_v2": ("M60", 4, 8, 24, 448),
+    }
+    # per GPU-hour by hand, from the page's own prices: 108.16 / 4, 1.243 / 0.25, 0.21 * 6
+    gb200 = offers["westus3", "Standard_ND128isr_NDR_GB200_v6", "on_demand", None]
+    assert gb200.price_per_hour == Decimal("108.16")
+    assert float(gb200.price_per_hour) / gb200.gpu_count == pytest.approx(27.04)
+    quarter = offers["westus2", "Standard_NC36lds_xl_RTXPRO6000BSE_v6", "on_demand", None]
+    assert float(quarter.price_per_hour) / quarter.gpu_count == pytest.approx(4.972)
+    sixth = offers["eastus", "Standard_NV4ads_V710_v5", "on_demand", None]
+    assert float(sixth.price_per_hour) / sixth.gpu_count == pytest.approx(1.26)
+
+
 def test_skips_are_logged_with_the_provider_name(
     observed_at: datetime, caplog: pytest.LogCaptureFixture
 ) -> None:

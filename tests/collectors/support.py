@@ -129,22 +129,29 @@ def list_price(provider: str, **fields: Any) -> PriceRecord:
     return PriceRecord(**{**base, **fields})
 
 
-def parse_demos(
-    tmp_path_factory: pytest.TempPathFactory, label: str, *, strict: bool = False
-) -> dict[str, ParseResult]:
-    """Every provider's demo recording fetched and parsed by its collector; `strict` also
-    checks each has its credentials and asks only what the recording answers."""
-    results = {}
+def fetch_demos(
+    tmp_path_factory: pytest.TempPathFactory, label: str
+) -> dict[str, tuple[Collector, Payloads]]:
+    """Every provider's demo recording fetched by its collector, which has its credentials and
+    asks only what the recording answers; the payloads as fetch returned them."""
+    fetched = {}
     with demo_setup(tmp_path_factory.mktemp(label) / "s.duckdb") as setup:
         for name in setup.servers:
             settings, missing = setup.config.providers[name].settings(setup.env)
-            assert not strict or missing == []
+            assert missing == [], f"{name}: the demo lacks {missing}"
             collector = collector_class(name)(settings)
-            results[name] = collector.parse(collector.fetch(), observed_at=NOW)
-            if strict:
-                unmatched = setup.servers[name].unmatched
-                assert unmatched == [], f"{name}: requests the demo cannot answer"
-    return results
+            fetched[name] = (collector, collector.fetch())
+            unmatched = setup.servers[name].unmatched
+            assert unmatched == [], f"{name}: requests the demo cannot answer"
+    return fetched
+
+
+def parse_demos(tmp_path_factory: pytest.TempPathFactory, label: str) -> dict[str, ParseResult]:
+    """Every provider's demo recording fetched (as `fetch_demos`) and parsed by its collector."""
+    return {
+        name: collector.parse(payloads, observed_at=NOW)
+        for name, (collector, payloads) in fetch_demos(tmp_path_factory, label).items()
+    }
 
 
 def fetch_once(make: Any, *folders: Path) -> Payloads:

@@ -2,19 +2,20 @@
 
 An `Offer` is the priced part of a record (kind, term, currency, price), `record` joins it with
 where it is sold and the GPU facts, and the number and timestamp readers turn API values into
-exact Decimals, host sizes and UTC datetimes the same way for every provider.
+exact Decimals, host sizes and UTC datetimes the same way for every provider. `site_currency`
+reads the currency option of the providers whose account site sets it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from collectors.base import PriceRecord
-from collectors.common import PriceKind
+from collectors.common import ConfigError, PriceKind
 from collectors.gpus import InstanceGpu
 
 # What a JSON number arrives as; APIs that send numbers as strings add `str`.
@@ -124,3 +125,19 @@ def utc_timestamp(text: Any) -> datetime | None:
     except ValueError:
         return None
     return stamp.astimezone(UTC) if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+
+
+# An account's site decides the currency its prices come in: China (CNY) or International (USD).
+SITE_CURRENCIES = ("CNY", "USD")
+
+
+def site_currency(provider: str, options: Mapping[str, Any]) -> str:
+    """The currency of `provider`'s account site, its `currency` option (CNY unless set); any
+    other value is a ConfigError naming the key."""
+    value = options.get("currency", "CNY")
+    if value not in SITE_CURRENCIES:
+        raise ConfigError(
+            f"providers.{provider}.currency: {value!r} is not one of {', '.join(SITE_CURRENCIES)} "
+            "(CNY for a China-site account, USD for an International-site one)"
+        )
+    return str(value)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from click.testing import CliRunner, Result
@@ -19,6 +19,7 @@ from tracker.collecting.replay import Recording, ReplayServer
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 FIXTURES = Path(__file__).parents[1] / "fixtures"
+C = TypeVar("C", bound=Collector)
 
 
 def demo_of(provider: str) -> Path:
@@ -61,6 +62,14 @@ def recording(folder: Path, *exchanges: dict[str, Any]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "exchanges.json").write_text(json.dumps({"exchanges": list(exchanges)}))
     return folder
+
+
+def under_test(cls: type[C], keys: dict[str, str] | None = None, /, **settings: Any) -> C:
+    """A `cls` collector for a test: no retries, made-up credentials `keys`, unless `settings`
+    say otherwise."""
+    settings.setdefault("max_retries", 0)
+    settings.setdefault("credentials", dict(keys or {}))
+    return cls(ProviderSettings(**settings))
 
 
 def signed_settings(

@@ -16,7 +16,7 @@ import pytest
 import responses
 
 from collectors import REGISTRY
-from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.base import ParseResult, PriceRecord
 from collectors.cloudrift import CloudriftCollector
 from collectors.common import FetchError, PayloadShapeError
 from tests.collectors.support import (
@@ -28,6 +28,7 @@ from tests.collectors.support import (
     keyed,
     list_price,
     store_config,
+    under_test,
     with_traps,
 )
 from tracker.collecting.replay import ReplayServer
@@ -47,8 +48,7 @@ def answer() -> dict[str, Any]:
 
 
 def collector(**settings: Any) -> CloudriftCollector:
-    settings.setdefault("max_retries", 0)
-    return CloudriftCollector(ProviderSettings(**settings))
+    return under_test(CloudriftCollector, **settings)
 
 
 def parse(body: Any, observed_at: datetime, **settings: Any) -> ParseResult:

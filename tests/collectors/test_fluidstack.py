@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import responses
 
-from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.base import ParseResult, PriceRecord
 from collectors.common import PayloadShapeError
 from collectors.fluidstack import FluidstackCollector
-from tests.collectors.support import demo_of, find, fixtures_of, keyed, list_price
+from tests.collectors.support import demo_of, find, fixtures_of, keyed, list_price, under_test
 
 DEMO = demo_of("fluidstack")
 FIXTURES = fixtures_of("fluidstack")
@@ -33,9 +33,7 @@ def answer() -> list[Any]:
 
 
 def collector(**settings: Any) -> FluidstackCollector:
-    settings.setdefault("max_retries", 0)
-    settings.setdefault("credentials", {"api_key": "demo"})
-    return FluidstackCollector(ProviderSettings(**settings))
+    return under_test(FluidstackCollector, {"api_key": "demo"}, **settings)
 
 
 def parse(body: Any, observed_at: datetime, **settings: Any) -> ParseResult:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import responses
 
-from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.base import ParseResult, PriceRecord
 from collectors.common import PayloadShapeError
 from collectors.hyperstack import HyperstackCollector
 from tests.collectors.support import (
@@ -19,6 +19,7 @@ from tests.collectors.support import (
     find,
     keyed,
     list_price,
+    under_test,
     with_traps,
 )
 
@@ -40,9 +41,7 @@ def answer() -> dict[str, Any]:
 
 
 def collector(**settings: Any) -> HyperstackCollector:
-    settings.setdefault("max_retries", 0)
-    settings.setdefault("credentials", {"api_key": "demo"})
-    return HyperstackCollector(ProviderSettings(**settings))
+    return under_test(HyperstackCollector, {"api_key": "demo"}, **settings)
 
 
 def parse(payloads: Any, observed_at: datetime, **settings: Any) -> ParseResult:

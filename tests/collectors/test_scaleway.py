@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import responses
 
-from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.base import ParseResult, PriceRecord
 from collectors.common import FetchError, PayloadShapeError
 from collectors.scaleway import ScalewayCollector
 from tests.collectors.support import (
@@ -23,6 +23,7 @@ from tests.collectors.support import (
     keyed,
     list_price,
     recorded_pages,
+    under_test,
 )
 
 DEMO = demo_of("scaleway")
@@ -43,8 +44,7 @@ def answer() -> dict[str, Any]:
 
 
 def collector(**settings: Any) -> ScalewayCollector:
-    settings.setdefault("max_retries", 0)
-    return ScalewayCollector(ProviderSettings(**settings))
+    return under_test(ScalewayCollector, **settings)
 
 
 def parse(payloads: Any, observed_at: datetime, **settings: Any) -> ParseResult:

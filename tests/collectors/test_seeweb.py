@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import responses
 
-from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.base import ParseResult, PriceRecord
 from collectors.common import PayloadShapeError
 from collectors.seeweb import SeewebCollector
 from tests.collectors.support import (
@@ -19,6 +19,7 @@ from tests.collectors.support import (
     find,
     keyed,
     list_price,
+    under_test,
     with_traps,
 )
 
@@ -35,9 +36,7 @@ def answer() -> dict[str, Any]:
 
 
 def collector(**settings: Any) -> SeewebCollector:
-    settings.setdefault("max_retries", 0)
-    settings.setdefault("credentials", {"api_token": "demo"})
-    return SeewebCollector(ProviderSettings(**settings))
+    return under_test(SeewebCollector, {"api_token": "demo"}, **settings)
 
 
 def parse(body: Any, observed_at: datetime, **settings: Any) -> ParseResult:

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 import responses
 
-from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.base import ParseResult, PriceRecord
 from collectors.common import PayloadShapeError
 from collectors.http import listening
 from collectors.verda import VerdaCollector
-from tests.collectors.support import demo_json, find, fixtures_of, keyed, list_price
+from tests.collectors.support import demo_json, find, fixtures_of, keyed, list_price, under_test
 
 FIXTURES = fixtures_of("verda")
 BASE = "https://api.verda.com/v1"
@@ -39,9 +39,7 @@ def answer() -> dict[str, Any]:
 
 
 def collector(**settings: Any) -> VerdaCollector:
-    settings.setdefault("max_retries", 0)
-    settings.setdefault("credentials", dict(KEYS))
-    return VerdaCollector(ProviderSettings(**settings))
+    return under_test(VerdaCollector, dict(KEYS), **settings)
 
 
 def parse(payloads: Any, observed_at: datetime, **settings: Any) -> ParseResult:

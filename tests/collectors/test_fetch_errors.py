@@ -168,6 +168,8 @@ def _strings(body: Any) -> list[str]:
 
 
 REFUSALS = sorted(p for p in REGISTRY if (FIXTURES / p / "error-401.json").exists())
+# Whose client is an SDK that words a refusal its own way, not "HTTP 401 (check ...)".
+SDK_WORDED = {"huawei", "nebius"}
 
 
 @pytest.mark.parametrize("provider", REFUSALS)
@@ -187,4 +189,5 @@ def test_refused_credentials_fail_at_once_naming_the_variables(
     for variable in (*info.credential_env.values(), *info.optional_credential_env.values()):
         assert variable in message
     assert any(said in message for said in _strings(json.loads(body)) if len(said) > 8)
+    assert "HTTP 401 (check " in message or (provider in SDK_WORDED and "check " in message)
     assert len(server.requests) == 1

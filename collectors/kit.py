@@ -25,6 +25,7 @@ TEXT: tuple[type, ...] = (str,)
 # No price, size or count an API sends comes near this; a number beyond it (1e308, a 30-digit
 # integer) is a broken row, refused here before arithmetic on it overflows.
 HUGE = Decimal(10) ** 15
+LONGEST_NAME = 100  # no name an API gives comes near this; a longer one is a broken row
 
 Host = tuple[float | None, float | None]  # (vCPUs, memory GiB) where the API says them
 
@@ -141,3 +142,17 @@ def site_currency(provider: str, options: Mapping[str, Any]) -> str:
             "(CNY for a China-site account, USD for an International-site one)"
         )
     return str(value)
+
+
+def count(value: Any, accept: tuple[type, ...] = NUMBERS) -> int | None:
+    """A whole, non-negative count (of GPUs, of free nodes) of `accept`'s types; else None."""
+    number = exact(value, accept)
+    return int(number) if number is not None and number == int(number) and number >= 0 else None
+
+
+def name(value: Any, longest: int = LONGEST_NAME) -> str | None:
+    """A name an API gives (an instance type, a region): text without spaces or unprintable
+    characters, not absurdly long; else None."""
+    if not isinstance(value, str) or not value or len(value) > longest:
+        return None
+    return None if any(c.isspace() or not c.isprintable() for c in value) else value

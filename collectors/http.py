@@ -11,7 +11,7 @@ it (docs/trust.md, "Raw answers").
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import TracebackType
@@ -167,10 +167,15 @@ def post_json(
     return _json_answer(session, "POST", provider, url, timeout, what, auth_hint, {"json": body})
 
 
-def bearer_json(
+def bearer_json(provider: str, url: str, key: str, **kwargs: Any) -> Any:
+    """One JSON answer of an API that takes its key as a bearer token (as `keyed_json`)."""
+    return keyed_json(provider, url, {"Authorization": f"Bearer {key}"}, **kwargs)
+
+
+def keyed_json(
     provider: str,
     url: str,
-    key: str,
+    headers: Mapping[str, str],
     *,
     max_retries: int,
     timeout: float,
@@ -178,10 +183,10 @@ def bearer_json(
     auth_hint: str,
     body: Any = None,
 ) -> Any:
-    """One JSON answer of an API that takes its key as a bearer token: a GET, or a POST of
-    `body` when there is one (a GraphQL query), with the failures of `get_json`."""
+    """One JSON answer of an API that takes its key in `headers`: a GET, or a POST of `body`
+    when there is one (a GraphQL query), with the failures of `get_json`."""
     with make_session(max_retries=max_retries) as session:
-        session.headers["Authorization"] = f"Bearer {key}"
+        session.headers.update(headers)
         if body is None:
             return get_json(session, provider, url, timeout=timeout, what=what, auth_hint=auth_hint)
         return post_json(

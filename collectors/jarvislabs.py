@@ -141,7 +141,7 @@ def _row(entry: Any) -> _Row:
         raise _Skip("a GPU name with spaces is ambiguous")  # "RTX 6000": Ada or Turing?
     if not isinstance(region, str) or not region or len(region) > 60:
         raise _Skip(f"region is {str(region)[:40]!r}")
-    most = _count(row.get("num_gpus"))
+    most = kit.count(row.get("num_gpus"))
     if most is None or most < 1 or most > MOST_GPUS:
         raise _Skip(f"num_gpus is {str(row.get('num_gpus'))[:40]!r}")
     on_demand = _price(row.get("price_per_hour"))
@@ -158,8 +158,8 @@ def _row(entry: Any) -> _Row:
         most,
         on_demand,
         _price(row.get("spot_price")),  # null: no spot, never the on-demand price instead
-        _count(free),
-        _count(row.get("spot_num_free_devices")),
+        kit.count(free),
+        kit.count(row.get("spot_num_free_devices")),
         None if memory is None else gpus.InstanceGpu(model, 1, memory, *host),
         kit.size(row.get("vram")) is not None,
         host,
@@ -169,7 +169,7 @@ def _row(entry: Any) -> _Row:
 def _types_of(entry: Any) -> set[str]:
     """The instance types an unreadable row stands for, where its name and count are readable."""
     row = kit.obj(entry)
-    gpu_type, most = row.get("gpu_type"), _count(row.get("num_gpus"))
+    gpu_type, most = row.get("gpu_type"), kit.count(row.get("num_gpus"))
     if not isinstance(gpu_type, str) or most is None or not 0 < most <= MOST_GPUS:
         return set()
     if not gpu_type or any(c.isspace() for c in gpu_type) or len(gpu_type) > 60:
@@ -201,11 +201,6 @@ def _records(row: _Row, count: int, gpu: gpus.InstanceGpu) -> list[PriceRecord]:
         )
         for offer, free in offers
     ]
-
-
-def _count(value: Any) -> int | None:
-    number = kit.exact(value)
-    return int(number) if number is not None and number == int(number) and number >= 0 else None
 
 
 def _price(value: Any) -> Decimal | None:

@@ -2,19 +2,20 @@
 
 An `Offer` is the priced part of a record (kind, term, currency, price), `record` joins it with
 where it is sold and the GPU facts, and the number and timestamp readers turn API values into
-exact Decimals, host sizes and UTC datetimes the same way for every provider.
+exact Decimals, host sizes and UTC datetimes the same way for every provider. `site_currency`
+reads the currency option of the providers whose account site sets it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from collectors.base import PriceRecord
-from collectors.common import PriceKind
+from collectors.common import ConfigError, PriceKind
 from collectors.gpus import InstanceGpu
 
 # What a JSON number arrives as; APIs that send numbers as strings add `str`.
@@ -24,6 +25,7 @@ TEXT: tuple[type, ...] = (str,)
 # No price, size or count an API sends comes near this; a number beyond it (1e308, a 30-digit
 # integer) is a broken row, refused here before arithmetic on it overflows.
 HUGE = Decimal(10) ** 15
+LONGEST_NAME = 100  # no name an API gives comes near this; a longer one is a broken row
 
 Host = tuple[float | None, float | None]  # (vCPUs, memory GiB) where the API says them
 
@@ -124,3 +126,33 @@ def utc_timestamp(text: Any) -> datetime | None:
     except ValueError:
         return None
     return stamp.astimezone(UTC) if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+
+
+# An account's site decides the currency its prices come in: China (CNY) or International (USD).
+SITE_CURRENCIES = ("CNY", "USD")
+
+
+def site_currency(provider: str, options: Mapping[str, Any]) -> str:
+    """The currency of `provider`'s account site, its `currency` option (CNY unless set); any
+    other value is a ConfigError naming the key."""
+    value = options.get("currency", "CNY")
+    if value not in SITE_CURRENCIES:
+        raise ConfigError(
+            f"providers.{provider}.currency: {value!r} is not one of {', '.join(SITE_CURRENCIES)} "
+            "(CNY for a China-site account, USD for an International-site one)"
+        )
+    return str(value)
+
+
+def count(value: Any, accept: tuple[type, ...] = NUMBERS) -> int | None:
+    """A whole, non-negative count (of GPUs, of free nodes) of `accept`'s types; else None."""
+    number = exact(value, accept)
+    return int(number) if number is not None and number == int(number) and number >= 0 else None
+
+
+def name(value: Any, longest: int = LONGEST_NAME) -> str | None:
+    """A name an API gives (an instance type, a region): text without spaces or unprintable
+    characters, not absurdly long; else None."""
+    if not isinstance(value, str) or not value or len(value) > longest:
+        return None
+    return None if any(c.isspace() or not c.isprintable() for c in value) else value

@@ -27,7 +27,6 @@ CURRENCY = "USD"
 CENTS = Decimal(100)
 GIB = 2**30
 MOST_GPUS = 16  # no CloudRift machine has more; a larger count is a broken row
-LONGEST_NAME = 100
 
 Log = logging.LoggerAdapter[Any]
 
@@ -63,13 +62,13 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
     for entry in types:
         brand, variants, datacenters = _type(entry)
         for raw in variants:
-            if _count(kit.obj(raw).get("gpu_count")) == 0:
+            if kit.count(kit.obj(raw).get("gpu_count")) == 0:
                 continue  # a CPU machine
             rows += 1
             try:
                 variant = _variant(raw, brand, datacenters)
             except _Skip as why:
-                name = _name(kit.obj(raw).get("name"))
+                name = kit.name(kit.obj(raw).get("name"))
                 log.warning("%s: %s skipped: %s", PROVIDER, name or "a variant", why)
                 result.skipped_rows += 1
                 if name is not None:
@@ -90,16 +89,16 @@ def _type(entry: Any) -> tuple[Any, list[Any], list[str]]:
     entries = datacenters if isinstance(datacenters, list) else []
     # Names, or objects that carry one ({"name": "usny01_a01", ...}) in other answers.
     named = (d if isinstance(d, str) else kit.obj(d).get("name") for d in entries)
-    listed = [n for n in map(_name, named) if n is not None]
+    listed = [n for n in map(kit.name, named) if n is not None]
     return row.get("brand_short"), variants if isinstance(variants, list) else [], listed
 
 
 def _variant(raw: Any, brand: Any, datacenters: list[str]) -> _Variant:
     row = kit.obj(raw)
-    name = _name(row.get("name"))
+    name = kit.name(row.get("name"))
     if name is None:
         raise _Skip(f"name is {str(row.get('name'))[:40]!r}")
-    count = _count(row.get("gpu_count"))
+    count = kit.count(row.get("gpu_count"))
     if count is None or not 0 < count <= MOST_GPUS:
         raise _Skip(f"gpu_count is {str(row.get('gpu_count'))[:40]!r}")
     cents = kit.exact(row.get("cost_per_hour"))
@@ -126,8 +125,8 @@ def _free(row: dict[str, Any], datacenters: list[str]) -> dict[str, bool]:
     counts = row.get("available_nodes_per_dc", row.get("nodes_per_dc"))
     free = {dc: False for dc in datacenters}
     for dc, nodes in kit.obj(counts).items():
-        if _name(dc) is not None:
-            number = _count(nodes)
+        if kit.name(dc) is not None:
+            number = kit.count(nodes)
             free[dc] = number is not None and number > 0
     return free
 
@@ -150,18 +149,6 @@ def _record(
     variant: _Variant, region: str | None, gpu: gpus.InstanceGpu, offer: kit.Offer, free: bool
 ) -> PriceRecord:
     return kit.record(PROVIDER, region, variant.name, gpu, offer, available=free)
-
-
-def _name(value: Any) -> str | None:
-    """A variant or datacenter name: text without spaces, not absurdly long; else None."""
-    if not isinstance(value, str) or not value or len(value) > LONGEST_NAME:
-        return None
-    return None if any(c.isspace() or not c.isprintable() for c in value) else value
-
-
-def _count(value: Any) -> int | None:
-    number = kit.exact(value)
-    return int(number) if number is not None and number == int(number) and number >= 0 else None
 
 
 def _short(value: Any) -> str:

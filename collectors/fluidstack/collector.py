@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from collectors.base import Collector, ParseResult, Payloads
 from collectors.fluidstack import parse
-from collectors.http import get_json, make_session
+from collectors.http import keyed_json
 
 DEFAULT_ENDPOINT = "https://platform.fluidstack.io"
 PATH = "/list_available_configurations"
@@ -33,16 +33,15 @@ class FluidstackCollector(Collector):
 
     def fetch(self) -> Payloads:
         url = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
-        with make_session(max_retries=self.settings.max_retries) as session:
-            session.headers["api-key"] = self.credential("api_key", CREDENTIAL)
-            body = get_json(
-                session,
-                self.name,
-                url,
-                timeout=self.settings.timeout,
-                what="configurations",
-                auth_hint=AUTH_HINT,
-            )
+        body = keyed_json(
+            self.name,
+            url,
+            {"api-key": self.credential("api_key", CREDENTIAL)},
+            max_retries=self.settings.max_retries,
+            timeout=self.settings.timeout,
+            what="configurations",
+            auth_hint=AUTH_HINT,
+        )
         payloads: Payloads = {parse.PAYLOAD_KEY: body}
         self.progress(1, len(parse.configurations(body)))  # a changed shape fails here
         return payloads

@@ -25,7 +25,6 @@ PROVIDER = "fluidstack"
 PAYLOAD_KEY = "configurations"
 CURRENCY = "USD"
 MOST_GPUS = 16
-LONGEST_NAME = 100
 _MEMORY = re.compile(r"_(\d+)GB$")  # "H100_SXM5_80GB": 80 GB of one GPU
 
 Log = logging.LoggerAdapter[Any]
@@ -54,7 +53,7 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
         try:
             gpu_type, counts, price, listed = _configuration(row)
         except _Skip as why:
-            named = _name(row.get("gpu_type"))
+            named = kit.name(row.get("gpu_type"))
             log.warning("%s: %s skipped: %s", PROVIDER, named or "a configuration", why)
             result.skipped_rows += 1
             result.unreadable.update(_types_of(row))  # unconfirmed, not withdrawn
@@ -68,7 +67,7 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
 
 
 def _configuration(row: dict[str, Any]) -> tuple[str, list[int], Decimal, list[str] | None]:
-    gpu_type = _name(row.get("gpu_type"))
+    gpu_type = kit.name(row.get("gpu_type"))
     if gpu_type is None:
         raise _Skip(f"gpu_type is {str(row.get('gpu_type'))[:40]!r}")
     counts = _counts(row.get("gpu_counts"))
@@ -82,7 +81,7 @@ def _configuration(row: dict[str, Any]) -> tuple[str, list[int], Decimal, list[s
         return gpu_type, counts, money(price), None  # no regions said: region NULL
     if not isinstance(listed, list):
         raise _Skip(f"regions is {str(listed)[:40]!r}")
-    return gpu_type, counts, money(price), sorted({r for r in listed if _name(r)})
+    return gpu_type, counts, money(price), sorted({r for r in listed if kit.name(r)})
 
 
 def _offers(
@@ -135,14 +134,7 @@ def _counts(value: Any) -> list[int]:
 def _types_of(row: dict[str, Any]) -> set[str]:
     """The instance types an unreadable configuration stands for, where its name and counts
     are readable."""
-    gpu_type = _name(row.get("gpu_type"))
+    gpu_type = kit.name(row.get("gpu_type"))
     return (
         set() if gpu_type is None else {f"{gpu_type}::{n}" for n in _counts(row.get("gpu_counts"))}
     )
-
-
-def _name(value: Any) -> str | None:
-    """A GPU type or region name: text without spaces, not absurdly long; else None."""
-    if not isinstance(value, str) or not value or len(value) > LONGEST_NAME:
-        return None
-    return None if any(c.isspace() or not c.isprintable() for c in value) else value

@@ -21,8 +21,9 @@ from datetime import datetime
 from functools import partial
 from typing import Any, ClassVar
 
+from collectors import kit
 from collectors.base import Collector, ParseResult, Payloads, Progress, ProviderSettings
-from collectors.common import ConfigError, FetchError, MissingCredentials
+from collectors.common import FetchError, MissingCredentials
 from collectors.huawei import parse, sdk
 
 # Regions where Huawei Cloud sells GPU-accelerated ECS (the ECS flavor pages): a default list,
@@ -31,7 +32,6 @@ GPU_REGIONS = (
     "cn-north-4", "cn-east-3", "cn-south-1", "cn-southwest-2", "ap-southeast-1",
     "ap-southeast-3",
 )  # fmt: skip
-CURRENCIES = ("CNY", "USD")  # the account's site: China (CNY) or International (USD)
 CREDENTIAL_VARS = "HUAWEICLOUD_SDK_AK and HUAWEICLOUD_SDK_SK"
 MAX_BACKOFF_S = 20.0
 
@@ -51,7 +51,7 @@ class HuaweiCollector(Collector):
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         super().__init__(settings, progress)
-        self.currency = _currency(settings.options.get("currency", "CNY"))
+        self.currency = kit.site_currency(self.name, settings.options)
         self.backoff_s = backoff_s  # the first retry's wait, doubled each time after
         self._sleep = sleep
         self._bss: Any = None  # built once, on the first region with a GPU flavor
@@ -143,12 +143,3 @@ def _describe(error: sdk.ApiError, where: str, attempts: int) -> str:
             "call ecs:cloudServerFlavors:get and bss:discount:view"
         )
     return text
-
-
-def _currency(value: Any) -> str:
-    if value not in CURRENCIES:
-        raise ConfigError(
-            f"providers.huawei.currency: {value!r} is not one of {', '.join(CURRENCIES)} "
-            "(CNY for a China-site account, USD for an International-site one)"
-        )
-    return str(value)

@@ -28,7 +28,6 @@ FLAVORS = "flavors"
 PRICEBOOK = "pricebook"
 CURRENCY = "USD"
 MOST_GPUS = 16
-LONGEST_NAME = 100
 _MEMORY = re.compile(r"-(\d+)G(?:-|$)")  # "A100-80G-PCIe": 80 GB of one GPU
 
 Log = logging.LoggerAdapter[Any]
@@ -123,7 +122,7 @@ def _flavor(raw: Any, gpu: Any, region: Any, book: dict[str, Decimal]) -> _Flavo
     gpu_name = _name(row.get("gpu", gpu), spaces=True)
     if gpu_name is None:
         raise _Skip(f"gpu is {str(gpu)[:40]!r}")
-    count = _count(row.get("gpu_count"))
+    count = kit.count(row.get("gpu_count"))
     if count is None or not 0 < count <= MOST_GPUS:
         raise _Skip(f"gpu_count is {str(row.get('gpu_count'))[:40]!r}")
     per_gpu = book.get(gpu_name)
@@ -159,13 +158,8 @@ def _record(flavor: _Flavor, result: ParseResult, log: Log) -> None:
 
 def _name(value: Any, *, spaces: bool = False) -> str | None:
     """A flavor, region or GPU name: printable text, not absurdly long; else None."""
-    if not isinstance(value, str) or not value.strip() or len(value) > LONGEST_NAME:
+    if not isinstance(value, str) or not value.strip() or len(value) > kit.LONGEST_NAME:
         return None
     if not value.isprintable() or (not spaces and any(c.isspace() for c in value)):
         return None
     return value
-
-
-def _count(value: Any) -> int | None:
-    number = kit.exact(value)
-    return int(number) if number is not None and number == int(number) and number >= 0 else None

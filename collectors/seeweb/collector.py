@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import ClassVar
 
 from collectors.base import Collector, ParseResult, Payloads
-from collectors.http import get_json, make_session
+from collectors.http import keyed_json
 from collectors.seeweb import parse
 
 DEFAULT_ENDPOINT = "https://api.seeweb.it"
@@ -33,16 +33,15 @@ class SeewebCollector(Collector):
 
     def fetch(self) -> Payloads:
         url = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
-        with make_session(max_retries=self.settings.max_retries) as session:
-            session.headers["X-APITOKEN"] = self.credential("api_token", CREDENTIAL)
-            body = get_json(
-                session,
-                self.name,
-                url,
-                timeout=self.settings.timeout,
-                what="plans",
-                auth_hint=AUTH_HINT,
-            )
+        body = keyed_json(
+            self.name,
+            url,
+            {"X-APITOKEN": self.credential("api_token", CREDENTIAL)},
+            max_retries=self.settings.max_retries,
+            timeout=self.settings.timeout,
+            what="plans",
+            auth_hint=AUTH_HINT,
+        )
         payloads: Payloads = {parse.PAYLOAD_KEY: body}
         self.progress(1, len(parse.plans(body)))  # a changed shape fails here
         return payloads

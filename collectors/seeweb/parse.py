@@ -30,7 +30,6 @@ PAYLOAD_KEY = "plans"
 CURRENCY = "EUR"  # Seeweb's list prices are in euros
 MIB_PER_GIB = 1024
 MOST_GPUS = 16
-LONGEST_NAME = 100
 _MEMORY = re.compile(r"\s*(\d+)\s*GB\s*$", re.IGNORECASE)  # "L40s 48GB": 48 GB of one GPU
 
 Log = logging.LoggerAdapter[Any]
@@ -67,13 +66,13 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
     gpu_rows = 0
     for entry in rows:
         row = kit.obj(entry)
-        if _count(row.get("gpu")) == 0 or row.get("available") is False:
+        if kit.count(row.get("gpu"), kit.NUMBERS_OR_TEXT) == 0 or row.get("available") is False:
             continue  # a CPU plan, or one no longer sold
         gpu_rows += 1
         try:
             plan = _plan(row)
         except _Skip as why:
-            name = _name(row.get("name"))
+            name = kit.name(row.get("name"))
             log.warning("%s: %s skipped: %s", PROVIDER, name or "a plan", why)
             result.skipped_rows += 1
             if name is not None:
@@ -100,22 +99,22 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
 
 
 def _plan(row: dict[str, Any]) -> _Plan:
-    name = _name(row.get("name"))
+    name = kit.name(row.get("name"))
     if name is None:
         raise _Skip(f"name is {str(row.get('name'))[:40]!r}")
-    count = _count(row.get("gpu"))
+    count = kit.count(row.get("gpu"), kit.NUMBERS_OR_TEXT)  # Seeweb writes it as text ("1")
     if count is None or not 0 < count <= MOST_GPUS:
         raise _Skip(f"gpu is {str(row.get('gpu'))[:40]!r}")
     price = kit.exact(row.get("hourly_price"), kit.NUMBERS_OR_TEXT)
     if price is None or price <= 0:
         raise _Skip(f"hourly_price is {str(row.get('hourly_price'))[:40]!r}")
     label = row.get("gpu_label")
-    if not isinstance(label, str) or not label.strip() or len(label) > LONGEST_NAME:
+    if not isinstance(label, str) or not label.strip() or len(label) > kit.LONGEST_NAME:
         raise _Skip(f"gpu_label is {str(label)[:40]!r}")
     listed = row.get("available_regions")
     if not isinstance(listed, list):
         raise _Skip(f"available_regions is {str(listed)[:40]!r}")
-    where = sorted({n for r in listed if (n := _name(kit.obj(r).get("location"))) is not None})
+    where = sorted({n for r in listed if (n := kit.name(kit.obj(r).get("location"))) is not None})
     named = _MEMORY.search(label)
     told = float(named.group(1)) if named and int(named.group(1)) > 0 else None
     # The label's own spelling first ("L40s 48GB"), else the GPU without its memory.
@@ -130,16 +129,3 @@ def _plan(row: dict[str, Any]) -> _Plan:
     )
     said = None if memory is None else gpus.InstanceGpu(model, count, memory, *host)
     return _Plan(name, money(price), said, told is not None, where)
-
-
-def _name(value: Any) -> str | None:
-    """A plan or region name: text without spaces, not absurdly long; else None."""
-    if not isinstance(value, str) or not value or len(value) > LONGEST_NAME:
-        return None
-    return None if any(c.isspace() or not c.isprintable() for c in value) else value
-
-
-def _count(value: Any) -> int | None:
-    """A GPU count, which Seeweb writes as a string ("1"); None where it is no whole number."""
-    number = kit.exact(value, kit.NUMBERS_OR_TEXT)
-    return int(number) if number is not None and number == int(number) and number >= 0 else None

@@ -24,6 +24,7 @@ from tencentcloud.common.profile.client_profile import ClientProfile
 from tencentcloud.common.profile.http_profile import HttpProfile
 from tencentcloud.cvm.v20170312 import cvm_client
 
+from collectors import kit
 from collectors.base import Collector, ParseResult, Payloads, Progress, ProviderSettings
 from collectors.common import ConfigError, FetchError, MissingCredentials, PayloadShapeError
 from collectors.tencent import parse
@@ -42,7 +43,6 @@ FAMILIES = (
     "GN7", "GN7vw", "GN7vi", "GI3X", "GN10X", "GN10Xp", "GT4", "PNV4", "HCCPNV4h", "HCCPNV5",
 )  # fmt: skip
 CHARGE_TYPES = tuple(parse.CHARGE_KINDS)
-CURRENCIES = ("CNY", "USD")  # the account's site: China (CNY) or International (USD)
 CREDENTIAL_VARS = "TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY"
 MAX_BACKOFF_S = 20.0
 
@@ -62,7 +62,7 @@ class TencentCollector(Collector):
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         super().__init__(settings, progress)
-        self.currency = _currency(settings.options.get("currency", "CNY"))
+        self.currency = kit.site_currency(self.name, settings.options)
         self.backoff_s = backoff_s  # the first retry's wait, doubled each time after
         self._sleep = sleep
         self._client_profile = self._profile()  # a bad endpoint fails here, before any call
@@ -215,12 +215,3 @@ def _text(value: Any) -> str:
     # ServerNetworkError carries the HTTP body as bytes.
     text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
     return text.strip()[:300]
-
-
-def _currency(value: Any) -> str:
-    if value not in CURRENCIES:
-        raise ConfigError(
-            f"providers.tencent.currency: {value!r} is not one of {', '.join(CURRENCIES)} "
-            "(CNY for a China-site account, USD for an International-site one)"
-        )
-    return str(value)

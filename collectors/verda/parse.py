@@ -32,7 +32,6 @@ ON_DEMAND = "availability/on-demand"
 SPOT = "availability/spot"
 CURRENCY = "USD"
 MOST_GPUS = 16
-LONGEST_NAME = 100
 # "8x H100 SXM5 80GB" -> "H100 SXM5" and 80: the count, the GPU's name and ONE GPU's memory.
 _DESCRIBED = re.compile(r"^\s*\d+\s*x\s+(.+?)(?:\s+(\d+)\s*GB)?\s*$")
 
@@ -66,11 +65,11 @@ def startable(payloads: Payloads, key: str) -> dict[str, set[str]]:
     where: dict[str, set[str]] = {}
     for entry in found:
         row = kit.obj(entry)
-        location, names = _name(row.get("location_code")), row.get("availabilities")
+        location, names = kit.name(row.get("location_code")), row.get("availabilities")
         if location is None or not isinstance(names, list):
             continue  # an entry of no location names no capacity
         for name in names:
-            if _name(name) is not None:
+            if kit.name(name) is not None:
                 where.setdefault(name, set()).add(location)
     return where
 
@@ -83,13 +82,13 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
     asked = frozenset(regions)
     gpu_rows = 0
     for entry in rows:
-        if _count(kit.obj(kit.obj(entry).get("gpu")).get("number_of_gpus")) == 0:
+        if kit.count(kit.obj(kit.obj(entry).get("gpu")).get("number_of_gpus")) == 0:
             continue  # a CPU instance
         gpu_rows += 1
         try:
             kind = _type(entry)
         except _Skip as why:
-            name = _name(kit.obj(entry).get("instance_type"))
+            name = kit.name(kit.obj(entry).get("instance_type"))
             log.warning("%s: %s skipped: %s", PROVIDER, name or "an instance type", why)
             result.skipped_rows += 1
             if name is not None:
@@ -115,14 +114,14 @@ def parse(payloads: Payloads, regions: tuple[str, ...], log: Log) -> ParseResult
 
 def _type(entry: Any) -> _Type:
     row = kit.obj(entry)
-    name = _name(row.get("instance_type"))
+    name = kit.name(row.get("instance_type"))
     if name is None:
         raise _Skip(f"instance_type is {str(row.get('instance_type'))[:40]!r}")
     currency = row.get("currency", "usd")
     if not isinstance(currency, str) or currency.upper() != CURRENCY:
         raise _Skip(f"currency is {str(currency)[:20]!r}")
     gpu = kit.obj(row.get("gpu"))
-    count = _count(gpu.get("number_of_gpus"))
+    count = kit.count(gpu.get("number_of_gpus"))
     if count is None or not 0 < count <= MOST_GPUS:
         raise _Skip(f"number_of_gpus is {str(gpu.get('number_of_gpus'))[:40]!r}")
     on_demand = _price(row.get("price_per_hour"))
@@ -174,18 +173,6 @@ def _record(
     name: str, region: str | None, gpu: gpus.InstanceGpu, offer: kit.Offer, available: bool
 ) -> PriceRecord:
     return kit.record(PROVIDER, region, name, gpu, offer, available=available)
-
-
-def _name(value: Any) -> str | None:
-    """An instance type or location name: text without spaces, not absurdly long; else None."""
-    if not isinstance(value, str) or not value or len(value) > LONGEST_NAME:
-        return None
-    return None if any(c.isspace() or not c.isprintable() for c in value) else value
-
-
-def _count(value: Any) -> int | None:
-    number = kit.exact(value)
-    return int(number) if number is not None and number == int(number) and number >= 0 else None
 
 
 def _price(value: Any) -> Decimal | None:

@@ -20,15 +20,15 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any, ClassVar
 
+from collectors import kit
 from collectors.base import Collector, ParseResult, Payloads, Progress, ProviderSettings
-from collectors.common import ConfigError, FetchError, MissingCredentials, PayloadShapeError
+from collectors.common import FetchError, MissingCredentials, PayloadShapeError
 from collectors.pages import Cap, Cursor
 from collectors.volcengine import parse, sdk
 
 # Regions of Volcano Engine's ECS with GPU instances (its region list): a default list,
 # override it with `regions` in config.toml.
 GPU_REGIONS = ("cn-beijing", "cn-shanghai", "cn-guangzhou", "ap-southeast-1")
-CURRENCIES = ("CNY", "USD")
 CREDENTIAL_VARS = "VOLCENGINE_ACCESS_KEY and VOLCENGINE_SECRET_KEY"
 PAGE_SIZE = 100
 MAX_PAGES = 1000
@@ -73,7 +73,7 @@ class VolcengineCollector(Collector):
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         super().__init__(settings, progress)
-        self.currency = _currency(settings.options.get("currency", "CNY"))
+        self.currency = kit.site_currency(self.name, settings.options)
         self.backoff_s = backoff_s  # the first retry's wait, doubled each time after
         self._sleep, self._clock = sleep, clock
         sdk.endpoint(settings.endpoint)  # a bad endpoint fails here, before any call
@@ -166,12 +166,3 @@ def _describe(error: sdk.ApiError, where: str, attempts: int) -> str:
             "may call ecs:DescribeInstanceTypes and ecs:DescribeSpotPriceHistory"
         )
     return text
-
-
-def _currency(value: Any) -> str:
-    if value not in CURRENCIES:
-        raise ConfigError(
-            f"providers.volcengine.currency: {value!r} is not one of {', '.join(CURRENCIES)} "
-            "(CNY for a China-site account, USD for an International-site one)"
-        )
-    return str(value)

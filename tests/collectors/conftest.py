@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import responses
 
 from tests.collectors.support import recording
 from tracker.collecting.demo import DEMO_DATA
@@ -65,3 +66,10 @@ def url_of() -> Iterator[Callable[[str, ReplayServer], str]]:
     yield url
     for front in fronts:
         front.stop()
+
+
+@pytest.fixture
+def rsps() -> Iterator[responses.RequestsMock]:
+    """`responses` mocking the requests stack for the test (a request it does not know fails)."""
+    with responses.RequestsMock() as mock:
+        yield mock

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from click.testing import CliRunner, Result
@@ -19,6 +19,7 @@ from tracker.collecting.replay import Recording, ReplayServer
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 FIXTURES = Path(__file__).parents[1] / "fixtures"
+C = TypeVar("C", bound=Collector)
 
 
 def demo_of(provider: str) -> Path:
@@ -61,6 +62,14 @@ def recording(folder: Path, *exchanges: dict[str, Any]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "exchanges.json").write_text(json.dumps({"exchanges": list(exchanges)}))
     return folder
+
+
+def under_test(cls: type[C], keys: dict[str, str] | None = None, /, **settings: Any) -> C:
+    """A `cls` collector for a test: no retries, made-up credentials `keys`, unless `settings`
+    say otherwise."""
+    settings.setdefault("max_retries", 0)
+    settings.setdefault("credentials", dict(keys or {}))
+    return cls(ProviderSettings(**settings))
 
 
 def signed_settings(
@@ -129,22 +138,29 @@ def list_price(provider: str, **fields: Any) -> PriceRecord:
     return PriceRecord(**{**base, **fields})
 
 
-def parse_demos(
-    tmp_path_factory: pytest.TempPathFactory, label: str, *, strict: bool = False
-) -> dict[str, ParseResult]:
-    """Every provider's demo recording fetched and parsed by its collector; `strict` also
-    checks each has its credentials and asks only what the recording answers."""
-    results = {}
+def fetch_demos(
+    tmp_path_factory: pytest.TempPathFactory, label: str
+) -> dict[str, tuple[Collector, Payloads]]:
+    """Every provider's demo recording fetched by its collector, which has its credentials and
+    asks only what the recording answers; the payloads as fetch returned them."""
+    fetched = {}
     with demo_setup(tmp_path_factory.mktemp(label) / "s.duckdb") as setup:
         for name in setup.servers:
             settings, missing = setup.config.providers[name].settings(setup.env)
-            assert not strict or missing == []
+            assert missing == [], f"{name}: the demo lacks {missing}"
             collector = collector_class(name)(settings)
-            results[name] = collector.parse(collector.fetch(), observed_at=NOW)
-            if strict:
-                unmatched = setup.servers[name].unmatched
-                assert unmatched == [], f"{name}: requests the demo cannot answer"
-    return results
+            fetched[name] = (collector, collector.fetch())
+            unmatched = setup.servers[name].unmatched
+            assert unmatched == [], f"{name}: requests the demo cannot answer"
+    return fetched
+
+
+def parse_demos(tmp_path_factory: pytest.TempPathFactory, label: str) -> dict[str, ParseResult]:
+    """Every provider's demo recording fetched (as `fetch_demos`) and parsed by its collector."""
+    return {
+        name: collector.parse(payloads, observed_at=NOW)
+        for name, (collector, payloads) in fetch_demos(tmp_path_factory, label).items()
+    }
 
 
 def fetch_once(make: Any, *folders: Path) -> Payloads:

@@ -3,11 +3,10 @@ through the real requests stack against `responses` and the loopback replay serv
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -17,7 +16,7 @@ import pytest
 import responses
 
 from collectors import REGISTRY
-from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.base import ParseResult, PriceRecord
 from collectors.cloudrift import CloudriftCollector
 from collectors.common import FetchError, PayloadShapeError
 from tests.collectors.support import (
@@ -29,6 +28,7 @@ from tests.collectors.support import (
     keyed,
     list_price,
     store_config,
+    under_test,
     with_traps,
 )
 from tracker.collecting.replay import ReplayServer
@@ -48,8 +48,7 @@ def answer() -> dict[str, Any]:
 
 
 def collector(**settings: Any) -> CloudriftCollector:
-    settings.setdefault("max_retries", 0)
-    return CloudriftCollector(ProviderSettings(**settings))
+    return under_test(CloudriftCollector, **settings)
 
 
 def parse(body: Any, observed_at: datetime, **settings: Any) -> ParseResult:
@@ -142,19 +141,6 @@ def test_every_variant_unreadable_is_a_changed_shape(observed_at: datetime) -> N
         parse(body, observed_at)
 
 
-def test_fixture_is_not_modified_by_parse(observed_at: datetime) -> None:
-    body = answer()
-    kept = copy.deepcopy(body)
-    parse(body, observed_at)
-    assert body == kept
-
-
-@pytest.fixture
-def rsps() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock() as mock:
-        yield mock
-
-
 def test_fetch_asks_for_vm_types_without_a_key(rsps: responses.RequestsMock) -> None:
     rsps.post(URL, json=recorded())
     assert collector().fetch() == {"instance-types": recorded()}
@@ -167,16 +153,6 @@ def test_fetch_error_names_the_provider(rsps: responses.RequestsMock) -> None:
     rsps.post(URL, status=400, json=json.loads((FIXTURES / "error-400.json").read_text()))
     with pytest.raises(FetchError, match=r"^cloudrift: instance types: HTTP 400: .*Invalid"):
         collector().fetch()
-
-
-def test_demo_recording_replays_cleanly(
-    replay: Callable[..., ReplayServer], observed_at: datetime
-) -> None:
-    server = replay(DEMO)
-    demo = collector(endpoint=server.url)
-    result = demo.parse(demo.fetch(), observed_at=observed_at)
-    assert server.unmatched == []
-    assert result.records == parse(recorded(), observed_at).records
 
 
 def test_a_first_run_with_no_key_stores_its_prices(

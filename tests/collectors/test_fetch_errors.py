@@ -1,10 +1,11 @@
 """The fetch errors every provider meets the same way, once over the registry: an endpoint that
-refuses connections, one that never answers in time, and one that keeps answering 500. Each
-goes through the provider's real client (SDK or requests) against loopback, and each ends as a
-FetchError that names the provider, never a hang, a traceback or an empty success.
+refuses connections, one that never answers in time, one that keeps answering 500, credentials
+missing or refused. Each goes through the provider's real client (SDK or requests) against
+loopback, and each ends as an error that names the provider, never a hang, a traceback or an
+empty success.
 
-What differs per provider (its own error bodies, throttling codes, Retry-After, credentials in
-401/403) stays in that provider's test file.
+What differs per provider (its own error bodies, throttling codes, Retry-After) stays in that
+provider's test file.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import pytest
 
 from collectors import REGISTRY, collector_class
 from collectors.base import Collector, ProviderSettings
-from collectors.common import FetchError
+from collectors.common import FetchError, MissingCredentials
+from tests.collectors.support import FIXTURES
 from tests.tracker.daemon_support import wait_until
 from tracker.collecting.replay import ReplayServer
 
@@ -132,3 +134,60 @@ def test_a_server_error_that_persists_fails_naming_the_provider(
     with pytest.raises(FetchError, match=rf"^{provider}: "):
         make(provider, url_of(provider, server), timeout=2.0, retries=1).fetch()
     assert len(server.requests) == 2, "a 500 is retried, max_retries times"
+
+
+# Whose SDK looks for keys in its own chain when none are configured, so a fetch without them
+# is the SDK's refusal (its own test covers it), not a skip.
+OWN_CHAIN = {"alibaba"}
+REQUIRED = sorted(
+    (provider, credential)
+    for provider, info in REGISTRY.items()
+    if provider not in OWN_CHAIN
+    for credential in info.credential_env
+)
+
+
+@pytest.mark.parametrize(("provider", "credential"), REQUIRED)
+def test_a_missing_credential_is_a_skip_naming_its_variable(provider: str, credential: str) -> None:
+    info = REGISTRY[provider]
+    settings = _settings(provider, "http://127.0.0.1:9", 1.0)
+    others = {name: "x" for name in info.credential_env if name != credential}
+    collector = collector_class(provider)(replace(settings, credentials=others))
+    with pytest.raises(MissingCredentials, match=rf"^{provider}: no credentials; set ") as caught:
+        collector.fetch()
+    assert info.credential_env[credential] in str(caught.value)
+
+
+def _strings(body: Any) -> list[str]:
+    """The strings of a JSON body, at any depth."""
+    if isinstance(body, dict):
+        body = list(body.values())
+    if isinstance(body, list):
+        return [s for value in body for s in _strings(value)]
+    return [body] if isinstance(body, str) else []
+
+
+REFUSALS = sorted(p for p in REGISTRY if (FIXTURES / p / "error-401.json").exists())
+# Whose client is an SDK that words a refusal its own way, not "HTTP 401 (check ...)".
+SDK_WORDED = {"huawei", "nebius"}
+
+
+@pytest.mark.parametrize("provider", REFUSALS)
+def test_refused_credentials_fail_at_once_naming_the_variables(
+    provider: str,
+    answering: Callable[..., ReplayServer],
+    url_of: Callable[[str, ReplayServer], str],
+) -> None:
+    """A 401 (the provider's own, from tests/fixtures/<provider>) is not retried; the error
+    says which variables to check and what the provider said."""
+    body = (FIXTURES / provider / "error-401.json").read_text()
+    server = answering(status=401, body=body)
+    with pytest.raises(FetchError, match=rf"^{provider}: ") as caught:
+        make(provider, url_of(provider, server), timeout=2.0, retries=1).fetch()
+    message = str(caught.value)
+    info = REGISTRY[provider]
+    for variable in (*info.credential_env.values(), *info.optional_credential_env.values()):
+        assert variable in message
+    assert any(said in message for said in _strings(json.loads(body)) if len(said) > 8)
+    assert "HTTP 401 (check " in message or (provider in SDK_WORDED and "check " in message)
+    assert len(server.requests) == 1

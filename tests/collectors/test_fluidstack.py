@@ -3,10 +3,8 @@ through the real requests stack against `responses` and the loopback replay serv
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
-from collections.abc import Callable, Iterator
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -14,11 +12,10 @@ from typing import Any
 import pytest
 import responses
 
-from collectors.base import ParseResult, PriceRecord, ProviderSettings
-from collectors.common import FetchError, MissingCredentials, PayloadShapeError
+from collectors.base import ParseResult, PriceRecord
+from collectors.common import PayloadShapeError
 from collectors.fluidstack import FluidstackCollector
-from tests.collectors.support import demo_of, find, fixtures_of, keyed, list_price
-from tracker.collecting.replay import ReplayServer
+from tests.collectors.support import demo_of, find, fixtures_of, keyed, list_price, under_test
 
 DEMO = demo_of("fluidstack")
 FIXTURES = fixtures_of("fluidstack")
@@ -36,9 +33,7 @@ def answer() -> list[Any]:
 
 
 def collector(**settings: Any) -> FluidstackCollector:
-    settings.setdefault("max_retries", 0)
-    settings.setdefault("credentials", {"api_key": "demo"})
-    return FluidstackCollector(ProviderSettings(**settings))
+    return under_test(FluidstackCollector, {"api_key": "demo"}, **settings)
 
 
 def parse(body: Any, observed_at: datetime, **settings: Any) -> ParseResult:
@@ -115,45 +110,10 @@ def test_a_changed_shape_fails_loudly(observed_at: datetime, body: Any) -> None:
         parse(body, observed_at)
 
 
-def test_fixture_is_not_modified_by_parse(observed_at: datetime) -> None:
-    body = answer()
-    kept = copy.deepcopy(body)
-    parse(body, observed_at)
-    assert body == kept
-
-
-@pytest.fixture
-def rsps() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock() as mock:
-        yield mock
-
-
 def test_fetch_sends_the_key(rsps: responses.RequestsMock) -> None:
     rsps.get(URL, json=recorded())
     assert collector(credentials={"api_key": "k"}).fetch() == {"configurations": recorded()}
     assert rsps.calls[0].request.headers["api-key"] == "k"
-
-
-def test_fetch_auth_error_names_the_variable(rsps: responses.RequestsMock) -> None:
-    rsps.get(URL, status=401, json=json.loads((FIXTURES / "error-401.json").read_text()))
-    with pytest.raises(FetchError, match=r"^fluidstack: configurations: HTTP 401 \(check") as e:
-        collector().fetch()
-    assert "FLUIDSTACK_API_KEY" in str(e.value) and "Invalid API key" in str(e.value)
-
-
-def test_fetch_without_a_key_names_the_variable() -> None:
-    with pytest.raises(MissingCredentials, match="set FLUIDSTACK_API_KEY"):
-        FluidstackCollector(ProviderSettings()).fetch()
-
-
-def test_demo_recording_replays_cleanly(
-    replay: Callable[..., ReplayServer], observed_at: datetime
-) -> None:
-    server = replay(DEMO)
-    demo = collector(endpoint=server.url)
-    result = demo.parse(demo.fetch(), observed_at=observed_at)
-    assert server.unmatched == []
-    assert result.records == parse(recorded(), observed_at).records
 
 
 def test_a_configuration_without_regions_is_stored_in_none(observed_at: datetime) -> None:

@@ -3,10 +3,7 @@ fetch through the real requests stack against `responses` and the loopback repla
 
 from __future__ import annotations
 
-import copy
-import json
 import logging
-from collections.abc import Callable, Iterator
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -14,22 +11,18 @@ from typing import Any
 import pytest
 import responses
 
-from collectors.base import ParseResult, PriceRecord, ProviderSettings
-from collectors.common import FetchError, MissingCredentials, PayloadShapeError
+from collectors.base import ParseResult, PriceRecord
+from collectors.common import PayloadShapeError
 from collectors.hyperstack import HyperstackCollector
 from tests.collectors.support import (
     demo_json,
-    demo_of,
     find,
-    fixtures_of,
     keyed,
     list_price,
+    under_test,
     with_traps,
 )
-from tracker.collecting.replay import ReplayServer
 
-DEMO = demo_of("hyperstack")
-FIXTURES = fixtures_of("hyperstack")
 BASE = "https://infrahub-api.nexgencloud.com/v1"
 
 
@@ -48,9 +41,7 @@ def answer() -> dict[str, Any]:
 
 
 def collector(**settings: Any) -> HyperstackCollector:
-    settings.setdefault("max_retries", 0)
-    settings.setdefault("credentials", {"api_key": "demo"})
-    return HyperstackCollector(ProviderSettings(**settings))
+    return under_test(HyperstackCollector, {"api_key": "demo"}, **settings)
 
 
 def parse(payloads: Any, observed_at: datetime, **settings: Any) -> ParseResult:
@@ -136,47 +127,11 @@ def test_a_changed_shape_fails_loudly(observed_at: datetime, body: Any) -> None:
         parse({**recorded(), "pricebook": body}, observed_at)
 
 
-def test_fixture_is_not_modified_by_parse(observed_at: datetime) -> None:
-    payloads = answer()
-    kept = copy.deepcopy(payloads)
-    parse(payloads, observed_at)
-    assert payloads == kept
-
-
-@pytest.fixture
-def rsps() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock() as mock:
-        yield mock
-
-
 def test_fetch_sends_the_key(rsps: responses.RequestsMock) -> None:
     rsps.get(f"{BASE}/core/flavors", json=recorded()["flavors"])
     rsps.get(f"{BASE}/pricebook", json=recorded()["pricebook"])
     assert collector(credentials={"api_key": "k"}).fetch() == recorded()
     assert [c.request.headers["api_key"] for c in rsps.calls] == ["k", "k"]
-
-
-def test_fetch_auth_error_names_the_variable(rsps: responses.RequestsMock) -> None:
-    body = json.loads((FIXTURES / "error-401.json").read_text())
-    rsps.get(f"{BASE}/core/flavors", status=401, json=body)
-    with pytest.raises(FetchError, match=r"^hyperstack: flavors: HTTP 401 \(check") as e:
-        collector().fetch()
-    assert "HYPERSTACK_API_KEY" in str(e.value) and "Invalid API key" in str(e.value)
-
-
-def test_fetch_without_a_key_names_the_variable() -> None:
-    with pytest.raises(MissingCredentials, match="set HYPERSTACK_API_KEY"):
-        HyperstackCollector(ProviderSettings()).fetch()
-
-
-def test_demo_recording_replays_cleanly(
-    replay: Callable[..., ReplayServer], observed_at: datetime
-) -> None:
-    server = replay(DEMO)
-    demo = collector(endpoint=server.url)
-    result = demo.parse(demo.fetch(), observed_at=observed_at)
-    assert server.unmatched == []
-    assert result.records == parse(recorded(), observed_at).records
 
 
 def test_the_flavors_own_gpu_name_is_taken_over_its_groups(observed_at: datetime) -> None:

@@ -59,3 +59,24 @@ def test_money_never_raises_on_an_amount_too_large_to_round() -> None:
     # for the store's validation to refuse, instead of decimal.InvalidOperation out of a parser.
     assert money(Decimal("1e30")) == Decimal("1e30")
     assert money(10**40) == 10**40
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(8, 8), (0, 0), (8.0, 8), (1.5, None), (-1, None), ("8", None), (True, None), (1e308, None)],
+)
+def test_count_is_whole_and_not_negative(value: Any, expected: int | None) -> None:
+    assert kit.count(value) == expected
+
+
+def test_count_reads_text_only_when_asked() -> None:
+    assert kit.count("2", kit.NUMBERS_OR_TEXT) == 2 and kit.count("2") is None
+
+
+@pytest.mark.parametrize("value", ["", "a b", "gpu\n", "x\x00", "n" * 101, 7, None, ["a"]])
+def test_name_refuses_what_no_api_names(value: Any) -> None:
+    assert kit.name(value) is None
+
+
+def test_name_keeps_a_plain_one() -> None:
+    assert kit.name("gpu-h100-sxm.8x") == "gpu-h100-sxm.8x" and kit.name("n" * 100) == "n" * 100

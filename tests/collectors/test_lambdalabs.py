@@ -4,11 +4,10 @@ urllib3 retries, waits and timeouts)."""
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -498,12 +497,6 @@ def test_an_empty_answer_is_no_records_not_an_error(observed_at: datetime) -> No
 # fetch through `responses`
 
 
-@pytest.fixture
-def rsps() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock() as mock:
-        yield mock
-
-
 def test_fetch_sends_the_key_and_returns_the_answer(rsps: responses.RequestsMock) -> None:
     rsps.get(URL, json=answer())
     progress: list[tuple[int, int]] = []
@@ -639,10 +632,3 @@ def test_demo_recording_replays_cleanly(
     assert result.unknown_instance_types == set() and result.skipped_rows == 0
     assert {r.gpu_model for r in result.records} >= {"H100", "B200", "GH200", "A100", "A10"}
     assert by_offer(result)["gpu_8x_h100_sxm5", "us-east-3"].price_per_hour == Decimal("31.92")
-
-
-def test_fixture_is_not_modified_by_parse(observed_at: datetime) -> None:
-    body = answer()
-    kept = copy.deepcopy(body)
-    parse(body, observed_at)
-    assert body == kept

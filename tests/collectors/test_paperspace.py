@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -435,12 +435,6 @@ def test_a_changed_shape_fails_loudly(
 
 # ---------------------------------------------------------------------------------------------
 # fetch through `responses`
-
-
-@pytest.fixture
-def rsps() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock() as mock:
-        yield mock
 
 
 def test_fetch_follows_every_page(rsps: responses.RequestsMock) -> None:

@@ -3,10 +3,8 @@ fetch through the real requests stack against `responses` and the loopback repla
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
-from collections.abc import Callable, Iterator
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -14,7 +12,7 @@ from typing import Any
 import pytest
 import responses
 
-from collectors.base import ParseResult, PriceRecord, ProviderSettings
+from collectors.base import ParseResult, PriceRecord
 from collectors.common import FetchError, PayloadShapeError
 from collectors.scaleway import ScalewayCollector
 from tests.collectors.support import (
@@ -25,8 +23,8 @@ from tests.collectors.support import (
     keyed,
     list_price,
     recorded_pages,
+    under_test,
 )
-from tracker.collecting.replay import ReplayServer
 
 DEMO = demo_of("scaleway")
 FIXTURES = fixtures_of("scaleway")
@@ -46,8 +44,7 @@ def answer() -> dict[str, Any]:
 
 
 def collector(**settings: Any) -> ScalewayCollector:
-    settings.setdefault("max_retries", 0)
-    return ScalewayCollector(ProviderSettings(**settings))
+    return under_test(ScalewayCollector, **settings)
 
 
 def parse(payloads: Any, observed_at: datetime, **settings: Any) -> ParseResult:
@@ -152,19 +149,6 @@ def test_no_gpu_product_readable_fails_loudly(observed_at: datetime) -> None:
         parse(pages, observed_at)
 
 
-def test_fixture_is_not_modified_by_parse(observed_at: datetime) -> None:
-    pages = answer()
-    kept = copy.deepcopy(pages)
-    parse(pages, observed_at)
-    assert pages == kept
-
-
-@pytest.fixture
-def rsps() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock() as mock:
-        yield mock
-
-
 def test_fetch_walks_the_pages_without_a_key(rsps: responses.RequestsMock) -> None:
     pages = recorded()
     for number in (1, 2):
@@ -195,13 +179,3 @@ def test_a_refused_query_names_the_page(rsps: responses.RequestsMock) -> None:
     rsps.get(URL, status=400, json=json.loads((FIXTURES / "error-400.json").read_text()))
     with pytest.raises(FetchError, match=r"page 1: HTTP 400: .*is not a valid value"):
         collector().fetch()
-
-
-def test_demo_recording_replays_cleanly(
-    replay: Callable[..., ReplayServer], observed_at: datetime
-) -> None:
-    server = replay(DEMO)
-    demo = collector(endpoint=server.url)
-    result = demo.parse(demo.fetch(), observed_at=observed_at)
-    assert server.unmatched == []
-    assert result.records == parse(recorded(), observed_at).records

@@ -3,10 +3,7 @@ through the real requests stack against `responses` and the loopback replay serv
 
 from __future__ import annotations
 
-import copy
-import json
 import logging
-from collections.abc import Callable, Iterator
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -14,22 +11,18 @@ from typing import Any
 import pytest
 import responses
 
-from collectors.base import ParseResult, PriceRecord, ProviderSettings
-from collectors.common import FetchError, MissingCredentials, PayloadShapeError
+from collectors.base import ParseResult, PriceRecord
+from collectors.common import PayloadShapeError
 from collectors.seeweb import SeewebCollector
 from tests.collectors.support import (
     demo_json,
-    demo_of,
     find,
-    fixtures_of,
     keyed,
     list_price,
+    under_test,
     with_traps,
 )
-from tracker.collecting.replay import ReplayServer
 
-DEMO = demo_of("seeweb")
-FIXTURES = fixtures_of("seeweb")
 URL = "https://api.seeweb.it/ecs/v2/plans"
 
 
@@ -43,9 +36,7 @@ def answer() -> dict[str, Any]:
 
 
 def collector(**settings: Any) -> SeewebCollector:
-    settings.setdefault("max_retries", 0)
-    settings.setdefault("credentials", {"api_token": "demo"})
-    return SeewebCollector(ProviderSettings(**settings))
+    return under_test(SeewebCollector, {"api_token": "demo"}, **settings)
 
 
 def parse(body: Any, observed_at: datetime, **settings: Any) -> ParseResult:
@@ -128,42 +119,7 @@ def test_a_changed_shape_fails_loudly(observed_at: datetime, body: Any) -> None:
         parse(body, observed_at)
 
 
-def test_fixture_is_not_modified_by_parse(observed_at: datetime) -> None:
-    body = answer()
-    kept = copy.deepcopy(body)
-    parse(body, observed_at)
-    assert body == kept
-
-
-@pytest.fixture
-def rsps() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock() as mock:
-        yield mock
-
-
 def test_fetch_sends_the_token(rsps: responses.RequestsMock) -> None:
     rsps.get(URL, json=recorded())
     assert collector(credentials={"api_token": "t"}).fetch() == {"plans": recorded()}
     assert rsps.calls[0].request.headers["X-APITOKEN"] == "t"
-
-
-def test_fetch_auth_error_names_the_variable(rsps: responses.RequestsMock) -> None:
-    rsps.get(URL, status=401, json=json.loads((FIXTURES / "error-401.json").read_text()))
-    with pytest.raises(FetchError, match=r"^seeweb: plans: HTTP 401 \(check") as e:
-        collector().fetch()
-    assert "SEEWEB_API_TOKEN" in str(e.value) and "Invalid token" in str(e.value)
-
-
-def test_fetch_without_a_token_names_the_variable() -> None:
-    with pytest.raises(MissingCredentials, match="set SEEWEB_API_TOKEN"):
-        SeewebCollector(ProviderSettings()).fetch()
-
-
-def test_demo_recording_replays_cleanly(
-    replay: Callable[..., ReplayServer], observed_at: datetime
-) -> None:
-    server = replay(DEMO)
-    demo = collector(endpoint=server.url)
-    result = demo.parse(demo.fetch(), observed_at=observed_at)
-    assert server.unmatched == []
-    assert result.records == parse(recorded(), observed_at).records

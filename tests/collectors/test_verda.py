@@ -3,10 +3,8 @@ through the real requests stack against `responses` and the loopback replay serv
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
-from collections.abc import Callable, Iterator
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -14,14 +12,12 @@ from typing import Any
 import pytest
 import responses
 
-from collectors.base import ParseResult, PriceRecord, ProviderSettings
-from collectors.common import FetchError, MissingCredentials, PayloadShapeError
+from collectors.base import ParseResult, PriceRecord
+from collectors.common import PayloadShapeError
 from collectors.http import listening
 from collectors.verda import VerdaCollector
-from tests.collectors.support import demo_json, demo_of, find, fixtures_of, keyed, list_price
-from tracker.collecting.replay import ReplayServer
+from tests.collectors.support import demo_json, find, fixtures_of, keyed, list_price, under_test
 
-DEMO = demo_of("verda")
 FIXTURES = fixtures_of("verda")
 BASE = "https://api.verda.com/v1"
 KEYS = {"client_id": "demo", "client_secret": "demo"}
@@ -43,9 +39,7 @@ def answer() -> dict[str, Any]:
 
 
 def collector(**settings: Any) -> VerdaCollector:
-    settings.setdefault("max_retries", 0)
-    settings.setdefault("credentials", dict(KEYS))
-    return VerdaCollector(ProviderSettings(**settings))
+    return under_test(VerdaCollector, dict(KEYS), **settings)
 
 
 def parse(payloads: Any, observed_at: datetime, **settings: Any) -> ParseResult:
@@ -138,19 +132,6 @@ def test_a_changed_shape_fails_loudly(observed_at: datetime, key: str, body: Any
         parse({**recorded(), key: body}, observed_at)
 
 
-def test_fixture_is_not_modified_by_parse(observed_at: datetime) -> None:
-    payloads = answer()
-    kept = copy.deepcopy(payloads)
-    parse(payloads, observed_at)
-    assert payloads == kept
-
-
-@pytest.fixture
-def rsps() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock() as mock:
-        yield mock
-
-
 def _answers(rsps: responses.RequestsMock) -> None:
     rsps.post(f"{BASE}/oauth2/token", json={"access_token": "t0k3n", "token_type": "Bearer"})
     rsps.get(f"{BASE}/instance-types", json=recorded()["instance-types"])
@@ -176,29 +157,6 @@ def test_fetch_asks_a_token_and_never_keeps_it(rsps: responses.RequestsMock) -> 
     assert rsps.calls[1].request.params == {"currency": "usd"}
     # the answers kept are the three payloads; the token's is not among them
     assert len(heard.contents()) == 3 and not any(b"t0k3n" in c for c in heard.contents())
-
-
-def test_fetch_refused_credentials_name_the_variables(rsps: responses.RequestsMock) -> None:
-    body = json.loads((FIXTURES / "error-401.json").read_text())
-    rsps.post(f"{BASE}/oauth2/token", status=401, json=body)
-    with pytest.raises(FetchError, match=r"^verda: token: HTTP 401 \(check VERDA_CLIENT_ID") as e:
-        collector().fetch()
-    assert "Invalid client credentials" in str(e.value)
-
-
-def test_fetch_without_credentials_names_the_variable() -> None:
-    with pytest.raises(MissingCredentials, match="set VERDA_CLIENT_ID"):
-        VerdaCollector(ProviderSettings()).fetch()
-
-
-def test_demo_recording_replays_cleanly(
-    replay: Callable[..., ReplayServer], observed_at: datetime
-) -> None:
-    server = replay(DEMO)
-    demo = collector(endpoint=server.url)
-    result = demo.parse(demo.fetch(), observed_at=observed_at)
-    assert server.unmatched == []
-    assert result.records == parse(recorded(), observed_at).records
 
 
 def test_one_gpus_memory_from_the_description_first(observed_at: datetime) -> None:

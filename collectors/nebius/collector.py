@@ -129,7 +129,14 @@ class NebiusCollector(Collector):
         try:
             yield sdk
         finally:
-            sdk.sync_close(timeout=self.settings.timeout)
+            # A shutdown that outlasts the timeout (a request still held by the server) must
+            # neither hide the fetch's own error nor fail a fetch that has its answers.
+            try:
+                sdk.sync_close(timeout=self.settings.timeout)
+            except TimeoutError:
+                self.log.warning(
+                    "nebius: the SDK's channel did not close within %g s", self.settings.timeout
+                )
 
     def _list(
         self,

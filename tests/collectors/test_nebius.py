@@ -203,3 +203,32 @@ def test_throttling_is_retried_then_answered(tmp_path: Path) -> None:
         server.stop()
     tenants = [r for r in server.requests if r.path.endswith("TenantService/List")]
     assert len(tenants) == 2 and "tenants/page-1" in payloads  # RESOURCE_EXHAUSTED retried
+
+
+def test_a_close_that_times_out_changes_neither_answer_nor_error(
+    served: tuple[ReplayServer, GrpcFront],
+    fetched: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: Any,
+) -> None:
+    # The SDK's shutdown waits for requests still held by the server: on a busy machine it can
+    # outlast the timeout. That is said in the log; the fetch keeps its answers or its error.
+    from nebius.sdk import SDK
+
+    def slow_close(self: SDK, timeout: float | None = None) -> None:
+        raise TimeoutError("shutdown did not complete")
+
+    monkeypatch.setattr(SDK, "sync_close", slow_close)
+    _, grpc_front = served
+    with caplog.at_level(logging.WARNING):
+        assert collector(grpc_front.url).fetch() == fetched
+    assert "did not close within 10 s" in caplog.text
+    body = (FIXTURES / "error-401.json").read_text()
+    server, refusing = _only(tmp_path, status=401, body=body)
+    try:
+        with pytest.raises(FetchError, match=r"^nebius: tenants/page-1: UNAUTHENTICATED"):
+            collector(refusing.url).fetch()
+    finally:
+        refusing.stop()
+        server.stop()

@@ -19,9 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from email.utils import parsedate_to_datetime
-from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
@@ -30,6 +28,7 @@ import urllib3
 
 from collectors import kit
 from collectors.aws import feeds, savings, transfer
+from collectors.aws.kept import KeptFiles
 from collectors.base import Payloads, ProviderSettings
 from collectors.common import CollectorError, FetchError, PayloadShapeError
 from collectors.http import make_session
@@ -56,6 +55,7 @@ class PublicFiles:
         self.advisor_url = str(options.get("spot_advisor_url") or SPOT_ADVISOR_URL)
         state = settings.state_dir
         self.state = state / STATE_FOLDER if state is not None else None
+        self.kept = KeptFiles(self.state, log, "the offer file")
         self.items = 0
 
     def fetch(self, regions: tuple[str, ...], *, advisor: bool = True) -> Payloads:
@@ -113,7 +113,7 @@ class PublicFiles:
                 self.log.info("aws: %s offer file not modified, not read again", region)
                 # Kept under the new URL: the next run asks nothing until the index moves on.
                 same = {**seen, "url": url}
-                self._remember(region, same)
+                self.kept.write(region, same)
                 return {**same, "reused": True}
             columns, rows, moves = self._gpu_rows(region, response)
         kept = {
@@ -125,7 +125,7 @@ class PublicFiles:
             "columns": columns,
             "rows": rows,
         }
-        self._remember(region, kept)
+        self.kept.write(region, kept)
         return {**kept, "reused": False}
 
     def _gpu_rows(
@@ -163,35 +163,13 @@ class PublicFiles:
         return [header[i] for i in keep], rows, moves
 
     def _seen(self, region: str) -> dict[str, Any] | None:
-        path = self._state_file(region)
-        if path is None or not path.exists():
-            return None
-        try:
-            seen = json.loads(path.read_text())
-        except (OSError, ValueError) as exc:  # a damaged state file: read the region again
-            self.log.warning("aws: %s: %s; the offer file is read again", path, exc)
-            return None
-        if not isinstance(seen, dict) or not isinstance(seen.get("rows"), list):
+        seen = self.kept.read(region)
+        if seen is None or not isinstance(seen.get("rows"), list):
             return None
         # Rows kept by a version that copied other columns would parse differently: read again.
         kept_for = seen.get("kept_for") == list(feeds.COLUMNS)
         moves = kit.obj(seen.get("transfer")).get("columns") == list(transfer.COLUMNS)
         return seen if kept_for and moves else None
-
-    def _remember(self, region: str, kept: dict[str, Any]) -> None:
-        path = self._state_file(region)
-        if path is None:
-            return
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_suffix(".tmp")
-            temporary.write_text(json.dumps(kept, separators=(",", ":")))
-            os.replace(temporary, path)  # a reader never meets half a file
-        except OSError as exc:  # only costs a full read next time
-            self.log.warning("aws: could not keep %s: %s", path, exc)
-
-    def _state_file(self, region: str) -> Path | None:
-        return None if self.state is None else self.state / f"{region}.json"
 
     # -- HTTP -----------------------------------------------------------------------------
 

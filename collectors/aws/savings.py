@@ -20,9 +20,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import json
-import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
@@ -31,6 +29,7 @@ import urllib3
 
 from collectors import kit
 from collectors.aws.jsonstream import JsonShapeError, JsonStream
+from collectors.aws.kept import KeptFiles
 from collectors.aws.plans import SKU_KEY
 from collectors.common import CollectorError, FetchError, PayloadShapeError
 
@@ -68,6 +67,7 @@ class SavingsPlanFiles:
         self.files = files  # collectors.aws.public.PublicFiles: its session, _get, state folder
         state = files.state
         self.state = state.parent / STATE_FOLDER if state is not None else None
+        self.kept = KeptFiles(self.state, files.log, "the Savings Plans file")
 
     def fetch(self, wanted: dict[str, list[list[str]]]) -> dict[str, Any]:
         """Payloads `public/plans/<region>` for the regions of `wanted` (region -> the usages
@@ -113,7 +113,7 @@ class SavingsPlanFiles:
         with response:
             if response.status_code == 304 and seen:
                 same = {**seen, "url": url}
-                self._remember(region, same)
+                self.kept.write(region, same)
                 return {**same, "reused": True}
             by_usage: dict[str, set[str]] = {}
             for usage, operation in keep:
@@ -127,34 +127,12 @@ class SavingsPlanFiles:
             "products": list({s: plans[s] for s in _skus(terms) if s in plans}.values()),
             "terms": terms,
         }
-        self._remember(region, kept)
+        self.kept.write(region, kept)
         return {**kept, "reused": False}
 
     def _seen(self, region: str) -> dict[str, Any] | None:
-        path = self._state_file(region)
-        if path is None or not path.exists():
-            return None
-        try:
-            seen = json.loads(path.read_text())
-        except (OSError, ValueError) as exc:  # a damaged state file: read the region again
-            self.files.log.warning("aws: %s: %s; the Savings Plans file is read again", path, exc)
-            return None
-        return seen if isinstance(seen, dict) and isinstance(seen.get("terms"), list) else None
-
-    def _remember(self, region: str, kept: dict[str, Any]) -> None:
-        path = self._state_file(region)
-        if path is None:
-            return
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_suffix(".tmp")
-            temporary.write_text(json.dumps(kept, separators=(",", ":")))
-            os.replace(temporary, path)  # a reader never meets half a file
-        except OSError as exc:  # only costs a full read next time
-            self.files.log.warning("aws: could not keep %s: %s", path, exc)
-
-    def _state_file(self, region: str) -> Path | None:
-        return None if self.state is None else self.state / f"{region}.json"
+        seen = self.kept.read(region)
+        return seen if seen is not None and isinstance(seen.get("terms"), list) else None
 
 
 def _walk(

@@ -627,3 +627,23 @@ def test_a_kept_row_of_another_shape_is_skipped_and_counted(files: Files, tmp_pa
     parsed = collector.parse({**answer, "public/offers/us-east-1": hostile}, observed_at=NOW)
     assert parsed.records == good.records and good.records
     assert parsed.skipped_rows == good.skipped_rows + 2
+
+
+def test_a_damaged_kept_file_is_read_again(
+    files: Files, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    first = public(files, tmp_path).fetch()
+    kept = sorted(tmp_path.rglob("us-east-1.json"))
+    assert kept, "the first run keeps what it read of each region's file"
+    for path in kept:
+        path.write_text('{"rows": [')  # cut off, as by a full disk
+    files.requests.clear()
+    again = public(files, tmp_path)
+    with caplog.at_level("WARNING"):
+        payloads = again.fetch()
+    asked = [p for p, _ in files.requests if p.endswith(".csv")]
+    assert len([p for p in asked if "us-east-1" in p]) == 1  # that region read again, whole
+    assert "is read again" in caplog.text
+    assert again.parse(payloads, observed_at=NOW).records == (
+        public(files, tmp_path).parse(first, observed_at=NOW).records
+    )

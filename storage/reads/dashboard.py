@@ -27,6 +27,8 @@ from storage.reads.sandbox import bounded, one_line
 # The Now table is rendered whole into the page: beyond this many offers it is cut (and says
 # so), so a store of a huge marketplace cannot make a page of megabytes.
 MAX_OFFERS = 5000
+# The temporary table of a History read's window (`series.window_sql`).
+_WINDOW = "history_window"
 
 _OFFERS = """
 SELECT p.provider, p.region, p.zone, p.instance_type, p.price_kind, p.term_months,
@@ -104,16 +106,19 @@ def history(
     timeout_s: float | None,
 ) -> History:
     """`statistics`, then `intervals` of the series `drawn(stats)` picks, on one bounded
-    connection: the store opened once, and the second statement finds the blocks the first
-    read in the connection's cache."""
-    sql, params = series.statistics_sql(filters, window, price=price, below=below)
+    connection, from one scan of the history: the window's intervals are kept in a temporary
+    table of the connection (gone with it), which both statements read."""
+    every = series.SeriesFilters()
     with bounded(path, timeout_s) as con:
+        _run(con, *series.window_sql(filters, window, _WINDOW, price=price))
+        sql, params = series.statistics_sql(every, window, price=price, below=below, source=_WINDOW)
         found = [series.SeriesStats.from_row(row)
                  for row in _run(con, f"{sql} {series.ORDER}", params).fetchall()]  # fmt: skip
         keys = drawn(found)
         steps = {}
         if keys:
-            sql, params = series.intervals_sql(series.SeriesFilters(keys=keys), window, price=price)
+            only = series.SeriesFilters(keys=keys)
+            sql, params = series.intervals_sql(only, window, price=price, source=_WINDOW)
             steps = series.by_series(_run(con, sql, params).fetchall())
     return History(found, steps)
 

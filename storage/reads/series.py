@@ -24,118 +24,25 @@ The statements themselves are templates in `storage.reads.series_sql`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from collectors.common import kind_label
 from storage.reads import gpu_filter, series_sql
 from storage.reads.gpu_filter import GpuChoice
 from storage.reads.sandbox import fetch_rows
+from storage.reads.series_types import COLUMNS as COLUMNS
+from storage.reads.series_types import KEY as KEY
+from storage.reads.series_types import Interval as Interval
+from storage.reads.series_types import OfferKey as OfferKey
+from storage.reads.series_types import SeriesFilters as SeriesFilters
+from storage.reads.series_types import SeriesStats as SeriesStats
+from storage.reads.series_types import Window as Window
 
-KEY = (
-    "provider",
-    "region",
-    "zone",
-    "instance_type",
-    "price_kind",
-    "term_months",
-    "payment_option",
-    "offering_class",
-)
 _KEY = ", ".join(KEY)
 PRICES = ("price_per_hour", "price_per_hour_usd", "price_per_gpu_hour", "price_per_gpu_hour_usd")
 _US_PER_HOUR = 3_600_000_000
 
 ORDER = f"ORDER BY mean_usd NULLS LAST, currency, mean, {_KEY.replace('zone', 'zone NULLS FIRST')}"
-
-
-class OfferKey(NamedTuple):
-    provider: str
-    region: str | None
-    zone: str | None
-    instance_type: str
-    price_kind: str
-    term_months: int | None
-    payment_option: str | None
-    offering_class: str | None
-
-    @property
-    def label(self) -> str:
-        """How a person names the series: `aws/us-east-1/us-east-1a/p4d.24xlarge spot`,
-        `aws/us-east-1/p4d.24xlarge reserved 12mo partial-upfront standard`."""
-        place = (self.provider, self.region, self.zone, self.instance_type)
-        words = [kind_label(self.price_kind)]
-        if self.term_months is not None:
-            words.append(f"{self.term_months}mo")
-        words += [w.replace("_", "-") for w in (self.payment_option, self.offering_class) if w]
-        return "/".join(p for p in place if p) + " " + " ".join(words)
-
-
-class SeriesStats(NamedTuple):
-    """The statistics of one series over the window, in its own currency."""
-
-    key: OfferKey
-    currency: str
-    covered_hours: float
-    min: float
-    max: float
-    mean: float
-    p50: float
-    p95: float
-    changes: int
-    current: float | None
-    below_share: float | None
-    mean_usd: float | None
-
-    @classmethod
-    def from_row(cls, row: Sequence[Any]) -> SeriesStats:
-        """A row of `statistics_sql`: the key's columns, then the statistics."""
-        return cls(OfferKey(*row[: len(KEY)]), *row[len(KEY) :])
-
-    def flat(self) -> dict[str, Any]:
-        """The key's fields and the statistics on one level, in `COLUMNS` order (the rows of
-        `history --format json` and csv)."""
-        return self.key._asdict() | {name: getattr(self, name) for name in self._fields[1:]}
-
-
-# The columns of a flat series: the key's, then the statistics.
-COLUMNS = (*KEY, *SeriesStats._fields[1:])
-
-
-class Interval(NamedTuple):
-    start: datetime
-    until: datetime
-    price: float
-
-
-@dataclass(frozen=True)
-class Window:
-    """`[since, until)`, both timezone-aware."""
-
-    since: datetime
-    until: datetime
-
-
-@dataclass(frozen=True)
-class SeriesFilters:
-    """Which series: every given filter must hold. Text filters compare case-insensitively
-    (kind and provider come in their stored spelling); `keys` keeps only those exact offers.
-    `gpu_memory_gib` keeps only the variant of `gpu` with that memory per GPU, `min_memory_gib`
-    offers with at least that much."""
-
-    gpu: str | None = None
-    provider: str | None = None
-    region: str | None = None
-    zone: str | None = None
-    instance_type: str | None = None
-    kind: str | None = None
-    term: int | None = None
-    keys: tuple[OfferKey, ...] | None = None
-    gpu_memory_gib: float | None = None
-    min_memory_gib: float | None = None
 
 
 def _where(filters: SeriesFilters) -> tuple[str, dict[str, Any]]:
@@ -188,8 +95,10 @@ def statistics_sql(
     *,
     price: str = "price_per_hour",
     below: float | None = None,
+    source: str = "prices",
 ) -> tuple[str, dict[str, Any]]:
-    """The statistics as one SELECT and its named parameters (see the module docstring)."""
+    """The statistics as one SELECT and its named parameters (see the module docstring), over
+    `prices` or the table `window_sql` made."""
     where, params = _where(filters)
     params |= {"s_since": window.since, "s_until": window.until}
     below_sql = "NULL"
@@ -204,6 +113,7 @@ def statistics_sql(
         where=where,
         below=below_sql,
         us_per_hour=_US_PER_HOUR,
+        source=source,
     )
     return sql, params
 
@@ -237,12 +147,29 @@ def intervals(
 
 
 def intervals_sql(
-    filters: SeriesFilters, window: Window, *, price: str = "price_per_hour"
+    filters: SeriesFilters, window: Window, *, price: str = "price_per_hour", source: str = "prices"
 ) -> tuple[str, dict[str, Any]]:
     """The statement `intervals` runs and its parameters (for a connection of the caller's)."""
     where, params = _where(filters)
     params |= {"s_since": window.since, "s_until": window.until}
-    sql = series_sql.INTERVALS.format(key=_KEY, where=where, price=price, currency=_currency(price))
+    currency = _currency(price)
+    sql = series_sql.INTERVALS.format(
+        key=_KEY, where=where, price=price, currency=currency, source=source
+    )
+    return sql, params
+
+
+def window_sql(
+    filters: SeriesFilters, window: Window, table: str, *, price: str = "price_per_hour"
+) -> tuple[str, dict[str, Any]]:
+    """A temporary `table` of the intervals `statistics_sql` reads for `filters` (the columns
+    it and `intervals_sql` use): both then read it with no filter but the series' keys."""
+    _currency(price)  # a price not in PRICES is refused before it reaches the SQL
+    where, params = _where(filters)
+    params |= {"s_since": window.since, "s_until": window.until}
+    usd = price.removesuffix("_usd") + "_usd"
+    columns = ", ".join(dict.fromkeys((*KEY, "currency", price, usd, "valid_from", "valid_to")))
+    sql = series_sql.WINDOW.format(table=table, columns=columns, where=where, price=price)
     return sql, params
 
 

@@ -19,7 +19,7 @@ WITH clipped AS (
            valid_from, valid_to,
            greatest(epoch_us(least(coalesce(valid_to, $s_until), $s_until))
                     - epoch_us(greatest(valid_from, $s_since)), 0) AS us
-    FROM prices
+    FROM {source}
     WHERE {where} AND {price} IS NOT NULL
       AND ((valid_from < $s_until AND valid_to > $s_since) OR valid_to IS NULL)
 ), hashed AS (
@@ -56,6 +56,16 @@ FROM stats s JOIN quantiles q USING (series)
 WHERE q.total = s.us OR error('two price series share a hash; report this, please')
 """
 
+# The intervals STATISTICS would read, with the columns it and INTERVALS use, kept in a temporary
+# table of the reader's connection: the dashboard's History reads the statistics, then the steps
+# of the series it draws, from one scan of the history instead of two ({source} = the table).
+WINDOW = """
+CREATE TEMP TABLE {table} AS
+SELECT {columns} FROM prices
+WHERE {where} AND {price} IS NOT NULL
+  AND ((valid_from < $s_until AND valid_to > $s_since) OR valid_to IS NULL)
+"""
+
 # The share of covered time priced below `$s_below`, when one is asked.
 BELOW = "round(coalesce(sum(us) FILTER (WHERE price < $s_below), 0) / sum(us), 6)"
 
@@ -63,7 +73,7 @@ INTERVALS = """
 SELECT {key}, {currency} AS currency, {price} AS price,
        greatest(valid_from, $s_since) AS start,
        least(coalesce(valid_to, $s_until), $s_until) AS until
-FROM prices
+FROM {source}
 WHERE {where} AND {price} IS NOT NULL
   AND valid_from < $s_until AND (valid_to IS NULL OR valid_to > $s_since)
 ORDER BY {key}, currency, valid_from

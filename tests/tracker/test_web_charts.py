@@ -57,3 +57,25 @@ def test_the_index_points_say_their_day_value_and_interval() -> None:
         "all, 2026-11-02: 2.2000 USD per GPU-hour, 2 providers",
     ]
     assert svg.count("<polygon") == 1  # the interval's band, where it is known
+
+
+def test_a_point_the_previous_one_would_hide_is_not_drawn_but_its_step_is() -> None:
+    # Nine days across 856 px: an hour is about 4 px. Two prices half an hour and a tenth of a
+    # cent apart would sit one under the other: the first stands for both; the line has both
+    # steps.
+    half_past = at(2).replace(minute=30)
+    steps = [
+        Interval(at(2, 0), half_past, 2.50),
+        Interval(half_past, at(2, 2), 2.501),  # under the first point
+        Interval(at(2, 2), at(3), 3.50),  # far above it: drawn
+    ]
+    svg = charts.history_svg(
+        [charts.Series("s", steps)], "USD", Window(at(1), at(10)), 0, "GPU-hour"
+    )
+    titles = re.findall(r"<title>(.*?)</title>", svg, re.S)
+    assert [t.split(": ")[1] for t in titles] == [
+        "2.5000 USD per GPU-hour",
+        "3.5000 USD per GPU-hour",
+    ]
+    line = re.search(r'<path d="(M[^"]*)" clip-path', svg)
+    assert line is not None and line[1].count("H") == 3  # every price's step

@@ -7,6 +7,7 @@ hover: the value and its time. The styles are the `--chart` ones (`tracker.chart
 
 from __future__ import annotations
 
+import html
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -63,7 +64,21 @@ def render(fig: Figure) -> Markup:
 
     chart = environment().get_template("chart.svg")
     return Markup(chart.render(fig=fig, width=WIDTH, right=WIDTH - RIGHT, top=TOP,
-                               clip=f"plot{next(_CLIPS)}"))  # fmt: skip
+                               clip=f"plot{next(_CLIPS)}", points=_points(fig)))  # fmt: skip
+
+
+def _points(fig: Figure) -> Markup:
+    """The figure's points with their titles, each title escaped: built here in one pass, as a
+    chart of a month of hourly prices has thousands (the template's loop, or markupsafe's own
+    formatting, took a third of the page). Coordinates are numbers, colours the palette's."""
+    r = fig.radius
+    return Markup(
+        "\n".join(
+            f'<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="{r}" style="fill: {colour}">'
+            f"<title>{html.escape(tip)}</title></circle>"
+            for x, y, colour, tip in fig.points
+        )
+    )
 
 
 _CLIPS = itertools.count()
@@ -73,7 +88,8 @@ def history_svg(
     lines: Sequence[Series], currency: str, window: Window, left_out: int, unit: str
 ) -> Markup:
     """The step chart of `lines` (one currency, prices per `unit`): each price held until its
-    interval ends, a gap where none covers the time; a point per price, titled."""
+    interval ends, a gap where none covers the time; a point per price, titled (but for one
+    that the series' previous point would hide)."""
     title = f"Price history, {window.since:%Y-%m-%d %H:%M} to {window.until:%Y-%m-%d %H:%M} UTC"
     if left_out:
         title += f" ({len(lines)} series shown, {left_out} left out)"
@@ -84,17 +100,23 @@ def history_svg(
     x = _time_scale(fig, window.since, window.until)
     y = _value_scale(fig, min(prices), max(prices))
     for one, (colour, dash, _label) in zip(lines, fig.legend, strict=True):
-        path, end = [], None
+        path, end, kept = [], None, (-math.inf, -math.inf)
         for i in one.intervals:
             start, until = max(i.start, window.since), min(i.until, window.until)
             if until < start:
                 continue
             move = "L" if end == i.start else "M"
-            path.append(f"{move}{x(start):.1f},{y(i.price):.1f}H{x(until):.1f}")
+            px, py = x(start), y(i.price)
+            path.append(f"{move}{px:.1f},{py:.1f}H{x(until):.1f}")
             end = i.until
+            # A point that would lie within the radius of the series' last one is hidden under
+            # it: not drawn (a month of hourly spot prices is thousands of points otherwise).
+            if abs(px - kept[0]) < fig.radius and abs(py - kept[1]) < fig.radius:
+                continue
+            kept = (px, py)
             when = f"{i.start.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
             tip = f"{one.label}\n{when}: {i.price:,.4f} {currency} per {unit}"
-            fig.points.append((x(start), y(i.price), colour, tip))
+            fig.points.append((px, py, colour, tip))
         fig.lines.append({"d": "".join(path), "colour": colour, "dash": dash})
     return render(fig)
 

@@ -24,6 +24,7 @@ The statements themselves are templates in `storage.reads.series_sql`.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from storage.reads.series_types import Window as Window
 _KEY = ", ".join(KEY)
 PRICES = ("price_per_hour", "price_per_hour_usd", "price_per_gpu_hour", "price_per_gpu_hour_usd")
 _US_PER_HOUR = 3_600_000_000
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 ORDER = f"ORDER BY mean_usd NULLS LAST, currency, mean, {_KEY.replace('zone', 'zone NULLS FIRST')}"
 
@@ -177,9 +179,20 @@ def by_series(found: list[tuple[Any, ...]]) -> dict[tuple[OfferKey, str], list[I
     """The rows of `intervals_sql` grouped per series (key, currency)."""
     series: dict[tuple[OfferKey, str], list[Interval]] = {}
     width = len(KEY)
+    moments: dict[int, datetime] = {}  # an interval mostly ends where the next one starts
+
+    def moment(us: int) -> datetime:
+        if (known := moments.get(us)) is None:
+            known = moments[us] = _EPOCH + timedelta(microseconds=us)
+        return known
+
+    named: tuple[Any, ...] | None = None  # the rows come series by series
+    steps: list[Interval] = []
     for row in found:
-        key = (OfferKey(*row[:width]), row[width])
-        series.setdefault(key, []).append(Interval(row[width + 2], row[width + 3], row[width + 1]))
+        if row[: width + 1] != named:
+            named = row[: width + 1]
+            steps = series.setdefault((OfferKey(*named[:width]), named[width]), [])
+        steps.append(Interval(moment(row[width + 2]), moment(row[width + 3]), row[width + 1]))
     return series
 
 

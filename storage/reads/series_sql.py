@@ -69,10 +69,12 @@ WHERE {where} AND {price} IS NOT NULL
 # The share of covered time priced below `$s_below`, when one is asked.
 BELOW = "round(coalesce(sum(us) FILTER (WHERE price < $s_below), 0) / sum(us), 6)"
 
+# The clipped ends as whole microseconds since the epoch: a chart's thousands of them become
+# datetimes in Python in a third of the time DuckDB's TIMESTAMPTZ conversion takes.
 INTERVALS = """
 SELECT {key}, {currency} AS currency, {price} AS price,
-       greatest(valid_from, $s_since) AS start,
-       least(coalesce(valid_to, $s_until), $s_until) AS until
+       epoch_us(greatest(valid_from, $s_since)) AS start_us,
+       epoch_us(least(coalesce(valid_to, $s_until), $s_until)) AS until_us
 FROM {source}
 WHERE {where} AND {price} IS NOT NULL
   AND valid_from < $s_until AND (valid_to IS NULL OR valid_to > $s_since)

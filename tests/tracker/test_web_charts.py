@@ -5,7 +5,7 @@ the axis covers every price, and text from the store is escaped."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from storage.reads.series import Interval, Window
 from tracker.web import charts
@@ -79,3 +79,30 @@ def test_a_point_the_previous_one_would_hide_is_not_drawn_but_its_step_is() -> N
     ]
     line = re.search(r'<path d="(M[^"]*)" clip-path', svg)
     assert line is not None and line[1].count("H") == 3  # every price's step
+
+
+def test_a_month_of_hourly_prices_keeps_each_columns_lowest_and_highest() -> None:
+    # 30 days of hourly spot prices over 856 px: about 1.2 px an hour, so a point-wide column
+    # (7 px) holds six prices. Each column keeps its cheapest and its dearest, titled with their
+    # own value and time; the line still steps through every price.
+    start = T.replace(day=1)
+    prices = [2.0 + ((h * 37) % 101) / 100 for h in range(30 * 24)]
+    steps = [
+        Interval(start + timedelta(hours=h), start + timedelta(hours=h + 1), price)
+        for h, price in enumerate(prices)
+    ]
+    window = Window(start, start + timedelta(days=30))
+    svg = charts.history_svg([charts.Series("s", steps)], "USD", window, 0, "GPU-hour")
+    points = re.findall(
+        r'<circle class="point" cx="([\d.]+)".*?<title>.*?: ([\d.]+) USD', svg, re.S
+    )
+    assert 2 * 120 <= len(points) <= 2 * 124  # two per column, not 720
+    line = re.search(r'<path d="(M[^"]*)" clip-path', svg)
+    assert line is not None and line[1].count("H") == len(prices)
+    width = 2 * charts.Figure("").radius
+    columns: dict[int, list[float]] = {}
+    for h, price in enumerate(prices):
+        x = charts.LEFT + (charts.WIDTH - charts.RIGHT - charts.LEFT) * h / len(prices)
+        columns.setdefault(int(x // width), []).append(price)
+    kept = sorted(float(p) for _, p in points)
+    assert kept == sorted(round(v, 4) for c in columns.values() for v in {min(c), max(c)})

@@ -100,25 +100,47 @@ def history_svg(
     x = _time_scale(fig, window.since, window.until)
     y = _value_scale(fig, min(prices), max(prices))
     for one, (colour, dash, _label) in zip(lines, fig.legend, strict=True):
-        path, end, kept = [], None, (-math.inf, -math.inf)
+        path, end, end_x, marks = [], None, 0.0, []
         for i in one.intervals:
             start, until = max(i.start, window.since), min(i.until, window.until)
             if until < start:
                 continue
-            move = "L" if end == i.start else "M"
-            px, py = x(start), y(i.price)
-            path.append(f"{move}{px:.1f},{py:.1f}H{x(until):.1f}")
-            end = i.until
-            # A point that would lie within the radius of the series' last one is hidden under
-            # it: not drawn (a month of hourly spot prices is thousands of points otherwise).
-            if abs(px - kept[0]) < fig.radius and abs(py - kept[1]) < fig.radius:
-                continue
-            kept = (px, py)
+            # Contiguous with the last step (most are): it starts where that one ended.
+            move, px = ("L", end_x) if end == i.start else ("M", x(start))
+            py, end, end_x = y(i.price), i.until, x(until)
+            path.append(f"{move}{px:.1f},{py:.1f}H{end_x:.1f}")
+            marks.append((px, py, i))
+        for px, py, i in _thinned(marks, fig.radius):
             when = f"{i.start.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
             tip = f"{one.label}\n{when}: {i.price:,.4f} {currency} per {unit}"
             fig.points.append((px, py, colour, tip))
         fig.lines.append({"d": "".join(path), "colour": colour, "dash": dash})
     return render(fig)
+
+
+Mark = tuple[float, float, Interval]  # a price's point: x, y in pixels, and its interval
+
+
+def _thinned(marks: list[Mark], radius: float) -> list[Mark]:
+    """The points of one series worth drawing, in time order. Two points closer than a point's
+    width overlap, so a month of hourly spot prices (thousands of points, most of a page's
+    bytes) keeps per point-wide column of the plot only its lowest and its highest price, the
+    ones a reader looks for; and a point within the radius of the one drawn before it, hidden
+    under it, is not drawn. The line still steps through every price."""
+    columns: dict[int, list[Mark]] = {}
+    for mark in marks:
+        columns.setdefault(int(mark[0] // (2 * radius)), []).append(mark)
+    kept: list[Mark] = []
+    last = (-math.inf, -math.inf)
+    for column in columns.values():
+        low = min(column, key=lambda m: m[2].price)
+        high = max(column, key=lambda m: m[2].price)
+        for mark in sorted({id(m): m for m in (low, high)}.values(), key=lambda m: m[0]):
+            if abs(mark[0] - last[0]) < radius and abs(mark[1] - last[1]) < radius:
+                continue
+            kept.append(mark)
+            last = (mark[0], mark[1])
+    return kept
 
 
 def tco_svg(answer: Tco) -> Markup:

@@ -457,8 +457,8 @@ def test_newer_sizes_resolve_through_the_table(observed_at: datetime) -> None:
     assert facts == {
         "Standard_ND128isr_NDR_GB200_v6": ("GB200", 4, 192, 128, 900),
         "Standard_ND128isr_GB300_v6": ("GB300", 4, 288, 128, 864),
-        "Standard_NC36lds_xl_RTXPRO6000BSE_v6": ("RTXPRO6000", 0.25, 96, 36, None),
-        "Standard_NC288ds_xl_RTXPRO6000BSE_v6": ("RTXPRO6000", 2, 96, 288, None),
+        "Standard_NC36lds_xl_RTXPRO6000BSE_v6": ("RTXPRO6000", 0.25, 96, 36, 72),
+        "Standard_NC288ds_xl_RTXPRO6000BSE_v6": ("RTXPRO6000", 2, 96, 288, 1032),
         "Standard_NV4ads_V710_v5": ("V710", 1 / 6, 24, 4, 16),
         "Standard_NV28adms_V710_v5": ("V710", 1, 24, 28, 160),
         "Standard_NV6s_v2": ("M60", 1, 8, 6, 112),

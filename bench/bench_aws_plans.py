@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -29,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from aws_plans import INDEX_PATH, region_index, synthetic, version_url
-from bench_aws_public import SERVER, _child, _serve
+from bench_aws_public import SERVER, paired, verdict
 
 HERE = Path(__file__).parent
 FIXTURES = HERE.parent / "tests" / "fixtures" / "aws" / "public"
@@ -117,25 +116,10 @@ def main() -> None:
         root = Path(tmp)
         written = _lay_out(root, args.rates)
         size_mb = (root / PLANS_PATH.lstrip("/")).stat().st_size / 1e6
-        server, url = _serve(root)
-        try:
-            plain, ours = [], []
-            for _ in range(args.runs):  # alternately, so a drift of the machine hits both
-                plain.append(_child(PLAIN, url + PLANS_PATH))
-                ours.append(_child(COLLECTOR, url))
-        finally:
-            server.terminate()
-            server.wait()
-    p = statistics.median(f["s"] for f in plain)
-    c = statistics.median(f["s"] for f in ours)
-    rss = max(f["rss_mb"] for f in ours)
+        plains, ours = paired(root, PLAIN, PLANS_PATH, COLLECTOR, args.runs)
     print(f"file: {written:,} rates, {size_mb:,.0f} MB; kept {ours[0]['kept']:,} GPU rates,")
     print(f"      {ours[0]['records']:,} Savings Plans records")
-    print(f"plain json.load pass:  {p:6.2f} s  (peak RSS {max(f['rss_mb'] for f in plain):.0f} MB)")
-    print(f"aws public collector:  {c:6.2f} s  (peak RSS {rss:.0f} MB)")
-    print(f"ratio: {c / p:.2f}x (target <= 2x); peak RSS {rss:.0f} MB (target <= 300 MB)")
-    if c / p > 2 or rss > 300:
-        raise SystemExit("target missed")
+    verdict("plain json.load pass:", plains, ours)
 
 
 if __name__ == "__main__":

@@ -119,6 +119,37 @@ def _lay_out(root: Path, rows: int) -> int:
     return written
 
 
+def paired(
+    root: Path, plain: str, plain_path: str, collector: str, runs: int
+) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
+    """Serve `root` on loopback; run the plain pass (`plain`, given the URL of `plain_path`) and
+    the collector (`collector`, given the server's URL) `runs` times each, alternately, so a
+    drift of the machine hits both. Each run's figures, plain first."""
+    server, url = _serve(root)
+    try:
+        plains, ours = [], []
+        for _ in range(runs):
+            plains.append(_child(plain, url + plain_path))
+            ours.append(_child(collector, url))
+    finally:
+        server.terminate()
+        server.wait()
+    return plains, ours
+
+
+def verdict(plain_name: str, plains: list[dict[str, float]], ours: list[dict[str, float]]) -> None:
+    """Print the medians and the ratio against the targets (2x the plain pass's time, 300 MB
+    peak RSS); exit non-zero when one is missed."""
+    p = statistics.median(f["s"] for f in plains)
+    c = statistics.median(f["s"] for f in ours)
+    rss = max(f["rss_mb"] for f in ours)
+    print(f"{plain_name:<22} {p:6.2f} s  (peak RSS {max(f['rss_mb'] for f in plains):.0f} MB)")
+    print(f"aws public collector:  {c:6.2f} s  (peak RSS {rss:.0f} MB)")
+    print(f"ratio: {c / p:.2f}x (target <= 2x); peak RSS {rss:.0f} MB (target <= 300 MB)")
+    if c / p > 2 or rss > 300:
+        raise SystemExit("target missed")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=500_000)
@@ -128,25 +159,10 @@ def main() -> None:
         root = Path(tmp)
         written = _lay_out(root, args.rows)
         size_mb = (root / CSV_PATH.lstrip("/")).stat().st_size / 1e6
-        server, url = _serve(root)
-        try:
-            plain, ours = [], []
-            for _ in range(args.runs):  # alternately, so a drift of the machine hits both
-                plain.append(_child(PLAIN, url + CSV_PATH))
-                ours.append(_child(COLLECTOR, url))
-        finally:
-            server.terminate()
-            server.wait()
-    p = statistics.median(f["s"] for f in plain)
-    c = statistics.median(f["s"] for f in ours)
-    rss = max(f["rss_mb"] for f in ours)
+        plains, ours = paired(root, PLAIN, CSV_PATH, COLLECTOR, args.runs)
     print(f"file: {written:,} product rows, {size_mb:,.0f} MB; kept {ours[0]['kept']:,} GPU rows,")
     print(f"      {ours[0]['records']:,} records")
-    print(f"plain csv.reader pass: {p:6.2f} s  (peak RSS {max(f['rss_mb'] for f in plain):.0f} MB)")
-    print(f"aws public collector:  {c:6.2f} s  (peak RSS {rss:.0f} MB)")
-    print(f"ratio: {c / p:.2f}x (target <= 2x); peak RSS {rss:.0f} MB (target <= 300 MB)")
-    if c / p > 2 or rss > 300:
-        raise SystemExit("target missed")
+    verdict("plain csv.reader pass:", plains, ours)
 
 
 if __name__ == "__main__":

@@ -11,11 +11,12 @@ it (docs/trust.md, "Raw answers").
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable, Iterator, Mapping
+from abc import abstractmethod
+from collections.abc import Callable, Iterator, Mapping, Sized
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -24,6 +25,7 @@ from urllib3.exceptions import MaxRetryError
 from urllib3.response import BaseHTTPResponse
 from urllib3.util.retry import Retry
 
+from collectors.base import Collector, Payloads
 from collectors.common import FetchError, PayloadShapeError
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
@@ -167,9 +169,42 @@ def post_json(
     return _json_answer(session, "POST", provider, url, timeout, what, auth_hint, {"json": body})
 
 
-def bearer_json(provider: str, url: str, key: str, **kwargs: Any) -> Any:
-    """One JSON answer of an API that takes its key as a bearer token (as `keyed_json`)."""
-    return keyed_json(provider, url, {"Authorization": f"Bearer {key}"}, **kwargs)
+class OneAnswer(Collector):
+    """A provider whose prices are one JSON answer of one endpoint that takes its key in a
+    header (Lambda, RunPod, JarvisLabs, Fluidstack, Seeweb): the fetch is this one. A subclass
+    names the path, the payload key, the credential and its variable, what the answer is, the
+    hint for a refused key, how the key is sent (`headers`: a bearer token unless it says
+    otherwise), a GraphQL `query` to POST if any, and how to count the answer's rows (`rows`:
+    a changed shape fails there, in fetch, not in parse)."""
+
+    default_endpoint: ClassVar[str]
+    path: ClassVar[str]
+    payload_key: ClassVar[str]
+    credential_name: ClassVar[str] = "api_key"
+    credential_variable: ClassVar[str]
+    what: ClassVar[str]
+    auth_hint: ClassVar[str]
+    query: ClassVar[str | None] = None
+
+    def headers(self, key: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {key}"}
+
+    @abstractmethod
+    def rows(self, payloads: Payloads) -> Sized:
+        """The answer's rows (a PayloadShapeError when its shape changed)."""
+
+    def check_credentials(self) -> None:
+        self.credential(self.credential_name, self.credential_variable)
+
+    def fetch(self) -> Payloads:
+        url = (self.settings.endpoint or self.default_endpoint).rstrip("/") + self.path
+        key = self.credential(self.credential_name, self.credential_variable)
+        body = keyed_json(self.name, url, self.headers(key), max_retries=self.settings.max_retries,
+                          timeout=self.settings.timeout, what=self.what, auth_hint=self.auth_hint,
+                          body=None if self.query is None else {"query": self.query})  # fmt: skip
+        payloads: Payloads = {self.payload_key: body}
+        self.progress(1, len(self.rows(payloads)))
+        return payloads
 
 
 def keyed_json(

@@ -20,9 +20,9 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors import gpus, kit
-from collectors.base import Collector, ParseResult, Payloads, PriceRecord, money
+from collectors.base import ParseResult, Payloads, PriceRecord, money
 from collectors.common import PayloadShapeError
-from collectors.http import bearer_json
+from collectors.http import OneAnswer
 
 DEFAULT_ENDPOINT = "https://backendprod.jarvislabs.net"
 PATH = "/misc/server_meta"
@@ -58,29 +58,19 @@ class _Row:
         return f"{self.gpu_type}-{count}x{self.suffix}"
 
 
-class JarvislabsCollector(Collector):
+class JarvislabsCollector(OneAnswer):
     """JarvisLabs' GPU types: every region server_meta lists, or the configured ones."""
 
     name = "jarvislabs"
     default_endpoint: ClassVar[str] = DEFAULT_ENDPOINT
+    path = PATH
+    payload_key = PAYLOAD_KEY
+    credential_variable = CREDENTIAL
+    what = "server meta"
+    auth_hint = AUTH_HINT
 
-    def check_credentials(self) -> None:
-        self.credential("api_key", CREDENTIAL)
-
-    def fetch(self) -> Payloads:
-        url = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
-        body = bearer_json(
-            self.name,
-            url,
-            self.credential("api_key", CREDENTIAL),
-            max_retries=self.settings.max_retries,
-            timeout=self.settings.timeout,
-            what="server meta",
-            auth_hint=AUTH_HINT,
-        )
-        payloads: Payloads = {PAYLOAD_KEY: body}
-        self.progress(1, len(_rows(payloads)))  # a changed shape fails here, not in parse
-        return payloads
+    def rows(self, payloads: Payloads) -> list[Any]:
+        return _rows(payloads)
 
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         rows = _rows(payloads)

@@ -21,9 +21,9 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors import gpus, kit
-from collectors.base import Collector, ParseResult, Payloads, PriceRecord, money
+from collectors.base import ParseResult, Payloads, PriceRecord, money
 from collectors.common import PayloadShapeError
-from collectors.http import bearer_json
+from collectors.http import OneAnswer
 
 DEFAULT_ENDPOINT = "https://cloud.lambda.ai"
 PATH = "/api/v1/instance-types"
@@ -59,29 +59,19 @@ class _Offer:
     regions: tuple[str, ...]
 
 
-class LambdaCollector(Collector):
+class LambdaCollector(OneAnswer):
     """Lambda Cloud's instance types: every region with capacity, or the configured ones."""
 
     name = "lambdalabs"
     default_endpoint: ClassVar[str] = DEFAULT_ENDPOINT
+    path = PATH
+    payload_key = PAYLOAD_KEY
+    credential_variable = CREDENTIAL
+    what = "instance types"
+    auth_hint = AUTH_HINT
 
-    def check_credentials(self) -> None:
-        self.credential("api_key", CREDENTIAL)
-
-    def fetch(self) -> Payloads:
-        url = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
-        body = bearer_json(
-            self.name,
-            url,
-            self.credential("api_key", CREDENTIAL),
-            max_retries=self.settings.max_retries,
-            timeout=self.settings.timeout,
-            what="instance types",
-            auth_hint=AUTH_HINT,
-        )
-        payloads: Payloads = {PAYLOAD_KEY: body}
-        self.progress(1, len(_data(payloads)))  # a changed shape fails here, not in parse
-        return payloads
+    def rows(self, payloads: Payloads) -> dict[str, Any]:
+        return _data(payloads)
 
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         """One record per GPU type per asked region with capacity, or one sold-out record in no

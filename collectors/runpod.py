@@ -17,9 +17,9 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors import gpus, kit
-from collectors.base import Collector, ParseResult, Payloads, PriceRecord, money
+from collectors.base import ParseResult, Payloads, PriceRecord, money
 from collectors.common import PayloadShapeError, PriceKind
-from collectors.http import bearer_json
+from collectors.http import OneAnswer
 
 DEFAULT_ENDPOINT = "https://api.runpod.io"
 PATH = "/graphql"
@@ -51,36 +51,26 @@ class _Skip(Exception):
     """A GPU type the parser cannot read: logged, counted in skipped_rows."""
 
 
-class RunpodCollector(Collector):
+class RunpodCollector(OneAnswer):
     """RunPod's GPU types: per cloud, the price of one GPU on-demand and interruptible."""
 
     name = "runpod"
     default_endpoint: ClassVar[str] = DEFAULT_ENDPOINT
+    path = PATH
+    payload_key = PAYLOAD_KEY
+    credential_variable = CREDENTIAL
+    what = "GPU types"
+    auth_hint = AUTH_HINT
+    query = QUERY
+
+    def rows(self, payloads: Payloads) -> list[Any]:
+        return gpu_types(payloads)
 
     @property
     def regions(self) -> tuple[str, ...]:
         """None: the prices name no region, so every collection covers all of them (a
         configured `regions` would filter nothing)."""
         return ()
-
-    def check_credentials(self) -> None:
-        self.credential("api_key", CREDENTIAL)
-
-    def fetch(self) -> Payloads:
-        url = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
-        body = bearer_json(
-            self.name,
-            url,
-            self.credential("api_key", CREDENTIAL),
-            max_retries=self.settings.max_retries,
-            timeout=self.settings.timeout,
-            what="GPU types",
-            auth_hint=AUTH_HINT,
-            body={"query": QUERY},
-        )
-        payloads: Payloads = {PAYLOAD_KEY: body}
-        self.progress(1, len(gpu_types(payloads)))  # a changed shape fails here, not in parse
-        return payloads
 
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         types = gpu_types(payloads)

@@ -8,11 +8,11 @@ record per GPU type, GPU count and region.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from collectors.base import Collector, ParseResult, Payloads
+from collectors.base import ParseResult, Payloads
 from collectors.fluidstack import parse
-from collectors.http import keyed_json
+from collectors.http import OneAnswer
 
 DEFAULT_ENDPOINT = "https://platform.fluidstack.io"
 PATH = "/list_available_configurations"
@@ -22,29 +22,22 @@ AUTH_HINT = (
 )
 
 
-class FluidstackCollector(Collector):
+class FluidstackCollector(OneAnswer):
     """Fluidstack's GPU configurations: every region they list, or the configured ones."""
 
     name = "fluidstack"
     default_endpoint: ClassVar[str] = DEFAULT_ENDPOINT
+    path = PATH
+    payload_key = parse.PAYLOAD_KEY
+    credential_variable = CREDENTIAL
+    what = "configurations"
+    auth_hint = AUTH_HINT
 
-    def check_credentials(self) -> None:
-        self.credential("api_key", CREDENTIAL)
+    def headers(self, key: str) -> dict[str, str]:
+        return {"api-key": key}
 
-    def fetch(self) -> Payloads:
-        url = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
-        body = keyed_json(
-            self.name,
-            url,
-            {"api-key": self.credential("api_key", CREDENTIAL)},
-            max_retries=self.settings.max_retries,
-            timeout=self.settings.timeout,
-            what="configurations",
-            auth_hint=AUTH_HINT,
-        )
-        payloads: Payloads = {parse.PAYLOAD_KEY: body}
-        self.progress(1, len(parse.configurations(body)))  # a changed shape fails here
-        return payloads
+    def rows(self, payloads: Payloads) -> list[Any]:
+        return parse.configurations(payloads[parse.PAYLOAD_KEY])
 
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         """Per GPU type and count: on-demand in each asked region it lists."""

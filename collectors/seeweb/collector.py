@@ -8,10 +8,10 @@ region.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from collectors.base import Collector, ParseResult, Payloads
-from collectors.http import keyed_json
+from collectors.base import ParseResult, Payloads
+from collectors.http import OneAnswer
 from collectors.seeweb import parse
 
 DEFAULT_ENDPOINT = "https://api.seeweb.it"
@@ -22,29 +22,23 @@ AUTH_HINT = (
 )
 
 
-class SeewebCollector(Collector):
+class SeewebCollector(OneAnswer):
     """Seeweb's GPU plans: every region they list, or the configured ones."""
 
     name = "seeweb"
     default_endpoint: ClassVar[str] = DEFAULT_ENDPOINT
+    path = PATH
+    payload_key = parse.PAYLOAD_KEY
+    credential_name = "api_token"
+    credential_variable = CREDENTIAL
+    what = "plans"
+    auth_hint = AUTH_HINT
 
-    def check_credentials(self) -> None:
-        self.credential("api_token", CREDENTIAL)
+    def headers(self, key: str) -> dict[str, str]:
+        return {"X-APITOKEN": key}
 
-    def fetch(self) -> Payloads:
-        url = (self.settings.endpoint or DEFAULT_ENDPOINT).rstrip("/") + PATH
-        body = keyed_json(
-            self.name,
-            url,
-            {"X-APITOKEN": self.credential("api_token", CREDENTIAL)},
-            max_retries=self.settings.max_retries,
-            timeout=self.settings.timeout,
-            what="plans",
-            auth_hint=AUTH_HINT,
-        )
-        payloads: Payloads = {parse.PAYLOAD_KEY: body}
-        self.progress(1, len(parse.plans(body)))  # a changed shape fails here
-        return payloads
+    def rows(self, payloads: Payloads) -> list[Any]:
+        return parse.plans(payloads[parse.PAYLOAD_KEY])
 
     def parse(self, payloads: Payloads, *, observed_at: datetime) -> ParseResult:
         """Per GPU plan: on-demand in each asked region it lists."""

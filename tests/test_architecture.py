@@ -216,7 +216,16 @@ def test_every_tracker_room_is_small(room: Path) -> None:
 
 # --- collectors/: one name per provider, a package once it needs more than one module --------
 
-SHARED_COLLECTOR_MODULES = {"base", "common", "http", "kit", "pages", "gpus", "transfer"}
+SHARED_COLLECTOR_MODULES = {
+    "base",
+    "common",
+    "http",
+    "kit",
+    "pages",
+    "retrying",
+    "gpus",
+    "transfer",
+}
 
 
 def test_every_provider_has_one_name_and_a_package_when_it_spans_modules() -> None:

@@ -15,16 +15,14 @@ answer would close the history of every offer that is missing.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
 from typing import Any, ClassVar
 
-from collectors import kit
-from collectors.base import Collector, ParseResult, Payloads, Progress, ProviderSettings
-from collectors.common import FetchError, MissingCredentials
+from collectors.base import ParseResult, Payloads, Progress, ProviderSettings
 from collectors.huawei import parse, sdk
+from collectors.retrying import SdkCollector
 
 # Regions where Huawei Cloud sells GPU-accelerated ECS (the ECS flavor pages): a default list,
 # override it with `regions` in config.toml.
@@ -33,35 +31,23 @@ GPU_REGIONS = (
     "ap-southeast-3",
 )  # fmt: skip
 CREDENTIAL_VARS = "HUAWEICLOUD_SDK_AK and HUAWEICLOUD_SDK_SK"
-MAX_BACKOFF_S = 20.0
 
 
-class HuaweiCollector(Collector):
+class HuaweiCollector(SdkCollector):
     """ECS GPU flavors priced by BSS in every configured region (the GPU regions by default)."""
 
     name = "huawei"
     default_endpoint: ClassVar[str] = sdk.BSS_ENDPOINTS["CNY"]
+    credential_vars = CREDENTIAL_VARS
 
     def __init__(
-        self,
-        settings: ProviderSettings,
-        progress: Progress | None = None,
-        *,
-        backoff_s: float = 1.0,
-        sleep: Callable[[float], None] = time.sleep,
+        self, settings: ProviderSettings, progress: Progress | None = None, **retry: Any
     ) -> None:
-        super().__init__(settings, progress)
-        self.currency = kit.site_currency(self.name, settings.options)
-        self.backoff_s = backoff_s  # the first retry's wait, doubled each time after
-        self._sleep = sleep
+        super().__init__(settings, progress, **retry)
         self._bss: Any = None  # built once, on the first region with a GPU flavor
 
     def default_regions(self) -> tuple[str, ...]:
         return GPU_REGIONS
-
-    def check_credentials(self) -> None:
-        if not {"access_key_id", "secret_access_key"} <= self.settings.credentials.keys():
-            raise MissingCredentials(self.name, CREDENTIAL_VARS)
 
     def fetch(self) -> Payloads:
         self.check_credentials()
@@ -108,26 +94,15 @@ class HuaweiCollector(Collector):
             return {"error_code": refused.code, "error_msg": refused.message}
 
     def _ask(self, where: str, do: Callable[[], Any], *, refusable: bool = False) -> Any:
-        """`do()`, retrying throttling and network errors with backoff."""
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                return do()
-            except sdk.ApiError as error:
-                if refusable and error.refused_product:
-                    raise
-                if not error.retryable or attempt > self.settings.max_retries:
-                    raise FetchError(self.name, _describe(error, where, attempt)) from error
-                delay = min(self.backoff_s * 2 ** (attempt - 1), MAX_BACKOFF_S)
-                self.log.info(
-                    "huawei: %s: %s (attempt %d); retrying in %.1f s",
-                    where,
-                    error.code,
-                    attempt,
-                    delay,
-                )
-                self._sleep(delay)
+        """`do()`, retrying throttling and network errors with backoff; with `refusable`, an
+        inquiry refused for its product is raised as it is, for `_price`."""
+        return self.retried(
+            where,
+            do,
+            sdk.ApiError,
+            _describe,
+            passes=lambda error: refusable and error.refused_product,
+        )
 
 
 def _describe(error: sdk.ApiError, where: str, attempts: int) -> str:

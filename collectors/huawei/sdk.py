@@ -10,7 +10,6 @@ parsed is what was received.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from huaweicloudsdkbss.v2 import (
@@ -28,6 +27,7 @@ from huaweicloudsdkcore.http.http_config import HttpConfig
 from huaweicloudsdkcore.region.region import Region
 from huaweicloudsdkecs.v2 import EcsClient, ListFlavorsRequest
 
+from collectors import retrying
 from collectors.base import ProviderSettings
 from collectors.huawei.parse import TERMS
 
@@ -43,25 +43,13 @@ PERIOD_TYPES = {1: (2, 1), 12: (3, 1), 36: (3, 3)}  # months -> (period_type, pe
 THROTTLED = ("APIGW.0308", "CBC.0101")  # the gateway's and BSS's "too many requests"
 
 
-@dataclass
-class ApiError(Exception):
+class ApiError(retrying.ApiError):
     """An error answer, a failed connection or an answer the SDK could not read."""
-
-    code: str
-    message: str
-    status: int | None = None
-    request_id: str | None = None
-
-    def __post_init__(self) -> None:
-        super().__init__(f"{self.code}: {self.message}")
 
     @property
     def retryable(self) -> bool:
         return (
-            self.code in ("ConnectionError", "Timeout")
-            or self.code in THROTTLED
-            or self.status == 429
-            or (self.status is not None and self.status >= 500)
+            self.code in ("ConnectionError", "Timeout") or self.code in THROTTLED or self.overloaded
         )
 
     @property

@@ -12,8 +12,6 @@ keeps the first error and re-raises it even after a retry succeeded.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
@@ -24,9 +22,9 @@ from tencentcloud.common.profile.client_profile import ClientProfile
 from tencentcloud.common.profile.http_profile import HttpProfile
 from tencentcloud.cvm.v20170312 import cvm_client
 
-from collectors import kit
-from collectors.base import Collector, ParseResult, Payloads, Progress, ProviderSettings
-from collectors.common import ConfigError, FetchError, MissingCredentials, PayloadShapeError
+from collectors.base import ParseResult, Payloads, Progress, ProviderSettings
+from collectors.common import ConfigError, PayloadShapeError
+from collectors.retrying import SdkCollector
 from collectors.tencent import parse
 
 DEFAULT_ENDPOINT = "https://cvm.tencentcloudapi.com"
@@ -44,35 +42,24 @@ FAMILIES = (
 )  # fmt: skip
 CHARGE_TYPES = tuple(parse.CHARGE_KINDS)
 CREDENTIAL_VARS = "TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY"
-MAX_BACKOFF_S = 20.0
 
 
-class TencentCollector(Collector):
+class TencentCollector(SdkCollector):
     """DescribeZoneInstanceConfigInfos in every configured region (the GPU regions by default)."""
 
     name = "tencent"
     default_endpoint: ClassVar[str] = DEFAULT_ENDPOINT
+    credential_keys = ("secret_id", "secret_key")
+    credential_vars = CREDENTIAL_VARS
 
     def __init__(
-        self,
-        settings: ProviderSettings,
-        progress: Progress | None = None,
-        *,
-        backoff_s: float = 1.0,
-        sleep: Callable[[float], None] = time.sleep,
+        self, settings: ProviderSettings, progress: Progress | None = None, **retry: Any
     ) -> None:
-        super().__init__(settings, progress)
-        self.currency = kit.site_currency(self.name, settings.options)
-        self.backoff_s = backoff_s  # the first retry's wait, doubled each time after
-        self._sleep = sleep
+        super().__init__(settings, progress, **retry)
         self._client_profile = self._profile()  # a bad endpoint fails here, before any call
 
     def default_regions(self) -> tuple[str, ...]:
         return GPU_REGIONS
-
-    def check_credentials(self) -> None:
-        if not {"secret_id", "secret_key"} <= self.settings.credentials.keys():
-            raise MissingCredentials(self.name, CREDENTIAL_VARS)
 
     def request(self) -> dict[str, Any]:
         """The request body: the GPU families, in the three charge types we store."""
@@ -129,24 +116,10 @@ class TencentCollector(Collector):
     def _ask(self, client: Any, region: str) -> dict[str, Any]:
         """One region's answer, retrying throttling and network errors with backoff."""
         where = f"{ACTION} {region}"
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                return _checked(_call(client, self.request()), where)
-            except _ApiError as error:
-                if not error.retryable or attempt > self.settings.max_retries:
-                    raise FetchError(self.name, error.describe(where, attempt)) from error
-                delay = min(self.backoff_s * 2 ** (attempt - 1), MAX_BACKOFF_S)
-                # INFO, like urllib3's: how it ended is the run summary's line (-v shows these).
-                self.log.info(
-                    "tencent: %s: %s (attempt %d); retrying in %.1f s",
-                    where,
-                    error.code,
-                    attempt,
-                    delay,
-                )
-                self._sleep(delay)
+        return self.retried(
+            where, lambda: _checked(_call(client, self.request()), where), _ApiError,
+            _ApiError.describe,
+        )  # fmt: skip
 
 
 class _ApiError(Exception):

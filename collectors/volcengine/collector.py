@@ -14,16 +14,15 @@ failure fails the run, since a partial answer would close the history of every o
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any, ClassVar
 
-from collectors import kit
-from collectors.base import Collector, ParseResult, Payloads, Progress, ProviderSettings
-from collectors.common import FetchError, MissingCredentials, PayloadShapeError
+from collectors.base import ParseResult, Payloads, Progress, ProviderSettings
+from collectors.common import PayloadShapeError
 from collectors.pages import Cap, Cursor
+from collectors.retrying import SdkCollector
 from collectors.volcengine import parse, sdk
 
 # Regions of Volcano Engine's ECS with GPU instances (its region list): a default list,
@@ -32,7 +31,6 @@ GPU_REGIONS = ("cn-beijing", "cn-shanghai", "cn-guangzhou", "ap-southeast-1")
 CREDENTIAL_VARS = "VOLCENGINE_ACCESS_KEY and VOLCENGINE_SECRET_KEY"
 PAGE_SIZE = 100
 MAX_PAGES = 1000
-MAX_BACKOFF_S = 20.0
 # Spot history comes as points in time; asking at least this far back gives every zone its
 # price in force.
 SPOT_MIN_WINDOW = timedelta(hours=3)
@@ -57,33 +55,27 @@ def _token(page: Any) -> str | None:
     return token if isinstance(token, str) and token else None
 
 
-class VolcengineCollector(Collector):
+class VolcengineCollector(SdkCollector):
     """ECS GPU types' spot prices in every configured region (the GPU regions by default)."""
 
     name = "volcengine"
     default_endpoint: ClassVar[str] = f"https://{sdk.DEFAULT_HOST}"
+    credential_vars = CREDENTIAL_VARS
 
     def __init__(
         self,
         settings: ProviderSettings,
         progress: Progress | None = None,
         *,
-        backoff_s: float = 1.0,
-        sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        **retry: Any,
     ) -> None:
-        super().__init__(settings, progress)
-        self.currency = kit.site_currency(self.name, settings.options)
-        self.backoff_s = backoff_s  # the first retry's wait, doubled each time after
-        self._sleep, self._clock = sleep, clock
+        super().__init__(settings, progress, **retry)
+        self._clock = clock
         sdk.endpoint(settings.endpoint)  # a bad endpoint fails here, before any call
 
     def default_regions(self) -> tuple[str, ...]:
         return GPU_REGIONS
-
-    def check_credentials(self) -> None:
-        if not {"access_key_id", "secret_access_key"} <= self.settings.credentials.keys():
-            raise MissingCredentials(self.name, CREDENTIAL_VARS)
 
     def fetch(self) -> Payloads:
         self.check_credentials()
@@ -129,28 +121,11 @@ class VolcengineCollector(Collector):
         return pages
 
     def _ask(self, where: str, do: Callable[[], Any]) -> Any:
-        """`do()`, retrying throttling and network errors with backoff."""
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                answer = do()
-            except sdk.ApiError as error:
-                if not error.retryable or attempt > self.settings.max_retries:
-                    raise FetchError(self.name, _describe(error, where, attempt)) from error
-                delay = min(self.backoff_s * 2 ** (attempt - 1), MAX_BACKOFF_S)
-                self.log.info(
-                    "volcengine: %s: %s (attempt %d); retrying in %.1f s",
-                    where,
-                    error.code,
-                    attempt,
-                    delay,
-                )
-                self._sleep(delay)
-                continue
-            if not isinstance(answer, dict):
-                raise PayloadShapeError(self.name, f"{where}: the answer is not an object")
-            return answer
+        """`do()`, retrying throttling and network errors with backoff; its answer an object."""
+        answer = self.retried(where, do, sdk.ApiError, _describe)
+        if not isinstance(answer, dict):
+            raise PayloadShapeError(self.name, f"{where}: the answer is not an object")
+        return answer
 
 
 def _describe(error: sdk.ApiError, where: str, attempts: int) -> str:

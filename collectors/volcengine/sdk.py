@@ -10,7 +10,6 @@ what is kept and parsed. The SDK's own retry is off: the collector retries, with
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -19,6 +18,7 @@ import volcenginesdkcore
 from volcenginesdkcore.rest import ApiException
 from volcenginesdkcore.universal import UniversalApi, UniversalInfo
 
+from collectors import retrying
 from collectors.base import ProviderSettings
 from collectors.common import ConfigError
 
@@ -27,26 +27,12 @@ SERVICE, VERSION = "ecs", "2020-04-01"
 THROTTLED = ("AccountFlowLimitExceeded", "FlowLimitExceeded", "RequestLimitExceeded")
 
 
-@dataclass
-class ApiError(Exception):
+class ApiError(retrying.ApiError):
     """An error answer, a failed connection or an answer the SDK could not read."""
-
-    code: str
-    message: str
-    status: int | None = None
-    request_id: str | None = None
-
-    def __post_init__(self) -> None:
-        super().__init__(f"{self.code}: {self.message}")
 
     @property
     def retryable(self) -> bool:
-        return (
-            self.code == "ConnectionError"
-            or self.code.startswith(THROTTLED)
-            or self.status == 429
-            or (self.status is not None and self.status >= 500)
-        )
+        return self.code == "ConnectionError" or self.code.startswith(THROTTLED) or self.overloaded
 
     @property
     def refused_auth(self) -> bool:

@@ -32,7 +32,7 @@ AWS_PLANS = tuple(PLAN_CLASSES.values())  # AWS Savings Plans, beside the reserv
 
 CURRENCIES = {"USD", "CNY", "EUR"}
 FIXTURES = Path(__file__).parents[1] / "fixtures"
-NOT_PROVIDERS = {"common", "base", "gpus", "http", "kit", "pages", "transfer"}
+NOT_PROVIDERS = {"common", "base", "gpus", "http", "kit", "pages", "retrying", "transfer"}
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,8 @@ from storage.migrations import migrate
 from storage.raw import Kept, listing
 from storage.writes.answer import Answer, Synced, merge_answer
 from storage.writes.batch import to_arrow as to_arrow
+from storage.writes.compact import Compacted
+from storage.writes.compact import compact as compact_history
 from storage.writes.screened_batch import screen_batch
 from storage.writes.space import refused_write
 from storage.writes.suspect import Judge, Suspicion
@@ -77,6 +79,14 @@ class Store:
     def migrate(self) -> list[int]:
         with _writing(""), self._open() as con:
             return migrate(con)
+
+    def compact(self, *, spread_over: int = 0) -> Compacted | None:
+        """Lay the history out again so current prices are read from few row groups
+        (`storage.writes.compact`), holding the store as a write does; only when the open
+        intervals lie in more than `spread_over` row groups (else None)."""
+        with _writing("compact: ", lost="; the history is as it was"), self._open() as con:
+            migrate(con)
+            return compact_history(con, spread_over=spread_over)
 
     def _open(self) -> AbstractContextManager[Any]:
         return connect(

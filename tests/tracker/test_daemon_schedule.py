@@ -48,7 +48,10 @@ def test_one_job_per_enabled_provider_with_its_interval(tmp_path: Path) -> None:
     daemon = Daemon(_config(tmp_path, daemon={"misfire_grace": "10m"}), {})
     daemon.plan(NOW)
     jobs = _jobs(daemon)
-    assert set(jobs) == {"aws", "azure", "lambdalabs", REVIEW_JOB}
+    assert set(jobs) == {"aws", "azure", "lambdalabs", REVIEW_JOB, "compact"}
+    # The history's compaction is checked an hour after start, then daily.
+    assert jobs["compact"].trigger.interval == timedelta(days=1)
+    assert jobs["compact"].next_run_time == NOW + timedelta(hours=1)
     aws = jobs["aws"]
     assert aws.trigger.interval == timedelta(minutes=15)
     assert aws.trigger.jitter == 90  # 10 % of the interval by default

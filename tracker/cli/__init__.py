@@ -79,6 +79,7 @@ COMMANDS = {
     "mcp": "tracker.cli.serve:mcp",
     "gpus": "tracker.cli.gpus:gpus",
     "reparse": "tracker.cli.collect:reparse",
+    "compact": "tracker.cli.collect:compact",
     "config": "tracker.cli.settings.commands:config",
     "index": "tracker.cli.market.index:index",
 }

@@ -149,3 +149,25 @@ def reparse(ctx: click.Context, providers: tuple[str, ...], dry_run: bool) -> No
         fail(ctx, str(exc), EXIT_USAGE if isinstance(exc, Refused) else EXIT_FAILED)
     for line in report(done, dry_run=dry_run):
         common.say(common.out(ctx), line)
+
+
+@click.command()
+@click.pass_context
+def compact(ctx: click.Context) -> None:
+    """Lay the price history out again so current prices read fast (docs/performance.md)."""
+    from storage.store import Store
+
+    config = load_config(ctx)
+    if not config.store_path.exists():
+        fail(ctx, f"no store at {config.store_path}: nothing to compact", EXIT_USAGE)
+    try:
+        done = Store(config.store_path, lock_wait_s=config.store.write_wait_s).compact()
+    except StoreError as exc:
+        fail(ctx, str(exc), EXIT_FAILED)
+    assert done is not None  # asked with no threshold, it always compacts
+    common.say(
+        common.out(ctx),
+        f"compacted {config.store_path}: {done.intervals:,} intervals; the open ones in "
+        f"{done.spread_before:,} of {done.groups:,} row groups before, {done.spread_after:,} "
+        f"now ({done.seconds:.1f} s)",
+    )

@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from types import FrameType
 from typing import Any, Literal
 
@@ -37,7 +37,7 @@ from storage.store import Store
 from tracker.collecting.isolation import Isolated
 from tracker.config import Config
 from tracker.config.raw import raw_dir
-from tracker.daemon import memory, schedule
+from tracker.daemon import compact, memory, schedule
 from tracker.daemon.export import JOB_ID as EXPORT_JOB
 from tracker.daemon.export import ExportJob
 from tracker.daemon.jobs import ProviderJob, Shared
@@ -140,6 +140,12 @@ class Daemon:
                 name="half-yearly review",
                 misfire_grace_time=int(REVIEW_CATCH_UP.total_seconds()),
             )
+        # An hour after start (never in the way of the first collections), then once a day.
+        self.scheduler.add_job(
+            compact.CompactJob(self.shared), IntervalTrigger(seconds=compact.EVERY_S),
+            id=compact.JOB_ID, name="compact the history when spread",
+            next_run_time=now + timedelta(hours=1),
+        )  # fmt: skip
         # The export runs at start (cheap when nothing changed), then every interval.
         if self.config.export.enabled:
             self.scheduler.add_job(

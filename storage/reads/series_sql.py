@@ -7,6 +7,9 @@ USD, for `mean_usd`), `{below}` the share of time below a price; their parameter
 
 from __future__ import annotations
 
+# The second condition on `valid_to` follows from the first; alone on one column, it reaches
+# the scan, which then skips the row groups of intervals that ended before the window (all but
+# the last few, once the history is compacted: `storage.writes.compact`).
 # One scan of the intervals that overlap the window (plus open ones, for `current`). The figures
 # that need no order are summed per series; the quantiles walk each series' distinct prices in
 # order, summing the time held at or below. The walk carries only a 64-bit hash of the series'
@@ -22,6 +25,7 @@ WITH clipped AS (
     FROM {source}
     WHERE {where} AND {price} IS NOT NULL
       AND ((valid_from < $s_until AND valid_to > $s_since) OR valid_to IS NULL)
+      AND (valid_to > $s_since OR valid_to IS NULL)
 ), hashed AS (
     SELECT *, hash({key}, currency) AS series FROM clipped
 ), stats AS (
@@ -64,6 +68,7 @@ CREATE TEMP TABLE {table} AS
 SELECT {columns} FROM prices
 WHERE {where} AND {price} IS NOT NULL
   AND ((valid_from < $s_until AND valid_to > $s_since) OR valid_to IS NULL)
+  AND (valid_to > $s_since OR valid_to IS NULL)
 """
 
 # The share of covered time priced below `$s_below`, when one is asked.
@@ -87,4 +92,5 @@ MATCHING = "SELECT count(*) FROM (SELECT DISTINCT {key}, currency FROM prices WH
 WINDOW_ROWS = """
 SELECT count(*) FROM prices
 WHERE {where} AND ((valid_from < $s_until AND valid_to > $s_since) OR valid_to IS NULL)
+  AND (valid_to > $s_since OR valid_to IS NULL)
 """

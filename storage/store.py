@@ -80,10 +80,10 @@ class Store:
         with _writing(""), self._open() as con:
             return migrate(con)
 
-    def compact(self, *, spread_over: int = 0) -> Compacted | None:
+    def compact(self, *, spread_over: int | None = None) -> Compacted | None:
         """Lay the history out again so current prices are read from few row groups
-        (`storage.writes.compact`), holding the store as a write does; only when the open
-        intervals lie in more than `spread_over` row groups (else None)."""
+        (`storage.writes.compact`), holding the store as a write does; with `spread_over`,
+        only when the open intervals lie in more than that many row groups (else None)."""
         with _writing("compact: ", lost="; the history is as it was"), self._open() as con:
             migrate(con)
             return compact_history(con, spread_over=spread_over)

@@ -62,13 +62,13 @@ def spread(con: Any) -> tuple[int, int]:
     return int(held), int(groups)
 
 
-def compact(con: Any, *, spread_over: int = 0) -> Compacted | None:
+def compact(con: Any, *, spread_over: int | None = None) -> Compacted | None:
     """Rewrite the history in the compacted layout, in one transaction on the writer's `con`
-    (nothing changes if any step fails), then checkpoint it to the file; only when the open
-    intervals lie in more than `spread_over` row groups (else None: nothing done)."""
+    (nothing changes if any step fails), then checkpoint it to the file. With `spread_over`,
+    only when the open intervals lie in more than that many row groups (else None)."""
     started = time.monotonic()
     before, _ = spread(con)
-    if before <= spread_over:
+    if spread_over is not None and before <= spread_over:
         return None
     with transaction(con):
         count = scalar(con, "SELECT count(*) FROM price_intervals")

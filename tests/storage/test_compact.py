@@ -133,3 +133,12 @@ def test_the_daemon_compacts_only_a_spread_history(
     said = [r.getMessage() for r in caplog.records if "compacted" in r.getMessage()]
     assert len(said) == 1 and "the open ones in 2 of 2 row groups before, 1 now" in said[0]
     assert not shared.store_lock.locked()
+
+
+def test_an_empty_store_compacts_to_itself(tmp_path: Path) -> None:
+    store = Store(tmp_path / "prices.duckdb")
+    store.migrate()
+    done = store.compact()
+    assert done is not None and (done.intervals, done.spread_before, done.groups) == (0, 0, 0)
+    said = CliRunner().invoke(cli, ["--db", str(store.path), "compact"])
+    assert said.exit_code == 0 and "0 intervals" in said.output

@@ -24,9 +24,6 @@ MAX_BACKOFF_S = 20.0
 T = TypeVar("T")
 
 
-E = TypeVar("E", bound=Exception)  # the SDK's error: its `code`, and whether it is `retryable`
-
-
 @dataclass
 class ApiError(Exception):
     """An SDK's error answer, a failed connection or an answer the SDK could not read: its code
@@ -49,6 +46,9 @@ class ApiError(Exception):
     @property
     def retryable(self) -> bool:
         return self.overloaded
+
+
+E = TypeVar("E", bound=ApiError)
 
 
 class SdkCollector(Collector):
@@ -94,8 +94,7 @@ class SdkCollector(Collector):
             except error as failed:
                 if passes(failed):
                     raise
-                retryable = bool(getattr(failed, "retryable", False))
-                if not retryable or attempt > self.settings.max_retries:
+                if not failed.retryable or attempt > self.settings.max_retries:
                     raise FetchError(self.name, describe(failed, where, attempt)) from failed
                 delay = min(self.backoff_s * 2 ** (attempt - 1), MAX_BACKOFF_S)
                 # INFO, like urllib3's: how it ended is the run summary's line (-v shows these).
@@ -103,7 +102,7 @@ class SdkCollector(Collector):
                     "%s: %s: %s (attempt %d); retrying in %.1f s",
                     self.name,
                     where,
-                    getattr(failed, "code", type(failed).__name__),
+                    failed.code,
                     attempt,
                     delay,
                 )

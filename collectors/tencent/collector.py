@@ -24,7 +24,7 @@ from tencentcloud.cvm.v20170312 import cvm_client
 
 from collectors.base import ParseResult, Payloads, Progress, ProviderSettings
 from collectors.common import ConfigError, PayloadShapeError
-from collectors.retrying import SdkCollector
+from collectors.retrying import ApiError, SdkCollector
 from collectors.tencent import parse
 
 DEFAULT_ENDPOINT = "https://cvm.tencentcloudapi.com"
@@ -122,12 +122,8 @@ class TencentCollector(SdkCollector):
         )  # fmt: skip
 
 
-class _ApiError(Exception):
+class _ApiError(ApiError):
     """An error answer, however the SDK let it through (raised, or left in the body)."""
-
-    def __init__(self, code: str, message: str, request_id: Any) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code, self.message, self.request_id = code, message, request_id
 
     @property
     def retryable(self) -> bool:
@@ -158,20 +154,20 @@ def _call(client: Any, params: dict[str, Any]) -> Any:
     try:
         answer = client.call_json(ACTION, params)
     except TencentCloudSDKException as exc:
-        raise _ApiError(str(exc.code), _text(exc.message), exc.requestId) from exc
+        raise _ApiError(str(exc.code), _text(exc.message), request_id=exc.requestId) from exc
     except ValueError as exc:  # the body is not JSON (a proxy's error page)
-        raise _ApiError("InvalidAnswer", f"the answer is not JSON: {exc}", None) from exc
+        raise _ApiError("InvalidAnswer", f"the answer is not JSON: {exc}") from exc
     except RecursionError as exc:  # arrays in arrays ...: no answer of this API
-        raise _ApiError("InvalidAnswer", "the answer is JSON nested too deeply", None) from exc
+        raise _ApiError("InvalidAnswer", "the answer is JSON nested too deeply") from exc
     except (KeyError, TypeError) as exc:  # the SDK's own error check found no Response
-        raise _ApiError("InvalidAnswer", "the answer has no Response object", None) from exc
+        raise _ApiError("InvalidAnswer", "the answer has no Response object") from exc
     # The SDK sees `Response.Error` only when Content-Type is exactly "application/json"; with
     # "; charset=utf-8" it hands the error over as if it were an answer.
     response = answer.get("Response") if isinstance(answer, dict) else None
     if isinstance(response, dict) and isinstance(response.get("Error"), dict):
         error = response["Error"]
         code, message = str(error.get("Code")), _text(error.get("Message"))
-        raise _ApiError(code, message, response.get("RequestId"))
+        raise _ApiError(code, message, request_id=response.get("RequestId"))
     return answer
 
 

@@ -7,9 +7,13 @@ USD, for `mean_usd`), `{below}` the share of time below a price; their parameter
 
 from __future__ import annotations
 
-# The second condition on `valid_to` follows from the first; alone on one column, it reaches
-# the scan, which then skips the row groups of intervals that ended before the window (all but
-# the last few, once the history is compacted: `storage.writes.compact`).
+# The intervals STATISTICS, WINDOW and WINDOW_ROWS read (as `{overlaps}`): those that overlap
+# the window, and the open ones. The second condition follows from the first; alone on one
+# column, it reaches the scan, which then skips the row groups of intervals that ended before
+# the window (all but the last few, once the history is compacted: `storage.writes.compact`).
+_OVERLAPS = """((valid_from < $s_until AND valid_to > $s_since) OR valid_to IS NULL)
+      AND (valid_to > $s_since OR valid_to IS NULL)"""
+
 # One scan of the intervals that overlap the window (plus open ones, for `current`). The figures
 # that need no order are summed per series; the quantiles walk each series' distinct prices in
 # order, summing the time held at or below. The walk carries only a 64-bit hash of the series'
@@ -24,8 +28,7 @@ WITH clipped AS (
                     - epoch_us(greatest(valid_from, $s_since)), 0) AS us
     FROM {source}
     WHERE {where} AND {price} IS NOT NULL
-      AND ((valid_from < $s_until AND valid_to > $s_since) OR valid_to IS NULL)
-      AND (valid_to > $s_since OR valid_to IS NULL)
+      AND {overlaps}
 ), hashed AS (
     SELECT *, hash({key}, currency) AS series FROM clipped
 ), stats AS (
@@ -67,8 +70,7 @@ WINDOW = """
 CREATE TEMP TABLE {table} AS
 SELECT {columns} FROM prices
 WHERE {where} AND {price} IS NOT NULL
-  AND ((valid_from < $s_until AND valid_to > $s_since) OR valid_to IS NULL)
-  AND (valid_to > $s_since OR valid_to IS NULL)
+  AND {overlaps}
 """
 
 # The share of covered time priced below `$s_below`, when one is asked.
@@ -91,6 +93,9 @@ MATCHING = "SELECT count(*) FROM (SELECT DISTINCT {key}, currency FROM prices WH
 # The intervals STATISTICS reads: a count, cheap beside the statistics, that foretells their time.
 WINDOW_ROWS = """
 SELECT count(*) FROM prices
-WHERE {where} AND ((valid_from < $s_until AND valid_to > $s_since) OR valid_to IS NULL)
-  AND (valid_to > $s_since OR valid_to IS NULL)
+WHERE {where} AND {overlaps}
 """
+
+STATISTICS, WINDOW, WINDOW_ROWS = (
+    sql.replace("{overlaps}", _OVERLAPS) for sql in (STATISTICS, WINDOW, WINDOW_ROWS)
+)

@@ -88,8 +88,8 @@ def history_svg(
     lines: Sequence[Series], currency: str, window: Window, left_out: int, unit: str
 ) -> Markup:
     """The step chart of `lines` (one currency, prices per `unit`): each price held until its
-    interval ends, a gap where none covers the time; a point per price, titled (but for one
-    that the series' previous point would hide)."""
+    interval ends, a gap where none covers the time; titled points for the prices a reader
+    hovers for (`_thinned`)."""
     title = f"Price history, {window.since:%Y-%m-%d %H:%M} to {window.until:%Y-%m-%d %H:%M} UTC"
     if left_out:
         title += f" ({len(lines)} series shown, {left_out} left out)"
@@ -135,7 +135,7 @@ def _thinned(marks: list[Mark], radius: float) -> list[Mark]:
     for column in columns.values():
         low = min(column, key=lambda m: m[2].price)
         high = max(column, key=lambda m: m[2].price)
-        for mark in sorted({id(m): m for m in (low, high)}.values(), key=lambda m: m[0]):
+        for mark in [low] if low is high else sorted((low, high), key=lambda m: m[0]):
             if abs(mark[0] - last[0]) < radius and abs(mark[1] - last[1]) < radius:
                 continue
             kept.append(mark)

@@ -8,6 +8,7 @@ import copy
 import json
 import logging
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -160,21 +161,24 @@ def test_without_credentials_it_names_both_variables() -> None:
         collector(credentials={}).fetch()
 
 
-def _only(tmp_path: Path, **answer: Any) -> tuple[ReplayServer, GrpcFront]:
-    exchange = {"match": {}, "content_type": "application/json", "body": "{}", **answer}
-    server = ReplayServer(Recording.load(recording(tmp_path, exchange))).start()
-    return server, front(server).start()
-
-
-def test_a_refused_token_names_the_variables(tmp_path: Path) -> None:
+@contextmanager
+def _refusing(tmp_path: Path) -> Iterator[str]:
+    """The URL of a gRPC front whose every answer is the recorded 401."""
     body = (FIXTURES / "error-401.json").read_text()
-    server, grpc_front = _only(tmp_path, status=401, body=body)
+    exchange = {"match": {}, "content_type": "application/json", "status": 401, "body": body}
+    server = ReplayServer(Recording.load(recording(tmp_path, exchange))).start()
+    grpc_front = front(server).start()
     try:
-        with pytest.raises(FetchError, match=r"^nebius: tenants/page-1: UNAUTHENTICATED \(check"):
-            collector(grpc_front.url).fetch()
+        yield grpc_front.url
     finally:
         grpc_front.stop()
         server.stop()
+
+
+def test_a_refused_token_names_the_variables(tmp_path: Path) -> None:
+    refused = r"^nebius: tenants/page-1: UNAUTHENTICATED \(check"
+    with _refusing(tmp_path) as url, pytest.raises(FetchError, match=refused):
+        collector(url).fetch()
 
 
 def test_throttling_is_retried_then_answered(tmp_path: Path) -> None:
@@ -224,11 +228,6 @@ def test_a_close_that_times_out_changes_neither_answer_nor_error(
     with caplog.at_level(logging.WARNING):
         assert collector(grpc_front.url).fetch() == fetched
     assert "did not close within 10 s" in caplog.text
-    body = (FIXTURES / "error-401.json").read_text()
-    server, refusing = _only(tmp_path, status=401, body=body)
-    try:
-        with pytest.raises(FetchError, match=r"^nebius: tenants/page-1: UNAUTHENTICATED"):
-            collector(refusing.url).fetch()
-    finally:
-        refusing.stop()
-        server.stop()
+    refused = r"^nebius: tenants/page-1: UNAUTHENTICATED"
+    with _refusing(tmp_path) as url, pytest.raises(FetchError, match=refused):
+        collector(url).fetch()

@@ -13,8 +13,9 @@ the open ones, so those stay in the last row groups until many collections later
 how many row groups hold one.
 
 The intervals' row ids change, so the open intervals kept apart for the writes
-(`storage.writes.open_offers`) are dropped with them, and each provider's next write finds them
-again. The store file keeps its size: the space the old layout held is reused by later writes.
+(`storage.writes.open_offers`) are dropped with them and found again once the new layout is
+checkpointed (a row id is final only then), so the next hourly write does not pay for it. The store
+file keeps its size: the space the old layout held is reused by later writes.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 from collectors.common import StoreError
 from storage.connection import scalar, transaction
+from storage.writes import open_offers
 
 ROW_GROUP_ROWS = 122_880  # DuckDB's row group size
 
@@ -42,6 +44,8 @@ CREATE TEMP TABLE laid_out AS
 SELECT * FROM price_intervals
 ORDER BY valid_to IS NULL, valid_to, provider, offer_key, valid_from
 """
+
+_PROVIDERS = "SELECT DISTINCT provider FROM price_intervals WHERE valid_to IS NULL ORDER BY 1"
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,11 @@ def compact(con: Any, *, spread_over: int | None = None) -> Compacted | None:
         con.execute("DELETE FROM price_intervals")
         con.execute("INSERT INTO price_intervals SELECT * FROM laid_out")
         con.execute("DROP TABLE laid_out")
-        con.execute("DELETE FROM open_offers")  # their row ids moved: the next writes find them
+        con.execute("DELETE FROM open_offers")  # their row ids moved: found again below
+    con.execute("CHECKPOINT")  # which may move them again: the old row groups go
+    with transaction(con):
+        for (provider,) in con.execute(_PROVIDERS).fetchall():
+            open_offers.check(con, provider)
     con.execute("CHECKPOINT")
     after, groups = spread(con)
     return Compacted(int(count), before, after, groups, time.monotonic() - started)

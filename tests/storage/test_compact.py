@@ -70,6 +70,17 @@ def _layout(path: Path) -> tuple[int, int]:
     return int(closed), int(opened)
 
 
+def _open_offers_in_step(path: Path) -> bool:
+    """Whether the open intervals kept apart for the writes are exactly the history's, each
+    naming its interval's row."""
+    with duckdb.connect(str(path), read_only=True) as con:
+        kept = con.execute("SELECT row, offer_key FROM open_offers ORDER BY row").fetchall()
+        actual = con.execute(
+            "SELECT rowid, offer_key FROM price_intervals WHERE valid_to IS NULL ORDER BY rowid"
+        ).fetchall()
+    return len(kept) == 20 and kept == actual
+
+
 def test_the_open_intervals_come_after_every_closed_one(tmp_path: Path) -> None:
     store = Store(tmp_path / "prices.duckdb")
     _spread_history(store)
@@ -86,6 +97,7 @@ def test_the_open_intervals_come_after_every_closed_one(tmp_path: Path) -> None:
     closed, opened = _layout(store.path)
     assert opened == closed + 1  # every closed interval first, then the 20 open ones
     assert (history(store), query(store.path, _CURRENT).rows) == before
+    assert _open_offers_in_step(store.path)  # found again by the compaction, not the next write
     # The next collection finds its open offers again and changes only what changed.
     assert write(store, [offer(f"t{n}", "2" if n < 3 else "1") for n in range(20)], T0 + 2 * H)
     assert query(store.path, "SELECT count(*) FROM latest_prices").rows == [(20,)]

@@ -18,6 +18,10 @@ wall-clock time and in CPU time (steadier on a shared machine):
   text and cast by DuckDB), all three measured just before each store write; the fastest of
   them is that write's floor.
   Target: each store write, held check included, within 1.5x of it.
+- what the history's table alone costs: the rows a first write stores (offer key and stored
+  computed columns: 27 columns against the floor's 18) loaded bare into an empty table of the
+  history's own definition, no merge, against the floor's own rows loaded the same way (both
+  tables built beforehand, so neither counts building them).
 
   `--compacted` compacts those stores first, as the daemon keeps a store.
 
@@ -145,6 +149,43 @@ def _bare_insert(path: Path, records: dict[str, list[PriceRecord]], way: str) ->
             con.execute(insert)
 
 
+def _as_stored(folder: Path, records: dict[str, list[PriceRecord]]) -> tuple[str, pa.Table]:
+    """The history table's definition and the rows a first write stores for `records`."""
+    store = Store(folder / "as-stored.duckdb")
+    _write_all(store, records, T0)
+    with duckdb.connect(str(store.path)) as con:
+        ddl = con.execute(
+            "SELECT sql FROM duckdb_tables() WHERE table_name = 'price_intervals'"
+        ).fetchall()[0][0]
+        rows = con.sql("SELECT * FROM price_intervals").to_arrow_table()
+    store.path.unlink()
+    return str(ddl), rows
+
+
+def _loaded(path: Path, ddl: str, table: str, rows: pa.Table) -> tuple[float, float]:
+    """Rows built beforehand, loaded bare: a fresh file, `ddl` (of `table`), one INSERT, close."""
+
+    def load() -> None:
+        with duckdb.connect(str(path)) as con:
+            con.execute(ddl)
+            con.register("answer", rows)
+            con.execute(f"INSERT INTO {table} SELECT * FROM answer")
+
+    timed = _timed(load)
+    path.unlink()
+    return timed
+
+
+def _table_alone(folder: Path, records: dict[str, list[PriceRecord]]) -> Pair:
+    """What the history's table alone costs: the rows a first write stores (offer key and
+    stored computed columns: 27 columns) and the floor's rows (18), each built beforehand and
+    loaded bare, no merge; the first against the second."""
+    ddl, stored = _as_stored(folder, records)
+    floor_rows = pa.concat_tables(_columns(rows) for rows in records.values())
+    bare = _loaded(folder / "floor-rows.duckdb", BARE_TABLE, "bare", floor_rows)
+    return _loaded(folder / "stored-rows.duckdb", ddl, "price_intervals", stored), bare
+
+
 # Each bare load's (wall-clock s, CPU s), every time it was measured.
 BARE_TIMES: dict[str, list[tuple[float, float]]] = {way: [] for way in BARE}
 
@@ -253,6 +294,7 @@ def _one_run(
     store = Store(folder / "prices.duckdb")
     store.migrate()
     figures = {
+        "table": _table_alone(folder, records),
         "first": paired(store, records, T0),
         "same": paired(store, records, T0 + timedelta(hours=1)),
         "changed5": paired(store, changed, T0 + timedelta(hours=2)),
@@ -305,7 +347,8 @@ def main() -> None:
         print(f"parse {name}: {seconds:.3f} s for {rows}, {per:.3f} s per 10,000 records")
     for way, times in BARE_TIMES.items():
         print(f"bare load, {way}: {statistics.median(t[0] for t in times):.3f} s (median)")
-    bare = statistics.median(b[0] for pairs in figures.values() for _, b in pairs)
+    floors = [b[0] for key, pairs in figures.items() if key != "table" for _, b in pairs]
+    bare = statistics.median(floors)
     print(f"floor, the fastest bare load: {bare:.3f} s (median of every pairing)")
     print("store write: median wall-clock s; median ratio to its floor (min-max); CPU ratio")
     for key, pairs in figures.items():
@@ -322,6 +365,8 @@ def main() -> None:
 def _label(key: str, sizes: dict[int, int]) -> str:
     step, _, history = key.partition("@")
     label = {
+        "table": "no store: the rows a first write stores, loaded bare, against the floor's rows"
+        " (both built beforehand)",
         "first": "store, first write",
         "same": "store, same prices again",
         "changed5": "store, 5% of prices changed",

@@ -14,8 +14,8 @@ how many row groups hold one.
 
 The intervals' row ids change, so the open intervals kept apart for the writes
 (`storage.writes.open_offers`) are dropped with them and found again once the new layout is
-checkpointed (a row id is final only then), so the next hourly write does not pay for it. The store
-file keeps its size: the space the old layout held is reused by later writes.
+checkpointed (a row id is final only then), so the next hourly write does not pay for it. The
+store file keeps its size: the space the old layout held is reused by later writes.
 """
 
 from __future__ import annotations
@@ -68,8 +68,9 @@ def spread(con: Any) -> tuple[int, int]:
 
 def compact(con: Any, *, spread_over: int | None = None) -> Compacted | None:
     """Rewrite the history in the compacted layout, in one transaction on the writer's `con`
-    (nothing changes if any step fails), then checkpoint it to the file. With `spread_over`,
-    only when the open intervals lie in more than that many row groups (else None)."""
+    (nothing changes if any step fails), then checkpoint it to the file and keep its open
+    intervals apart again for the writes. With `spread_over`, only when the open intervals lie
+    in more than that many row groups (else None)."""
     started = time.monotonic()
     before, _ = spread(con)
     if spread_over is not None and before <= spread_over:

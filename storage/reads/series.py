@@ -71,6 +71,12 @@ def _where(filters: SeriesFilters) -> tuple[str, dict[str, Any]]:
     return " AND ".join(clauses), params
 
 
+def _windowed(filters: SeriesFilters, window: Window) -> tuple[str, dict[str, Any]]:
+    """`_where`, with the window's bounds among the parameters (`$s_since`, `$s_until`)."""
+    where, params = _where(filters)
+    return where, params | {"s_since": window.since, "s_until": window.until}
+
+
 def _keys_clause(keys: tuple[OfferKey, ...], params: dict[str, Any]) -> str:
     # A few keys (the series of a chart, a tco candidate list): NULL-safe equality per column.
     if not keys:
@@ -101,8 +107,7 @@ def statistics_sql(
 ) -> tuple[str, dict[str, Any]]:
     """The statistics as one SELECT and its named parameters (see the module docstring), over
     `prices` or the table `window_sql` made."""
-    where, params = _where(filters)
-    params |= {"s_since": window.since, "s_until": window.until}
+    where, params = _windowed(filters, window)
     below_sql = "NULL"
     if below is not None:
         below_sql = series_sql.BELOW
@@ -152,8 +157,7 @@ def intervals_sql(
     filters: SeriesFilters, window: Window, *, price: str = "price_per_hour", source: str = "prices"
 ) -> tuple[str, dict[str, Any]]:
     """The statement `intervals` runs and its parameters (for a connection of the caller's)."""
-    where, params = _where(filters)
-    params |= {"s_since": window.since, "s_until": window.until}
+    where, params = _windowed(filters, window)
     currency = _currency(price)
     sql = series_sql.INTERVALS.format(
         key=_KEY, where=where, price=price, currency=currency, source=source
@@ -167,8 +171,7 @@ def window_sql(
     """A temporary `table` of the intervals `statistics_sql` reads for `filters` (the columns
     it and `intervals_sql` use): both then read it with no filter but the series' keys."""
     _currency(price)  # a price not in PRICES is refused before it reaches the SQL
-    where, params = _where(filters)
-    params |= {"s_since": window.since, "s_until": window.until}
+    where, params = _windowed(filters, window)
     usd = price.removesuffix("_usd") + "_usd"
     columns = ", ".join(dict.fromkeys((*KEY, "currency", price, usd, "valid_from", "valid_to")))
     sql = series_sql.WINDOW.format(table=table, columns=columns, where=where, price=price)
@@ -200,8 +203,7 @@ def window_rows(
     store: Path | str, filters: SeriesFilters, window: Window, *, timeout_s: float | None = None
 ) -> int:
     """How many intervals the statistics over `window` would read (their work grows with it)."""
-    where, params = _where(filters)
-    params |= {"s_since": window.since, "s_until": window.until}
+    where, params = _windowed(filters, window)
     return int(_rows(store, series_sql.WINDOW_ROWS.format(where=where), params, timeout_s)[0][0])
 
 
